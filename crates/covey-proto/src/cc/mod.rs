@@ -1,0 +1,1 @@
+//! Congestion control: RTO estimators (see `spec/coap-algorithms.md` §1, §3–6).
