@@ -15,12 +15,14 @@ pub mod code;
 pub mod content_format;
 pub mod encode;
 pub mod error;
+pub mod link_format;
 pub mod message;
 pub mod message_type;
 pub mod option;
 pub mod option_registry;
 pub mod token;
 pub mod uint;
+pub mod uri;
 
 pub use block::Block;
 pub use code::Code;

@@ -8,7 +8,30 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod app;
 pub mod cc;
+pub mod config;
+mod dedup;
+pub mod endpoint;
+pub mod event;
+mod hash;
+mod outbox;
+mod peer;
+mod reply_cache;
+pub mod request;
+mod rng;
+pub mod stats;
+mod storage;
 pub mod time;
+pub mod transmission_parameters;
+mod wire;
 
+pub use app::{dispatch_events, App};
+pub use cc::Algorithm;
+pub use config::Config;
+pub use endpoint::{Endpoint, LocalAddr, Received, RequestError, RespondError, Transmit};
+pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
+pub use request::{opt, Request, RequestParams, Response};
+pub use stats::{DropCause, Stats};
 pub use time::{Duration, Instant};
+pub use transmission_parameters::TransmissionParameters;

@@ -1,0 +1,3 @@
+//! One module per `covey` subcommand.
+
+pub mod decode;

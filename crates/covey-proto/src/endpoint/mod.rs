@@ -1,0 +1,423 @@
+//! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
+
+mod client;
+mod receive;
+mod reliability;
+mod server;
+
+use crate::config::Config;
+use crate::dedup::DedupCache;
+use crate::event::{Event, IncomingId, ResponseKey, TimerId};
+use crate::hash::{map_with_capacity, Map, SeededState};
+use crate::outbox::{OutSource, Outbox};
+use crate::peer::{PeerKey, PeerTable};
+use crate::reply_cache::ReplyCache;
+use crate::rng::Rng;
+use crate::stats::{DropCause, Stats};
+use crate::storage::slab::{Slab, SlabKey};
+use crate::storage::timer_queue::TimerQueue;
+use crate::wire::DatagramBuf;
+use crate::{Duration, Instant};
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::net::{IpAddr, SocketAddr};
+use covey_core::{Message, Token};
+
+pub(crate) use client::ClientExchange;
+pub(crate) use reliability::Transmission;
+pub(crate) use server::IncomingExchange;
+
+/// How a datagram reached this endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LocalAddr {
+    /// The group address it was sent to, when it arrived by multicast.
+    pub multicast_group: Option<IpAddr>,
+}
+
+impl LocalAddr {
+    /// Arrived by unicast.
+    pub const UNICAST: LocalAddr = LocalAddr {
+        multicast_group: None,
+    };
+
+    /// Arrived on group address `group`.
+    pub const fn multicast(group: IpAddr) -> LocalAddr {
+        LocalAddr {
+            multicast_group: Some(group),
+        }
+    }
+}
+
+/// A datagram to send, written into the caller's buffer by `poll_transmit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to send it.
+    pub destination: SocketAddr,
+    /// Its length at the start of the buffer.
+    pub size: usize,
+}
+
+/// Why a request could not be started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestError {
+    /// A table is full (exchanges, peers, the peer's queue).
+    Overload,
+    /// Multicast requests must be NON (RFC 7252 §8.1).
+    ConfirmableMulticast,
+    /// The token is already used by another outstanding request.
+    TokenInUse,
+    /// The request does not fit into a datagram.
+    TooLarge,
+}
+
+impl core::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            RequestError::Overload => "too many outstanding requests",
+            RequestError::ConfirmableMulticast => "a multicast request must be non-confirmable",
+            RequestError::TokenInUse => "token already in use by an outstanding request",
+            RequestError::TooLarge => "request does not fit into one datagram",
+        })
+    }
+}
+
+/// Why a response could not be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RespondError {
+    /// The request was already answered or has expired.
+    UnknownRequest,
+    /// The response does not fit into a datagram.
+    TooLarge,
+    /// No buffer or peer slot was free.
+    Overload,
+}
+
+impl core::fmt::Display for RespondError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            RespondError::UnknownRequest => "request already answered or expired",
+            RespondError::TooLarge => "response does not fit into one datagram",
+            RespondError::Overload => "no buffer free for the response",
+        })
+    }
+}
+
+/// A received message as the application sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Received<'a> {
+    /// The sender.
+    pub source: SocketAddr,
+    /// Whether it arrived on a group address.
+    pub multicast: bool,
+    /// The parsed message.
+    pub message: Message<'a>,
+}
+
+/// A response held until the application's next `poll_event`.
+#[derive(Debug)]
+pub(crate) struct HeldResponse {
+    pub source: SocketAddr,
+}
+
+/// Kinds of timers, each with a dense range of ids in the timer queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    Transmission,
+    Exchange,
+    Incoming,
+    App,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimerLayout {
+    exchange_base: usize,
+    incoming_base: usize,
+    app_base: usize,
+    total: usize,
+}
+
+impl TimerLayout {
+    fn new(config: &Config) -> TimerLayout {
+        let transmissions = config.max_exchanges + config.max_incoming;
+        let exchange_base = transmissions;
+        let incoming_base = exchange_base + config.max_exchanges;
+        let app_base = incoming_base + config.max_incoming;
+        TimerLayout {
+            exchange_base,
+            incoming_base,
+            app_base,
+            total: app_base + config.max_app_timers,
+        }
+    }
+
+    pub fn id(&self, kind: TimerKind, key: SlabKey) -> usize {
+        key.index()
+            + match kind {
+                TimerKind::Transmission => 0,
+                TimerKind::Exchange => self.exchange_base,
+                TimerKind::Incoming => self.incoming_base,
+                TimerKind::App => self.app_base,
+            }
+    }
+
+    fn decode(&self, id: usize) -> (TimerKind, usize) {
+        if id >= self.app_base {
+            (TimerKind::App, id - self.app_base)
+        } else if id >= self.incoming_base {
+            (TimerKind::Incoming, id - self.incoming_base)
+        } else if id >= self.exchange_base {
+            (TimerKind::Exchange, id - self.exchange_base)
+        } else {
+            (TimerKind::Transmission, id)
+        }
+    }
+}
+
+/// A CoAP endpoint (client and server at once) without I/O.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub(crate) config: Config,
+    pub(crate) rng: Rng,
+    pub(crate) hasher: SeededState,
+    pub(crate) peers: PeerTable,
+    pub(crate) exchanges: Slab<ClientExchange>,
+    pub(crate) exchange_bufs: Vec<DatagramBuf>,
+    pub(crate) tokens: Map<Token, SlabKey>,
+    pub(crate) transmissions: Slab<Transmission>,
+    pub(crate) transmission_bufs: Vec<DatagramBuf>,
+    pub(crate) transmissions_by_mid: Map<(SocketAddr, u16), SlabKey>,
+    pub(crate) incoming: Slab<IncomingExchange>,
+    pub(crate) incoming_bufs: Vec<DatagramBuf>,
+    pub(crate) held: Slab<HeldResponse>,
+    pub(crate) held_bufs: Vec<DatagramBuf>,
+    pub(crate) released_on_poll: Option<SlabKey>,
+    pub(crate) dedup: DedupCache,
+    pub(crate) replies: ReplyCache,
+    pub(crate) outbox: Outbox,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) timers: TimerQueue,
+    pub(crate) timer_layout: TimerLayout,
+    pub(crate) app_timers: Slab<u64>,
+    pub(crate) stats: Stats,
+}
+
+impl Endpoint {
+    /// An endpoint with every table allocated up front; `seed` drives its PRNG (message
+    /// IDs, tokens, timeouts, leisure), so runs with the same seed are identical.
+    pub fn new(config: Config, seed: u64) -> Endpoint {
+        let mut rng = Rng::new(seed);
+        let max = config.max_message_size;
+        let bufs = |n: usize| (0..n).map(|_| DatagramBuf::new(max)).collect::<Vec<_>>();
+        let transmissions = config.max_exchanges + config.max_incoming;
+        let held = config.max_events.max(1);
+        let timer_layout = TimerLayout::new(&config);
+        Endpoint {
+            hasher: SeededState::with_seed(rng.next_u64()),
+            peers: PeerTable::new(&config, rng.next_u64()),
+            exchanges: Slab::with_capacity(config.max_exchanges),
+            exchange_bufs: bufs(config.max_exchanges),
+            tokens: map_with_capacity(config.max_exchanges, rng.next_u64()),
+            transmissions: Slab::with_capacity(transmissions),
+            transmission_bufs: bufs(transmissions),
+            transmissions_by_mid: map_with_capacity(transmissions, rng.next_u64()),
+            incoming: Slab::with_capacity(config.max_incoming),
+            incoming_bufs: bufs(config.max_incoming),
+            held: Slab::with_capacity(held),
+            held_bufs: bufs(held),
+            released_on_poll: None,
+            dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
+            replies: ReplyCache::new(config.max_buffers / 2, max),
+            outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2, max),
+            events: VecDeque::with_capacity(config.max_events),
+            timers: TimerQueue::with_capacity(timer_layout.total),
+            timer_layout,
+            app_timers: Slab::with_capacity(config.max_app_timers),
+            stats: Stats::default(),
+            config,
+            rng,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The current RTO estimate towards `peer`, if the endpoint has state for it.
+    pub fn peer_rto(&self, peer: SocketAddr) -> Option<Duration> {
+        use crate::cc::RtoEstimator;
+        self.peers
+            .lookup(&peer)
+            .and_then(|k| self.peers.get(k))
+            .map(|p| p.estimator.current_rto())
+    }
+
+    /// Every peer with state and its current RTO estimate.
+    pub fn peer_rtos(&self) -> impl Iterator<Item = (SocketAddr, Duration)> + '_ {
+        use crate::cc::RtoEstimator;
+        self.peers
+            .iter()
+            .map(|p| (p.addr, p.estimator.current_rto()))
+    }
+
+    /// When `handle_timeout` must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next_deadline()
+    }
+
+    /// Runs every timer due at `now`: retransmissions, response deadlines, piggyback
+    /// windows, leisure delays and application timers.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.dedup.expire(now);
+        while let Some(id) = self.timers.pop_expired(now) {
+            let (kind, index) = self.timer_layout.decode(id);
+            match kind {
+                TimerKind::Transmission => self.on_transmission_timeout(now, index),
+                TimerKind::Exchange => self.on_exchange_timeout(now, index),
+                TimerKind::Incoming => self.on_incoming_timeout(now, index),
+                TimerKind::App => {
+                    if let Some(key) = self.app_timers.key_at(index) {
+                        if let Some(value) = self.app_timers.remove(key) {
+                            self.push_event(Event::Timer(value));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next datagram to send, written into `buf` (which should hold
+    /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
+    pub fn poll_transmit(&mut self, _now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        while let Some((destination, source)) = self.outbox.pop() {
+            let bytes: &[u8] = match source {
+                OutSource::Slot(slot) => self.outbox.buf(slot),
+                OutSource::Transmission(key) => match self.transmissions.get(key) {
+                    Some(_) => self.transmission_bufs[key.index()].as_slice(),
+                    None => &[],
+                },
+                OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
+                OutSource::Incoming(key) => match self.incoming.get(key) {
+                    Some(_) => self.incoming_bufs[key.index()].as_slice(),
+                    None => &[],
+                },
+            };
+            let size = bytes.len();
+            let fits = size > 0 && size <= buf.len();
+            if fits {
+                buf[..size].copy_from_slice(bytes);
+            }
+            match source {
+                OutSource::Slot(slot) => self.outbox.release(slot),
+                OutSource::Incoming(key) => self.finish_delayed_response(key),
+                _ => {}
+            }
+            if fits {
+                self.stats.transmissions += 1;
+                return Some(Transmit { destination, size });
+            }
+            if size > 0 {
+                self.stats.drop(DropCause::TooLarge);
+            }
+        }
+        None
+    }
+
+    /// The next event for the application. A response announced by the previous event is
+    /// released now, so read it before calling this again.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(key) = self.released_on_poll.take() {
+            self.held.remove(key);
+        }
+        let event = self.events.pop_front()?;
+        if let Event::Response { key, .. } = event {
+            self.released_on_poll = Some(key.0);
+        }
+        Some(event)
+    }
+
+    /// A response announced by an [`Event::Response`].
+    pub fn response(&self, key: ResponseKey) -> Option<Received<'_>> {
+        let held = self.held.get(key.0)?;
+        let message = Message::parse(self.held_bufs[key.0.index()].as_slice()).ok()?;
+        Some(Received {
+            source: held.source,
+            multicast: false,
+            message,
+        })
+    }
+
+    /// An incoming request announced by an [`Event::Request`] and not answered yet.
+    pub fn request(&self, id: IncomingId) -> Option<Received<'_>> {
+        let inc = self.incoming.get(id.0)?;
+        let message = Message::parse(self.incoming_bufs[id.0.index()].as_slice()).ok()?;
+        Some(Received {
+            source: inc.remote,
+            multicast: inc.multicast,
+            message,
+        })
+    }
+
+    /// Sets an application timer that produces `Event::Timer(value)` at `at`.
+    pub fn set_timer(&mut self, at: Instant, value: u64) -> Option<TimerId> {
+        let key = self.app_timers.insert(value).ok()?;
+        let id = self.timer_layout.id(TimerKind::App, key);
+        self.timers.set(id, at);
+        Some(TimerId(key))
+    }
+
+    /// Cancels an application timer.
+    pub fn cancel_timer(&mut self, timer: TimerId) {
+        if self.app_timers.remove(timer.0).is_some() {
+            let id = self.timer_layout.id(TimerKind::App, timer.0);
+            self.timers.cancel(id);
+        }
+    }
+
+    pub(crate) fn set_timer_for(&mut self, kind: TimerKind, key: SlabKey, at: Instant) {
+        let id = self.timer_layout.id(kind, key);
+        self.timers.set(id, at);
+    }
+
+    pub(crate) fn cancel_timer_for(&mut self, kind: TimerKind, key: SlabKey) {
+        let id = self.timer_layout.id(kind, key);
+        self.timers.cancel(id);
+    }
+
+    pub(crate) fn push_event(&mut self, event: Event) -> bool {
+        if self.events.len() >= self.config.max_events {
+            self.stats.drop(DropCause::Overload);
+            return false;
+        }
+        self.events.push_back(event);
+        true
+    }
+
+    pub(crate) fn random_mid(&mut self) -> u16 {
+        self.rng.next_u64() as u16
+    }
+
+    pub(crate) fn peer_for(&mut self, addr: SocketAddr, now: Instant) -> Option<PeerKey> {
+        let first_mid = self.random_mid();
+        let key = self.peers.get_or_insert(addr, now, &self.config, first_mid);
+        if key.is_none() {
+            self.stats.drop(DropCause::Overload);
+        }
+        key
+    }
+
+    /// A fresh random token not used by any outstanding request.
+    pub(crate) fn new_token(&mut self) -> Token {
+        loop {
+            let token = Token::from_u64(self.rng.next_u64(), self.config.token_length.clamp(1, 8));
+            if !self.tokens.contains_key(&token) {
+                return token;
+            }
+        }
+    }
+}

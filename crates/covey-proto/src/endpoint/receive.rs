@@ -1,0 +1,225 @@
+//! The receive path: parsing, format errors, ACK/RST matching, and routing of requests and
+//! responses (RFC 7252 §4.2–4.3, §5.3.2).
+
+use super::reliability::{TransmissionEnd, TransmissionOwner};
+use super::{Endpoint, LocalAddr};
+use crate::dedup::DedupState;
+use crate::hash::fingerprint;
+use crate::stats::DropCause;
+use crate::Instant;
+use core::net::SocketAddr;
+use covey_core::{Header, Message, MessageType};
+
+impl Endpoint {
+    /// Feeds one received datagram from `remote` into the endpoint.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        local: LocalAddr,
+        datagram: &[u8],
+    ) {
+        self.stats.received += 1;
+        let multicast = local.multicast_group.is_some();
+        if datagram.len() > self.config.max_message_size {
+            self.stats.drop(DropCause::TooLarge);
+            return;
+        }
+        let message = match Message::parse(datagram) {
+            Ok(m) => m,
+            Err(_) => {
+                self.stats.drop(DropCause::FormatError);
+                // A CON we cannot parse is rejected with RST (never to multicast requests);
+                // anything else, or a wrong version, is dropped silently.
+                if let Ok(h) = Header::parse(datagram) {
+                    if h.message_type == MessageType::Confirmable && !multicast {
+                        self.send_empty(remote, MessageType::Reset, h.message_id, false);
+                    }
+                }
+                return;
+            }
+        };
+        match message.message_type() {
+            MessageType::Acknowledgement | MessageType::Reset => {
+                self.handle_ack_or_reset(now, remote, &message, datagram)
+            }
+            MessageType::Confirmable | MessageType::NonConfirmable => {
+                self.handle_con_or_non(now, remote, multicast, &message, datagram)
+            }
+        }
+    }
+
+    fn handle_ack_or_reset(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        message: &Message<'_>,
+        datagram: &[u8],
+    ) {
+        let code = message.code();
+        let reset = message.message_type() == MessageType::Reset;
+        // RSTs are always Empty; ACKs are Empty or carry a response.
+        if (reset && !code.is_empty()) || code.is_request() {
+            self.stats.drop(DropCause::FormatError);
+            return;
+        }
+        let Some(&tx) = self
+            .transmissions_by_mid
+            .get(&(remote, message.message_id()))
+        else {
+            self.stats.drop(DropCause::Unmatched);
+            return;
+        };
+        let Some(t) = self.transmissions.get(tx) else {
+            self.stats.drop(DropCause::Unmatched);
+            return;
+        };
+        let owner = t.owner;
+        if code.is_response() {
+            // A piggy-backed response must also match the request's token.
+            let TransmissionOwner::Request(ex_key) = owner else {
+                self.stats.drop(DropCause::Unmatched);
+                return;
+            };
+            if self.exchanges.get(ex_key).map(|e| e.token) != Some(message.token()) {
+                self.stats.drop(DropCause::Unmatched);
+                return;
+            }
+            if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
+                if let Some(ex) = self.exchanges.get_mut(ex_key) {
+                    ex.retransmissions = t.retransmissions;
+                }
+            }
+            self.deliver_response(now, ex_key, remote, datagram);
+            return;
+        }
+        let end = if reset {
+            TransmissionEnd::Reset
+        } else {
+            TransmissionEnd::Acknowledged
+        };
+        if let Some(t) = self.end_transmission(now, tx, end) {
+            self.on_transmission_ended(now, t, end);
+        }
+    }
+
+    fn handle_con_or_non(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        multicast: bool,
+        message: &Message<'_>,
+        datagram: &[u8],
+    ) {
+        let confirmable = message.message_type() == MessageType::Confirmable;
+        let code = message.code();
+        if code.is_empty() {
+            // An Empty CON is a ping: answer with RST. An Empty NON is meaningless.
+            if confirmable && !multicast {
+                self.send_empty(remote, MessageType::Reset, message.message_id(), false);
+            } else {
+                self.stats.drop(DropCause::FormatError);
+            }
+            return;
+        }
+        let dedup_key = (remote, message.message_id());
+        let print = fingerprint(&self.hasher, datagram);
+        if let Some(state) = self.dedup.lookup(&dedup_key, print) {
+            if code.is_request() {
+                if !self.duplicate_needs_reprocessing(message, state) {
+                    self.handle_duplicate_request(remote, message, state);
+                    return;
+                }
+            } else {
+                self.handle_duplicate_request(remote, message, state);
+                return;
+            }
+        }
+        if code.is_request() {
+            self.handle_request(now, remote, multicast, message, datagram, dedup_key, print);
+        } else {
+            self.handle_separate_response(
+                now, remote, multicast, message, datagram, dedup_key, print,
+            );
+        }
+    }
+
+    /// A duplicate whose cached reply was overwritten: safe methods are served again
+    /// (RFC 7252 §4.5 allows it for idempotent requests), others are not.
+    fn duplicate_needs_reprocessing(&self, message: &Message<'_>, state: DedupState) -> bool {
+        let DedupState::Replied(reply) = state else {
+            return false;
+        };
+        use covey_core::Code;
+        self.replies.get(reply).is_none()
+            && matches!(
+                message.code(),
+                Code::GET | Code::PUT | Code::DELETE | Code::FETCH | Code::IPATCH
+            )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn handle_separate_response(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        multicast: bool,
+        message: &Message<'_>,
+        datagram: &[u8],
+        dedup_key: (SocketAddr, u16),
+        print: u64,
+    ) {
+        let confirmable = message.message_type() == MessageType::Confirmable;
+        let lifetime = if confirmable {
+            self.config.transmission.exchange_lifetime()
+        } else {
+            self.config.transmission.non_lifetime()
+        };
+        let matched = self
+            .tokens
+            .get(&message.token())
+            .copied()
+            .filter(|k| self.exchanges.get(*k).is_some_and(|e| e.remote == remote));
+        let Some(ex_key) = matched else {
+            // Nobody asked: reject, so a server stops notifying a forgotten observation.
+            self.stats.drop(DropCause::Unmatched);
+            if !multicast {
+                let reply = self.send_empty(
+                    remote,
+                    MessageType::Reset,
+                    message.message_id(),
+                    confirmable,
+                );
+                let state = reply.map_or(DedupState::Ignore, DedupState::Replied);
+                self.dedup
+                    .insert(now, dedup_key, print, state, now + lifetime);
+            }
+            return;
+        };
+        let state = if confirmable {
+            self.send_empty(
+                remote,
+                MessageType::Acknowledgement,
+                message.message_id(),
+                true,
+            )
+            .map_or(DedupState::Ignore, DedupState::Replied)
+        } else {
+            DedupState::Ignore
+        };
+        self.dedup
+            .insert(now, dedup_key, print, state, now + lifetime);
+        // A separate response also proves the request arrived: stop retransmitting it.
+        if let Some(super::client::ExchangeState::AwaitingAck(tx)) =
+            self.exchanges.get(ex_key).map(|e| e.state)
+        {
+            if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
+                if let Some(ex) = self.exchanges.get_mut(ex_key) {
+                    ex.retransmissions = t.retransmissions;
+                    ex.state = super::client::ExchangeState::AwaitingResponse;
+                }
+            }
+        }
+        self.deliver_response(now, ex_key, remote, datagram);
+    }
+}

@@ -1,0 +1,74 @@
+//! What the endpoint tells the application, and the handles it hands out.
+
+use crate::storage::slab::SlabKey;
+
+/// An outgoing request (client exchange) started with `send_request`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(pub(crate) SlabKey);
+
+/// An incoming request waiting for the application's response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IncomingId(pub(crate) SlabKey);
+
+/// A received response held for the application until its next `poll_event` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResponseKey(pub(crate) SlabKey);
+
+/// An application timer set with `set_timer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TimerId(pub(crate) SlabKey);
+
+/// Why an outgoing request ended without a (further) response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// No ACK after MAX_RETRANSMIT retransmissions, or no response in time.
+    Timeout,
+    /// The peer answered with RST.
+    Reset,
+    /// The application cancelled it.
+    Cancelled,
+    /// A table was full or the request could not be encoded.
+    Overload,
+    /// The response violated the protocol (e.g. a changed ETag during a block-wise transfer).
+    ProtocolError,
+}
+
+impl core::fmt::Display for Failure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Failure::Timeout => "timed out",
+            Failure::Reset => "reset by peer",
+            Failure::Cancelled => "cancelled",
+            Failure::Overload => "local resources exhausted",
+            Failure::ProtocolError => "protocol error in the response",
+        })
+    }
+}
+
+/// Something the application must look at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A request arrived; read it with `Endpoint::request` and answer with `respond`.
+    Request(IncomingId),
+    /// A response to request `id`; read it with `Endpoint::response(key)` before the next
+    /// `poll_event`. `last` is false while more may follow (observe, multicast).
+    Response {
+        /// The request answered.
+        id: RequestId,
+        /// Where the response is held.
+        key: ResponseKey,
+        /// True when the exchange is over with this response.
+        last: bool,
+    },
+    /// Request `id` ended without a (further) response.
+    Failed {
+        /// The request.
+        id: RequestId,
+        /// Why.
+        failure: Failure,
+    },
+    /// A ping (empty CON) was answered with RST: the peer is alive.
+    Pong(RequestId),
+    /// An application timer fired, with the value it was set with.
+    Timer(u64),
+}

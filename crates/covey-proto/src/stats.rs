@@ -1,0 +1,71 @@
+//! Counters read by tests, the CLI and the lab: what the endpoint sent, received and dropped.
+
+use crate::Duration;
+
+/// Why a datagram or request was dropped or refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropCause {
+    /// Not a parseable CoAP message.
+    FormatError,
+    /// Larger than `max_message_size`.
+    TooLarge,
+    /// An ACK or RST that matched nothing.
+    Unmatched,
+    /// A table (peers, exchanges, incoming, buffers, events) was full.
+    Overload,
+    /// An error response to a multicast request, suppressed.
+    MulticastSuppressed,
+    /// A stale or duplicate notification.
+    StaleNotification,
+}
+
+/// Number of [`DropCause`] variants.
+pub const DROP_CAUSES: usize = 6;
+
+/// Retransmission attempts tracked separately; later attempts share the last bucket.
+pub const TRACKED_ATTEMPTS: usize = 8;
+
+/// Endpoint-wide counters.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Datagrams handed to the driver.
+    pub transmissions: u64,
+    /// Retransmissions; index i counts the (i+1)-th retransmission of a CON.
+    pub retransmissions: [u64; TRACKED_ATTEMPTS],
+    /// Datagrams received.
+    pub received: u64,
+    /// Duplicate CON/NON messages detected.
+    pub duplicates: u64,
+    /// Drops by cause (index with `DropCause as usize`).
+    pub drops: [u64; DROP_CAUSES],
+    /// Exchanges that completed with a response, by the number of retransmissions they
+    /// needed (index i: i retransmissions; the last bucket holds the rest).
+    pub completed_after: [u64; TRACKED_ATTEMPTS],
+    /// Exchanges that failed (timeout, reset, cancel).
+    pub failed: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    /// Sum of RTT samples, for the mean.
+    pub rtt_total: Duration,
+    /// Requests delayed because no message ID was free for reuse yet.
+    pub mid_exhausted: u64,
+    /// Empty ACKs sent because the application was slower than the piggyback window.
+    pub separate_responses: u64,
+}
+
+impl Stats {
+    /// Adds one drop of `cause`.
+    pub fn drop(&mut self, cause: DropCause) {
+        self.drops[cause as usize] += 1;
+    }
+
+    /// Drops counted for `cause`.
+    pub fn drops_of(&self, cause: DropCause) -> u64 {
+        self.drops[cause as usize]
+    }
+
+    /// Total retransmissions.
+    pub fn total_retransmissions(&self) -> u64 {
+        self.retransmissions.iter().sum()
+    }
+}

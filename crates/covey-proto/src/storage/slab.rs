@@ -1,0 +1,156 @@
+//! A slab of fixed capacity with generation-checked keys.
+
+use alloc::vec::Vec;
+
+/// A handle into a [`Slab`]; stale after its entry is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SlabKey {
+    index: u32,
+    generation: u32,
+}
+
+impl SlabKey {
+    /// The slot index, dense in `0..capacity`.
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+#[derive(Debug)]
+struct Slot<T> {
+    generation: u32,
+    value: Option<T>,
+}
+
+/// Storage for at most `capacity` values; insertion fails instead of growing.
+#[derive(Debug)]
+pub struct Slab<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl<T> Slab<T> {
+    /// An empty slab that will hold at most `capacity` values.
+    pub fn with_capacity(capacity: usize) -> Slab<T> {
+        let mut slots = Vec::with_capacity(capacity);
+        slots.extend((0..capacity).map(|_| Slot {
+            generation: 0,
+            value: None,
+        }));
+        Slab {
+            slots,
+            // Popped from the back: lowest indices first keeps the working set small.
+            free: (0..capacity as u32).rev().collect(),
+            len: 0,
+        }
+    }
+
+    /// Stores `value`, or gives it back when full.
+    pub fn insert(&mut self, value: T) -> Result<SlabKey, T> {
+        let Some(index) = self.free.pop() else {
+            return Err(value);
+        };
+        let slot = &mut self.slots[index as usize];
+        slot.value = Some(value);
+        self.len += 1;
+        Ok(SlabKey {
+            index,
+            generation: slot.generation,
+        })
+    }
+
+    /// The value for `key`, if it is still there.
+    pub fn get(&self, key: SlabKey) -> Option<&T> {
+        self.slots
+            .get(key.index as usize)
+            .filter(|s| s.generation == key.generation)
+            .and_then(|s| s.value.as_ref())
+    }
+
+    /// The value for `key`, mutably.
+    pub fn get_mut(&mut self, key: SlabKey) -> Option<&mut T> {
+        self.slots
+            .get_mut(key.index as usize)
+            .filter(|s| s.generation == key.generation)
+            .and_then(|s| s.value.as_mut())
+    }
+
+    /// The live key at `index`, if any.
+    pub fn key_at(&self, index: usize) -> Option<SlabKey> {
+        self.slots.get(index).and_then(|s| {
+            s.value.as_ref().map(|_| SlabKey {
+                index: index as u32,
+                generation: s.generation,
+            })
+        })
+    }
+
+    /// Removes and returns the value for `key`.
+    pub fn remove(&mut self, key: SlabKey) -> Option<T> {
+        let slot = self
+            .slots
+            .get_mut(key.index as usize)
+            .filter(|s| s.generation == key.generation)?;
+        let value = slot.value.take()?;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(key.index);
+        self.len -= 1;
+        Some(value)
+    }
+
+    /// Number of stored values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True when no further value fits.
+    pub fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    /// Maximum number of values.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Live entries with their keys.
+    pub fn iter(&self) -> impl Iterator<Item = (SlabKey, &T)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.value.as_ref().map(|v| {
+                (
+                    SlabKey {
+                        index: i as u32,
+                        generation: s.generation,
+                    },
+                    v,
+                )
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_and_generation_checked() {
+        let mut s = Slab::with_capacity(2);
+        let a = s.insert(1).unwrap();
+        let b = s.insert(2).unwrap();
+        assert_eq!(s.insert(3), Err(3));
+        assert_eq!(s.remove(a), Some(1));
+        let c = s.insert(4).unwrap();
+        assert_eq!(c.index(), a.index());
+        assert_eq!(s.get(a), None, "a stale key does not see the new value");
+        assert_eq!(s.get(c), Some(&4));
+        assert_eq!(s.get(b), Some(&2));
+        assert_eq!(s.len(), 2);
+    }
+}

@@ -1,0 +1,183 @@
+//! An indexed min-heap of deadlines: each timer id has at most one deadline, which can be
+//! moved or cancelled in O(log n) without allocating.
+
+use crate::Instant;
+use alloc::vec;
+use alloc::vec::Vec;
+
+const ABSENT: u32 = u32::MAX;
+
+/// Deadlines for the dense timer ids `0..capacity`.
+#[derive(Debug)]
+pub struct TimerQueue {
+    heap: Vec<(Instant, u32)>,
+    position: Vec<u32>,
+}
+
+impl TimerQueue {
+    /// A queue for ids `0..capacity`.
+    pub fn with_capacity(capacity: usize) -> TimerQueue {
+        TimerQueue {
+            heap: Vec::with_capacity(capacity),
+            position: vec![ABSENT; capacity],
+        }
+    }
+
+    /// Sets (or moves) timer `id` to fire at `at`.
+    pub fn set(&mut self, id: usize, at: Instant) {
+        let Some(&pos) = self.position.get(id) else {
+            return;
+        };
+        if pos == ABSENT {
+            self.heap.push((at, id as u32));
+            let last = self.heap.len() - 1;
+            self.position[id] = last as u32;
+            self.sift_up(last);
+        } else {
+            let pos = pos as usize;
+            let old = self.heap[pos].0;
+            self.heap[pos].0 = at;
+            if at < old {
+                self.sift_up(pos);
+            } else {
+                self.sift_down(pos);
+            }
+        }
+    }
+
+    /// Cancels timer `id` if it is set.
+    pub fn cancel(&mut self, id: usize) {
+        let Some(&pos) = self.position.get(id) else {
+            return;
+        };
+        if pos == ABSENT {
+            return;
+        }
+        self.remove_at(pos as usize);
+    }
+
+    /// The deadline of timer `id`, if set.
+    pub fn deadline(&self, id: usize) -> Option<Instant> {
+        match self.position.get(id) {
+            Some(&pos) if pos != ABSENT => Some(self.heap[pos as usize].0),
+            _ => None,
+        }
+    }
+
+    /// The earliest deadline.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.heap.first().map(|e| e.0)
+    }
+
+    /// Removes and returns the id of a timer whose deadline is at or before `now`.
+    pub fn pop_expired(&mut self, now: Instant) -> Option<usize> {
+        let &(at, id) = self.heap.first()?;
+        if at > now {
+            return None;
+        }
+        self.remove_at(0);
+        Some(id as usize)
+    }
+
+    /// Number of armed timers.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when no timer is armed.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    fn remove_at(&mut self, pos: usize) {
+        let last = self.heap.len() - 1;
+        self.swap(pos, last);
+        let (_, id) = self.heap.pop().unwrap_or((Instant::ZERO, 0));
+        self.position[id as usize] = ABSENT;
+        if pos < self.heap.len() {
+            self.sift_down(pos);
+            self.sift_up(pos);
+        }
+    }
+
+    fn swap(&mut self, a: usize, b: usize) {
+        self.heap.swap(a, b);
+        self.position[self.heap[a].1 as usize] = a as u32;
+        self.position[self.heap[b].1 as usize] = b as u32;
+    }
+
+    fn sift_up(&mut self, mut pos: usize) {
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.heap[pos].0 >= self.heap[parent].0 {
+                break;
+            }
+            self.swap(pos, parent);
+            pos = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut pos: usize) {
+        let n = self.heap.len();
+        loop {
+            let left = 2 * pos + 1;
+            let right = left + 1;
+            let mut smallest = pos;
+            if left < n && self.heap[left].0 < self.heap[smallest].0 {
+                smallest = left;
+            }
+            if right < n && self.heap[right].0 < self.heap[smallest].0 {
+                smallest = right;
+            }
+            if smallest == pos {
+                break;
+            }
+            self.swap(pos, smallest);
+            pos = smallest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn fires_in_deadline_order_and_supports_moves() {
+        let mut q = TimerQueue::with_capacity(4);
+        q.set(0, Instant::from_secs(5));
+        q.set(1, Instant::from_secs(2));
+        q.set(2, Instant::from_secs(9));
+        q.set(0, Instant::from_secs(1));
+        q.cancel(2);
+        assert_eq!(q.next_deadline(), Some(Instant::from_secs(1)));
+        assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(0));
+        assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(1));
+        assert_eq!(q.pop_expired(Instant::from_secs(100)), None);
+        q.set(7, Instant::ZERO); // out of range: ignored
+        assert!(q.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_map_of_deadlines(ops in proptest::collection::vec((0usize..8, 0u64..50, any::<bool>()), 0..200)) {
+            let mut q = TimerQueue::with_capacity(8);
+            let mut model: BTreeMap<usize, u64> = BTreeMap::new();
+            for (id, at, cancel) in ops {
+                if cancel { q.cancel(id); model.remove(&id); }
+                else { q.set(id, Instant::from_nanos(at)); model.insert(id, at); }
+                let min = model.values().min().copied();
+                prop_assert_eq!(q.next_deadline().map(|i| i.as_nanos()), min);
+            }
+            let mut fired = 0;
+            while let Some(id) = q.pop_expired(Instant::from_nanos(100)) {
+                prop_assert!(model.remove(&id).is_some());
+                fired += 1;
+            }
+            prop_assert!(model.is_empty());
+            prop_assert!(fired <= 8);
+        }
+    }
+}

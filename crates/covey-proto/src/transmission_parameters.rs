@@ -1,0 +1,374 @@
+//! CoAP transmission parameters (RFC 7252 §4.8) and the values derived from them (§4.8.2).
+
+use core::fmt;
+
+use crate::time::Duration;
+
+/// The RFC 7252 transmission parameters of an endpoint; `Default` gives the RFC defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransmissionParameters {
+    /// ACK_TIMEOUT: the base first timeout of a confirmable message (2 s).
+    pub ack_timeout: Duration,
+    /// ACK_RANDOM_FACTOR: upper factor of the randomised first timeout, at least 1.0 (1.5).
+    pub ack_random_factor: f64,
+    /// MAX_RETRANSMIT: maximum retransmissions of one confirmable message (4).
+    pub max_retransmit: u8,
+    /// NSTART: maximum outstanding interactions per peer (1).
+    pub nstart: usize,
+    /// DEFAULT_LEISURE: fallback multicast response window (5 s).
+    pub default_leisure: Duration,
+    /// PROBING_RATE: average rate limit towards a peer that does not respond, in bytes/s (1).
+    pub probing_rate: u32,
+    /// MAX_LATENCY: assumed worst-case one-way lifetime of a datagram (100 s).
+    pub max_latency: Duration,
+}
+
+impl Default for TransmissionParameters {
+    fn default() -> Self {
+        TransmissionParameters {
+            ack_timeout: Duration::from_secs(2),
+            ack_random_factor: 1.5,
+            max_retransmit: 4,
+            nstart: 1,
+            default_leisure: Duration::from_secs(5),
+            probing_rate: 1,
+            max_latency: Duration::from_secs(100),
+        }
+    }
+}
+
+/// Why a set of transmission parameters was rejected by [`TransmissionParameters::validate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InvalidParameter {
+    /// ACK_TIMEOUT is zero.
+    AckTimeoutZero,
+    /// ACK_RANDOM_FACTOR is below 1.0 or not a finite number.
+    AckRandomFactorBelowOne,
+    /// NSTART is zero, so no request could ever be sent.
+    NstartZero,
+    /// PROBING_RATE is zero, so an unresponsive peer could never be probed.
+    ProbingRateZero,
+}
+
+impl fmt::Display for InvalidParameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InvalidParameter::AckTimeoutZero => "ACK_TIMEOUT must be greater than zero",
+            InvalidParameter::AckRandomFactorBelowOne => {
+                "ACK_RANDOM_FACTOR must be a finite number of at least 1.0"
+            }
+            InvalidParameter::NstartZero => "NSTART must be at least 1",
+            InvalidParameter::ProbingRateZero => "PROBING_RATE must be at least 1 byte/s",
+        })
+    }
+}
+
+impl TransmissionParameters {
+    /// Checks the constraints RFC 7252 puts on the parameters.
+    pub fn validate(&self) -> Result<(), InvalidParameter> {
+        if self.ack_timeout.is_zero() {
+            return Err(InvalidParameter::AckTimeoutZero);
+        }
+        // `contains` is false for NaN and infinity.
+        if !(1.0..=f64::MAX).contains(&self.ack_random_factor) {
+            return Err(InvalidParameter::AckRandomFactorBelowOne);
+        }
+        if self.nstart == 0 {
+            return Err(InvalidParameter::NstartZero);
+        }
+        if self.probing_rate == 0 {
+            return Err(InvalidParameter::ProbingRateZero);
+        }
+        Ok(())
+    }
+
+    /// MAX_TRANSMIT_SPAN: from the first transmission to the last retransmission (45 s).
+    pub fn max_transmit_span(&self) -> Duration {
+        let factor = pow2_minus_one(u32::from(self.max_retransmit));
+        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor)
+    }
+
+    /// MAX_TRANSMIT_WAIT: from the first transmission until the sender gives up (93 s).
+    pub fn max_transmit_wait(&self) -> Duration {
+        let factor = pow2_minus_one(u32::from(self.max_retransmit) + 1);
+        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor)
+    }
+
+    /// PROCESSING_DELAY: time a node takes to turn a CON around into its ACK (= ACK_TIMEOUT).
+    pub fn processing_delay(&self) -> Duration {
+        self.ack_timeout
+    }
+
+    /// MAX_RTT: 2·MAX_LATENCY + PROCESSING_DELAY (202 s).
+    pub fn max_rtt(&self) -> Duration {
+        self.max_latency
+            .saturating_mul(2)
+            .saturating_add(self.processing_delay())
+    }
+
+    /// EXCHANGE_LIFETIME: MAX_TRANSMIT_SPAN + 2·MAX_LATENCY + PROCESSING_DELAY (247 s).
+    pub fn exchange_lifetime(&self) -> Duration {
+        self.max_transmit_span().saturating_add(self.max_rtt())
+    }
+
+    /// NON_LIFETIME: MAX_TRANSMIT_SPAN + MAX_LATENCY (145 s).
+    pub fn non_lifetime(&self) -> Duration {
+        self.max_transmit_span().saturating_add(self.max_latency)
+    }
+
+    /// The initial timeout for base `base` at `unit` ∈ [0, 1] of [base, base·ACK_RANDOM_FACTOR].
+    pub fn dither(&self, base: Duration, unit: f64) -> Duration {
+        let unit = if unit >= 0.0 { unit.min(1.0) } else { 0.0 };
+        scale(base, 1.0 + (self.ack_random_factor - 1.0) * unit)
+    }
+}
+
+/// Transmission times of one CON under RFC 7252 binary backoff, relative to the first one.
+#[derive(Debug, Clone)]
+pub struct RetransmissionSchedule {
+    initial_timeout: Duration,
+    max_retransmit: u8,
+    next: u16,
+}
+
+/// The RFC 7252 schedule for a CON whose first timeout is `initial_timeout`.
+pub fn retransmission_schedule(
+    initial_timeout: Duration,
+    params: &TransmissionParameters,
+) -> RetransmissionSchedule {
+    RetransmissionSchedule {
+        initial_timeout,
+        max_retransmit: params.max_retransmit,
+        next: 0,
+    }
+}
+
+impl RetransmissionSchedule {
+    /// When the sender gives up if no ACK arrived: `initial_timeout·(2^(MAX_RETRANSMIT+1) − 1)`.
+    pub fn give_up_at(&self) -> Duration {
+        mul_int(
+            self.initial_timeout,
+            pow2_minus_one(u32::from(self.max_retransmit) + 1),
+        )
+    }
+
+    fn remaining(&self) -> usize {
+        usize::from(u16::from(self.max_retransmit) + 1 - self.next)
+    }
+}
+
+impl Iterator for RetransmissionSchedule {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.next > u16::from(self.max_retransmit) {
+            return None;
+        }
+        let at = mul_int(self.initial_timeout, pow2_minus_one(u32::from(self.next)));
+        self.next += 1;
+        Some(at)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.remaining();
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for RetransmissionSchedule {}
+
+/// `2^n − 1`, saturating.
+fn pow2_minus_one(n: u32) -> u128 {
+    1u128.checked_shl(n).map_or(u128::MAX, |p| p - 1)
+}
+
+/// `d · k`, saturating at `Duration::MAX`.
+fn mul_int(d: Duration, k: u128) -> Duration {
+    from_nanos_u128(d.as_nanos().saturating_mul(k))
+}
+
+/// `d · f` for a finite `f ≥ 0` rounded to the nanosecond, saturating; zero for other `f`.
+fn scale(d: Duration, f: f64) -> Duration {
+    let nanos = d.as_nanos() as f64 * f;
+    if nanos.is_nan() || nanos <= 0.0 {
+        return Duration::ZERO;
+    }
+    // `as` saturates on overflow and infinity.
+    from_nanos_u128((nanos + 0.5) as u128)
+}
+
+/// A duration of `nanos` nanoseconds, saturating at `Duration::MAX`.
+fn from_nanos_u128(nanos: u128) -> Duration {
+    let secs = nanos / 1_000_000_000;
+    let sub = (nanos % 1_000_000_000) as u32;
+    match u64::try_from(secs) {
+        Ok(secs) => Duration::new(secs, sub),
+        Err(_) => Duration::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
+    }
+
+    fn params(ack_timeout_ms: u64, arf: f64, mr: u8) -> TransmissionParameters {
+        TransmissionParameters {
+            ack_timeout: ms(ack_timeout_ms),
+            ack_random_factor: arf,
+            max_retransmit: mr,
+            ..TransmissionParameters::default()
+        }
+    }
+
+    #[test]
+    fn p1_defaults() {
+        let p = TransmissionParameters::default();
+        assert_eq!(p.validate(), Ok(()));
+        assert_eq!(p.max_transmit_span(), ms(45_000));
+        assert_eq!(p.max_transmit_wait(), ms(93_000));
+        assert_eq!(p.processing_delay(), ms(2_000));
+        assert_eq!(p.max_rtt(), ms(202_000));
+        assert_eq!(p.exchange_lifetime(), ms(247_000));
+        assert_eq!(p.non_lifetime(), ms(145_000));
+        assert_eq!(p.default_leisure, ms(5_000));
+        assert_eq!(p.nstart, 1);
+        assert_eq!(p.probing_rate, 1);
+    }
+
+    #[test]
+    fn p2_ack_timeout_one_second() {
+        let p = params(1_000, 1.5, 4);
+        assert_eq!(p.max_transmit_span(), ms(22_500));
+        assert_eq!(p.max_transmit_wait(), ms(46_500));
+        assert_eq!(p.processing_delay(), ms(1_000));
+        assert_eq!(p.max_rtt(), ms(201_000));
+        assert_eq!(p.exchange_lifetime(), ms(223_500));
+        assert_eq!(p.non_lifetime(), ms(122_500));
+    }
+
+    #[test]
+    fn p3_random_factor_two_three_retransmissions() {
+        let p = params(2_000, 2.0, 3);
+        assert_eq!(p.max_transmit_span(), ms(28_000));
+        assert_eq!(p.max_transmit_wait(), ms(60_000));
+        assert_eq!(p.max_rtt(), ms(202_000));
+        assert_eq!(p.exchange_lifetime(), ms(230_000));
+        assert_eq!(p.non_lifetime(), ms(128_000));
+    }
+
+    #[test]
+    fn p4_schedule_maximum_draw() {
+        let p = TransmissionParameters::default();
+        let initial = p.dither(p.ack_timeout, 1.0);
+        assert_eq!(initial, ms(3_000));
+        let s = retransmission_schedule(initial, &p);
+        assert_eq!(s.len(), 5);
+        assert_eq!(s.give_up_at(), ms(93_000));
+        assert_eq!(s.give_up_at(), p.max_transmit_wait());
+        let times: Vec<Duration> = s.collect();
+        assert_eq!(times, [ms(0), ms(3_000), ms(9_000), ms(21_000), ms(45_000)]);
+        assert_eq!(times[4], p.max_transmit_span());
+    }
+
+    #[test]
+    fn p5_schedule_intermediate_draw() {
+        let p = TransmissionParameters::default();
+        let initial = p.dither(p.ack_timeout, 0.4);
+        assert_eq!(initial, ms(2_400));
+        let s = retransmission_schedule(initial, &p);
+        assert_eq!(s.give_up_at(), ms(74_400));
+        let times: Vec<Duration> = s.collect();
+        assert_eq!(times, [ms(0), ms(2_400), ms(7_200), ms(16_800), ms(36_000)]);
+    }
+
+    #[test]
+    fn validate_rejects_bad_values() {
+        let ok = TransmissionParameters::default();
+        let cases = [
+            (
+                TransmissionParameters {
+                    ack_random_factor: 0.99,
+                    ..ok
+                },
+                InvalidParameter::AckRandomFactorBelowOne,
+            ),
+            (
+                TransmissionParameters {
+                    ack_random_factor: f64::NAN,
+                    ..ok
+                },
+                InvalidParameter::AckRandomFactorBelowOne,
+            ),
+            (
+                TransmissionParameters {
+                    ack_random_factor: f64::INFINITY,
+                    ..ok
+                },
+                InvalidParameter::AckRandomFactorBelowOne,
+            ),
+            (
+                TransmissionParameters {
+                    ack_timeout: Duration::ZERO,
+                    ..ok
+                },
+                InvalidParameter::AckTimeoutZero,
+            ),
+            (
+                TransmissionParameters { nstart: 0, ..ok },
+                InvalidParameter::NstartZero,
+            ),
+            (
+                TransmissionParameters {
+                    probing_rate: 0,
+                    ..ok
+                },
+                InvalidParameter::ProbingRateZero,
+            ),
+        ];
+        for (p, err) in cases {
+            assert_eq!(p.validate(), Err(err));
+        }
+        let exactly_one = TransmissionParameters {
+            ack_random_factor: 1.0,
+            ..ok
+        };
+        assert_eq!(exactly_one.validate(), Ok(()));
+    }
+
+    #[test]
+    fn extreme_values_saturate() {
+        let p = TransmissionParameters {
+            ack_timeout: Duration::MAX,
+            ack_random_factor: 1e300,
+            max_retransmit: u8::MAX,
+            max_latency: Duration::MAX,
+            ..TransmissionParameters::default()
+        };
+        assert_eq!(p.max_transmit_span(), Duration::MAX);
+        assert_eq!(p.max_transmit_wait(), Duration::MAX);
+        assert_eq!(p.max_rtt(), Duration::MAX);
+        assert_eq!(p.exchange_lifetime(), Duration::MAX);
+        assert_eq!(p.non_lifetime(), Duration::MAX);
+        let s = retransmission_schedule(Duration::MAX, &p);
+        assert_eq!(s.len(), 256);
+        assert_eq!(s.give_up_at(), Duration::MAX);
+        assert_eq!(s.last(), Some(Duration::MAX));
+        let nan = TransmissionParameters {
+            ack_random_factor: f64::NAN,
+            ..TransmissionParameters::default()
+        };
+        assert_eq!(nan.max_transmit_span(), Duration::ZERO);
+        let defaults = TransmissionParameters::default();
+        assert_eq!(defaults.dither(ms(1), f64::NAN), ms(1));
+        assert_eq!(defaults.dither(ms(2), 7.0), ms(3));
+        assert_eq!(
+            retransmission_schedule(Duration::ZERO, &p).give_up_at(),
+            Duration::ZERO
+        );
+    }
+}

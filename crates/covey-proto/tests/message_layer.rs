@@ -1,0 +1,667 @@
+//! Message-layer behaviour on virtual time: retransmission, deduplication, separate
+//! responses, NSTART, RST, ping, critical options and format errors.
+
+mod support;
+
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_proto::{
+    opt, Config, Duration, Endpoint, Event, Failure, Instant, Request, RequestParams, Response,
+};
+use std::cell::RefCell;
+use std::rc::Rc;
+use support::{addr, FnApp, Network};
+
+/// A server app answering every request with 2.05 "hello" at once, counting calls.
+fn echo_server(calls: Rc<RefCell<u32>>) -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
+    Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        if let Event::Request(id) = ev {
+            *calls.borrow_mut() += 1;
+            let path: String = ep
+                .request(id)
+                .unwrap()
+                .message
+                .uri_path()
+                .collect::<Vec<_>>()
+                .join("/");
+            let body = format!("hello {path}");
+            let r = Response {
+                code: Code::CONTENT,
+                options: &[],
+                payload: body.as_bytes(),
+            };
+            ep.respond(now, id, &r).unwrap();
+        }
+    }))
+}
+
+fn get(path: &'static str) -> [covey_core::CoapOption<'static>; 1] {
+    [opt(OptionNumber::URI_PATH, path.as_bytes())]
+}
+
+fn fixed_timeout_config() -> Config {
+    let mut c = Config::default();
+    c.transmission.ack_random_factor = 1.0;
+    c
+}
+
+fn responses(net: &Network, node: usize) -> Vec<&Event> {
+    net.nodes[node]
+        .events
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| matches!(e, Event::Response { .. }))
+        .collect()
+}
+
+fn failures(net: &Network, node: usize) -> Vec<Failure> {
+    net.nodes[node]
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Failed { failure, .. } => Some(*failure),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn request_gets_a_piggybacked_response() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let _server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let now = net.now;
+    let opts = get("temp");
+    let req = Request {
+        method: Code::GET,
+        options: &opts,
+        payload: b"",
+    };
+    net.nodes[client]
+        .endpoint
+        .send_request(now, addr(2), &req, RequestParams::default())
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(*calls.borrow(), 1);
+    // Exactly one CON and one ACK crossed the network.
+    assert_eq!(net.log.len(), 2);
+    let ack = Message::parse(&net.log[1].bytes).unwrap();
+    assert_eq!(ack.message_type(), MessageType::Acknowledgement);
+    assert_eq!(ack.code(), Code::CONTENT);
+    assert_eq!(
+        ack.message_id(),
+        Message::parse(&net.log[0].bytes).unwrap().message_id()
+    );
+    assert_eq!(responses(&net, client).len(), 1);
+    let stats = net.nodes[client].endpoint.stats();
+    assert_eq!(stats.rtt_samples, 1);
+    assert_eq!(stats.rtt_total, Duration::from_millis(20));
+}
+
+#[test]
+fn response_payload_is_readable_from_the_event() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let seen2 = seen.clone();
+    let client_app = Box::new(FnApp(move |ep: &mut Endpoint, _now: Instant, ev: Event| {
+        if let Event::Response { key, last, .. } = ev {
+            let r = ep.response(key).unwrap();
+            seen2.borrow_mut().push((
+                r.source,
+                r.message.code(),
+                r.message.payload().to_vec(),
+                last,
+            ));
+        }
+    }));
+    let client = net.add(addr(1), Config::default(), 1, Some(client_app));
+    net.add(addr(2), Config::default(), 2, Some(echo_server(calls)));
+    let now = net.now;
+    let opts = [
+        opt(OptionNumber::URI_PATH, b"a"),
+        opt(OptionNumber::URI_PATH, b"b"),
+    ];
+    let req = Request {
+        method: Code::GET,
+        options: &opts,
+        payload: b"",
+    };
+    net.nodes[client]
+        .endpoint
+        .send_request(now, addr(2), &req, RequestParams::default())
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(
+        *seen.borrow(),
+        vec![(addr(2), Code::CONTENT, b"hello a/b".to_vec(), true)]
+    );
+}
+
+#[test]
+fn exact_retransmission_schedule_and_failure() {
+    // ARF 1.0 fixes the initial timeout at ACK_TIMEOUT = 2 s: sends at 0, 2, 6, 14, 30,
+    // failure at 62 s (= 31 · 2 s), the RFC 7252 schedule P4 scaled to T = 2 s.
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    net.drop_rule = Some(Box::new(|_, _, _| true));
+    let client = net.add(addr(1), fixed_timeout_config(), 1, None);
+    let start = net.now;
+    let req = Request::new(Code::GET);
+    net.nodes[client]
+        .endpoint
+        .send_request(start, addr(2), &req, RequestParams::default())
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(100));
+    let times: Vec<f64> = net
+        .sent_by(addr(1))
+        .iter()
+        .map(|s| (s.at - start).as_secs_f64())
+        .collect();
+    assert_eq!(times, [0.0, 2.0, 6.0, 14.0, 30.0]);
+    let (at, _) = net.nodes[client].events[0];
+    assert_eq!((at - start).as_secs_f64(), 62.0);
+    assert_eq!(failures(&net, client), [Failure::Timeout]);
+    let stats = net.nodes[client].endpoint.stats();
+    assert_eq!(stats.retransmissions[..4], [1, 1, 1, 1]);
+    // All copies are the same message (same MID).
+    let mids: Vec<u16> = net
+        .sent_by(addr(1))
+        .iter()
+        .map(|s| Message::parse(&s.bytes).unwrap().message_id())
+        .collect();
+    assert!(mids.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn dithered_schedule_doubles_a_fixed_draw() {
+    // With ARF 1.5 the first timeout is drawn from the engine's seeded PRNG in [2, 3] s;
+    // every later timeout doubles it exactly, and the same seed gives the same draw.
+    let run = |seed| {
+        let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+        net.drop_rule = Some(Box::new(|_, _, _| true));
+        let client = net.add(addr(1), Config::default(), seed, None);
+        let start = net.now;
+        net.nodes[client]
+            .endpoint
+            .send_request(
+                start,
+                addr(2),
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+        net.flush(client);
+        net.run_for(Duration::from_secs(100));
+        let times: Vec<Duration> = net.sent_by(addr(1)).iter().map(|s| s.at - start).collect();
+        let failed_at = net.nodes[client].events[0].0 - start;
+        (times, failed_at)
+    };
+    let (times, failed_at) = run(42);
+    let t = times[1];
+    assert!(
+        t >= Duration::from_secs(2) && t <= Duration::from_secs(3),
+        "first timeout {t:?}"
+    );
+    assert_eq!(times, [Duration::ZERO, t, t * 3, t * 7, t * 15]);
+    assert_eq!(failed_at, t * 31);
+    assert_eq!(run(42).0, times);
+    assert_ne!(run(43).0, times, "another seed draws another timeout");
+}
+
+#[test]
+fn lost_ack_is_answered_from_the_cache_without_calling_the_app_again() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    // Drop the first ACK from the server: the client retransmits the CON.
+    let mut dropped = false;
+    net.drop_rule = Some(Box::new(move |from, _, bytes| {
+        let is_ack =
+            Message::parse(bytes).is_ok_and(|m| m.message_type() == MessageType::Acknowledgement);
+        if *from == addr(2) && is_ack && !dropped {
+            dropped = true;
+            return true;
+        }
+        false
+    }));
+    let client = net.add(addr(1), fixed_timeout_config(), 1, None);
+    net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let now = net.now;
+    let opts = get("x");
+    let req = Request {
+        method: Code::POST,
+        options: &opts,
+        payload: b"1",
+    };
+    net.nodes[client]
+        .endpoint
+        .send_request(now, addr(2), &req, RequestParams::default())
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(10));
+    assert_eq!(*calls.borrow(), 1, "POST processed once");
+    let acks: Vec<&Vec<u8>> = net.sent_by(addr(2)).iter().map(|s| &s.bytes).collect();
+    assert_eq!(acks.len(), 2);
+    assert_eq!(acks[0], acks[1], "the duplicate gets the very same ACK");
+    assert_eq!(net.nodes[1].endpoint.stats().duplicates, 1);
+    assert_eq!(responses(&net, client).len(), 1);
+    assert_eq!(net.nodes[client].endpoint.stats().completed_after[1], 1);
+}
+
+#[test]
+fn duplicated_con_and_non_reach_the_app_once() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let mut buf = [0u8; 64];
+    for (mtype, mid) in [
+        (MessageType::Confirmable, 7),
+        (MessageType::NonConfirmable, 8),
+    ] {
+        let mut enc = MessageEncoder::new(&mut buf, mtype, Code::GET, mid, &[mid as u8]).unwrap();
+        enc.option(OptionNumber::URI_PATH, b"d").unwrap();
+        let n = enc.finish();
+        let datagram = buf[..n].to_vec();
+        net.inject(addr(1), server, &datagram);
+        net.inject(addr(1), server, &datagram);
+    }
+    assert_eq!(*calls.borrow(), 2, "one call per distinct message");
+    let replies: Vec<Message> = net
+        .sent_by(addr(2))
+        .iter()
+        .map(|s| Message::parse(&s.bytes).unwrap())
+        .collect();
+    // CON: the ACK twice; NON: one NON response.
+    assert_eq!(replies.len(), 3);
+    assert_eq!(replies[0].message_type(), MessageType::Acknowledgement);
+    assert_eq!(net.log[0].bytes, net.log[1].bytes);
+    assert_eq!(replies[2].message_type(), MessageType::NonConfirmable);
+    assert_eq!(net.nodes[server].endpoint.stats().duplicates, 2);
+}
+
+#[test]
+fn reused_message_id_with_a_new_token_is_a_new_request() {
+    // Californium caps a peer at 65000 MIDs / 247 s because its deduplication keys on the
+    // MID alone; here a reused MID carrying a different message is served afresh.
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let mut buf = [0u8; 64];
+    for token in [1u8, 2, 3] {
+        let n = MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, 99, &[token])
+            .unwrap()
+            .finish();
+        let datagram = buf[..n].to_vec();
+        net.inject(addr(1), server, &datagram);
+    }
+    assert_eq!(*calls.borrow(), 3);
+    assert_eq!(net.nodes[server].endpoint.stats().duplicates, 0);
+}
+
+#[test]
+fn slow_application_gets_an_empty_ack_then_a_separate_response() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    // The server answers 3 s after the request (its piggyback window is 1 s).
+    let server_app = Box::new(FnApp(
+        |ep: &mut Endpoint, now: Instant, ev: Event| match ev {
+            Event::Request(id) => {
+                let pending = Rc::new(id);
+                ep.set_timer(now + Duration::from_secs(3), 0).unwrap();
+                PENDING.with(|p| *p.borrow_mut() = Some(*pending));
+            }
+            Event::Timer(_) => {
+                let id = PENDING.with(|p| p.borrow_mut().take()).unwrap();
+                ep.respond(now, id, &Response::with_payload(Code::CONTENT, b"late"))
+                    .unwrap();
+            }
+            _ => {}
+        },
+    ));
+    thread_local!(static PENDING: RefCell<Option<covey_proto::IncomingId>> = const { RefCell::new(None) });
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let server = net.add(addr(2), Config::default(), 2, Some(server_app));
+    let now = net.now;
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(10));
+    let kinds: Vec<(String, MessageType, Code)> = net
+        .log
+        .iter()
+        .map(|s| {
+            let m = Message::parse(&s.bytes).unwrap();
+            (
+                if s.from == addr(1) {
+                    "client"
+                } else {
+                    "server"
+                }
+                .to_string(),
+                m.message_type(),
+                m.code(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("client".into(), MessageType::Confirmable, Code::GET),
+            ("server".into(), MessageType::Acknowledgement, Code::EMPTY),
+            ("server".into(), MessageType::Confirmable, Code::CONTENT),
+            ("client".into(), MessageType::Acknowledgement, Code::EMPTY),
+        ]
+    );
+    // The empty ACK went out when the piggyback window closed.
+    assert_eq!(net.log[1].at - net.log[0].at, Duration::from_millis(1010));
+    assert_eq!(responses(&net, client).len(), 1);
+    assert_eq!(net.nodes[server].endpoint.stats().separate_responses, 1);
+    // The separate response's ACK matched: nothing left in flight on either side.
+    assert_eq!(
+        net.nodes[server].endpoint.stats().total_retransmissions(),
+        0
+    );
+    assert_eq!(
+        net.nodes[client].endpoint.stats().total_retransmissions(),
+        0
+    );
+}
+
+#[test]
+fn nstart_one_queues_requests_to_the_same_peer() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let client = net.add(addr(1), Config::default(), 1, None);
+    net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    net.add(
+        addr(3),
+        Config::default(),
+        3,
+        Some(echo_server(calls.clone())),
+    );
+    let now = net.now;
+    for dest in [addr(2), addr(2), addr(2), addr(3)] {
+        net.nodes[client]
+            .endpoint
+            .send_request(
+                now,
+                dest,
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+    }
+    net.flush(client);
+    // At time 0, one request to each peer is on the wire; the other two wait.
+    let first: Vec<_> = net.log.iter().map(|s| s.to).collect();
+    assert_eq!(first, [addr(2), addr(3)]);
+    net.run_for(Duration::from_secs(1));
+    let to_two: Vec<Duration> = net
+        .sent_by(addr(1))
+        .iter()
+        .filter(|s| s.to == addr(2))
+        .map(|s| s.at - now)
+        .collect();
+    // Each next request leaves when the previous response arrives (20 ms round trip).
+    assert_eq!(
+        to_two,
+        [
+            Duration::ZERO,
+            Duration::from_millis(20),
+            Duration::from_millis(40)
+        ]
+    );
+    assert_eq!(responses(&net, client).len(), 4);
+}
+
+#[test]
+fn nstart_queue_is_bounded() {
+    let mut config = Config::default();
+    config.max_queued_per_peer = 2;
+    let mut ep = Endpoint::new(config, 1);
+    let now = Instant::ZERO;
+    let get = Request::new(Code::GET);
+    for _ in 0..3 {
+        ep.send_request(now, addr(2), &get, RequestParams::default())
+            .unwrap();
+    }
+    assert_eq!(
+        ep.send_request(now, addr(2), &get, RequestParams::default()),
+        Err(covey_proto::RequestError::Overload)
+    );
+}
+
+#[test]
+fn reset_fails_the_request() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    net.drop_rule = Some(Box::new(|_, _, _| true));
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let now = net.now;
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    let mid = Message::parse(&net.log[0].bytes).unwrap().message_id();
+    let mut rst = [0u8; 4];
+    MessageEncoder::new(&mut rst, MessageType::Reset, Code::EMPTY, mid, &[]).unwrap();
+    // An RST from another address does not match.
+    net.inject(addr(3), client, &rst);
+    assert!(failures(&net, client).is_empty());
+    net.inject(addr(2), client, &rst);
+    assert_eq!(failures(&net, client), [Failure::Reset]);
+    net.run_for(Duration::from_secs(100));
+    assert_eq!(
+        net.sent_by(addr(1)).len(),
+        1,
+        "no retransmission after the RST"
+    );
+}
+
+#[test]
+fn ping_is_answered_with_reset() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let calls = Rc::new(RefCell::new(0));
+    net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let now = net.now;
+    let id = net.nodes[client].endpoint.ping(now, addr(2)).unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(net.log[0].bytes[..2], [0x40, 0x00]);
+    assert_eq!(
+        net.log[1].bytes,
+        [0x70, 0x00, net.log[0].bytes[2], net.log[0].bytes[3]]
+    );
+    assert!(matches!(net.nodes[client].events[..], [(_, Event::Pong(p))] if p == id));
+    assert_eq!(*calls.borrow(), 0, "a ping never reaches the application");
+}
+
+#[test]
+fn unrecognised_critical_option_gets_bad_option_and_elective_is_ignored() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    let mut buf = [0u8; 64];
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, 1, &[1]).unwrap();
+    enc.option(OptionNumber(2049), b"x").unwrap();
+    let n = enc.finish();
+    let critical = buf[..n].to_vec();
+    net.inject(addr(1), server, &critical);
+    let reply = Message::parse(&net.log[0].bytes).unwrap();
+    assert_eq!(
+        (reply.message_type(), reply.code()),
+        (MessageType::Acknowledgement, Code::BAD_OPTION)
+    );
+    assert_eq!(reply.payload(), b"unrecognised critical option 2049");
+    assert_eq!(*calls.borrow(), 0);
+
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, 2, &[2]).unwrap();
+    enc.option(OptionNumber(2048), b"x").unwrap();
+    let n = enc.finish();
+    let elective = buf[..n].to_vec();
+    net.inject(addr(1), server, &elective);
+    assert_eq!(*calls.borrow(), 1);
+    assert_eq!(
+        Message::parse(&net.log[1].bytes).unwrap().code(),
+        Code::CONTENT
+    );
+
+    // A known critical option with a bad length is unrecognised too (Uri-Host of 0 bytes).
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, 3, &[3]).unwrap();
+    enc.option(OptionNumber::URI_HOST, b"").unwrap();
+    let n = enc.finish();
+    let bad_len = buf[..n].to_vec();
+    net.inject(addr(1), server, &bad_len);
+    assert_eq!(
+        Message::parse(&net.log[2].bytes).unwrap().code(),
+        Code::BAD_OPTION
+    );
+
+    // A NON with an unknown critical option is rejected with RST.
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, 4, &[4]).unwrap();
+    enc.option(OptionNumber(2049), b"x").unwrap();
+    let n = enc.finish();
+    let non = buf[..n].to_vec();
+    net.inject(addr(1), server, &non);
+    assert_eq!(net.log[3].bytes, [0x70, 0, 0, 4]);
+}
+
+#[test]
+fn format_errors_get_reset_for_con_and_silence_otherwise() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(echo_server(calls.clone())),
+    );
+    // CON with token length 9: RST echoing the MID.
+    net.inject(addr(1), server, &[0x49, 0x01, 0x12, 0x34]);
+    assert_eq!(net.log.last().unwrap().bytes, [0x70, 0x00, 0x12, 0x34]);
+    // CON with a reserved code class: RST as well.
+    net.inject(addr(1), server, &[0x40, 0xE0, 0x00, 0x05]);
+    assert_eq!(net.log.last().unwrap().bytes, [0x70, 0x00, 0x00, 0x05]);
+    let before = net.log.len();
+    // NON with a truncated option, ACK with a payload marker and no payload, version 2,
+    // short datagram, an empty NON and an unmatched ACK: all dropped silently.
+    for bad in [
+        &[0x50, 0x01, 0, 1, 0xb4, 0x74][..],
+        &[0x60, 0x45, 0, 2, 0xff][..],
+        &[0x80, 0x01, 0, 3][..],
+        &[0x40, 0x01][..],
+        &[0x50, 0x00, 0, 4][..],
+        &[0x60, 0x00, 0, 5][..],
+    ] {
+        net.inject(addr(1), server, bad);
+    }
+    assert_eq!(net.log.len(), before);
+    assert_eq!(*calls.borrow(), 0);
+    let stats = net.nodes[server].endpoint.stats();
+    assert_eq!(stats.drops_of(covey_proto::DropCause::FormatError), 7);
+    assert_eq!(stats.drops_of(covey_proto::DropCause::Unmatched), 1);
+}
+
+#[test]
+fn unmatched_separate_response_is_rejected_with_reset() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let mut buf = [0u8; 16];
+    let n = MessageEncoder::new(
+        &mut buf,
+        MessageType::Confirmable,
+        Code::CONTENT,
+        77,
+        &[9, 9],
+    )
+    .unwrap()
+    .finish();
+    let stray = buf[..n].to_vec();
+    net.inject(addr(2), client, &stray);
+    assert_eq!(net.log[0].bytes, [0x70, 0, 0, 77]);
+    assert!(net.nodes[client].events.is_empty());
+}
+
+#[test]
+fn cancel_stops_retransmissions_and_frees_the_nstart_slot() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    net.drop_rule = Some(Box::new(|_, _, _| true));
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let now = net.now;
+    let get = Request::new(Code::GET);
+    let first = net.nodes[client]
+        .endpoint
+        .send_request(now, addr(2), &get, RequestParams::default())
+        .unwrap();
+    net.nodes[client]
+        .endpoint
+        .send_request(now, addr(2), &get, RequestParams::default())
+        .unwrap();
+    net.flush(client);
+    assert_eq!(net.log.len(), 1);
+    assert!(net.nodes[client].endpoint.cancel(now, first));
+    net.flush(client);
+    assert_eq!(net.log.len(), 2, "the queued request starts at once");
+    assert!(!net.nodes[client].endpoint.cancel(now, first));
+    net.run_for(Duration::from_secs(200));
+    let mids: std::collections::BTreeSet<u16> = net
+        .log
+        .iter()
+        .map(|s| Message::parse(&s.bytes).unwrap().message_id())
+        .collect();
+    assert_eq!(mids.len(), 2, "only the second request was retransmitted");
+    assert_eq!(failures(&net, client), [Failure::Timeout]);
+}
