@@ -44,6 +44,30 @@ pub struct Config {
     pub token_length: usize,
     /// Max-Age (seconds) sent with 5.03 when a table is full.
     pub overload_max_age: u32,
+    /// Block size exponent used for block-wise transfers this endpoint starts or slices
+    /// (size 2^(szx+4): 6 is 1024 bytes).
+    pub block_szx: u8,
+    /// Largest body assembled or uploaded block-wise (bytes).
+    pub max_body_size: usize,
+    /// Block1 uploads being reassembled at once (server side).
+    pub max_uploads: usize,
+    /// Bytes held by all Block1 reassemblies together.
+    pub max_reassembly_bytes: usize,
+    /// Observers registered at once (server side).
+    pub max_observers: usize,
+    /// Every n-th notification to an observer is sent CON (the others NON).
+    pub observe_con_every: u32,
+    /// A CON notification is sent at least this often to each observer (RFC 7641: 24 h).
+    pub observe_con_interval: Duration,
+    /// How long a multicast request collects responses.
+    pub multicast_window_override: Option<Duration>,
+    /// Leisure for responses to multicast requests; `None` derives it from `group_size`
+    /// and `target_rate` when both are set, else DEFAULT_LEISURE.
+    pub leisure: Option<Duration>,
+    /// Estimated group size G for the leisure lower bound S·G/R.
+    pub group_size: Option<u32>,
+    /// Target data rate R in bytes/s for the leisure lower bound S·G/R.
+    pub target_rate: Option<u32>,
 }
 
 impl Default for Config {
@@ -66,14 +90,84 @@ impl Default for Config {
             mid_reuse_interval: None,
             token_length: 8,
             overload_max_age: 2,
+            block_szx: 6,
+            max_body_size: 1 << 20,
+            max_uploads: 16,
+            max_reassembly_bytes: 4 << 20,
+            max_observers: 1024,
+            observe_con_every: 20,
+            observe_con_interval: Duration::from_secs(24 * 3600),
+            multicast_window_override: None,
+            leisure: None,
+            group_size: None,
+            target_rate: None,
         }
     }
 }
 
 impl Config {
+    /// Block size in bytes for transfers this endpoint starts or slices.
+    pub fn block_size(&self) -> usize {
+        16 << self.block_szx.min(6)
+    }
+
+    /// How long a multicast request collects responses: the leisure plus one
+    /// MAX_LATENCY-free margin of ACK_TIMEOUT, unless overridden.
+    pub fn multicast_window(&self) -> Duration {
+        self.multicast_window_override
+            .unwrap_or_else(|| self.leisure_for(0) + self.transmission.ack_timeout)
+    }
+
+    /// Leisure for a response of `size` bytes to a multicast request: the configured
+    /// value, or S·G/R (RFC 7252 §8.2) when G and R are known, else DEFAULT_LEISURE.
+    pub fn leisure_for(&self, size: usize) -> Duration {
+        if let Some(l) = self.leisure {
+            return l;
+        }
+        match (self.group_size, self.target_rate) {
+            (Some(g), Some(r)) if r > 0 && size > 0 => {
+                let nanos = (size as u128 * g as u128 * 1_000_000_000) / r as u128;
+                Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+            }
+            _ => self.transmission.default_leisure,
+        }
+    }
+
     /// The effective message-ID reuse interval.
     pub fn mid_reuse(&self) -> Duration {
         self.mid_reuse_interval
             .unwrap_or_else(|| self.transmission.exchange_lifetime())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leisure_lower_bound_matches_g1_to_g4() {
+        let mut c = Config::default();
+        assert_eq!(
+            c.leisure_for(100),
+            Duration::from_secs(5),
+            "DEFAULT_LEISURE without data"
+        );
+        let cases = [
+            (100, 100, 1000, 10.0),
+            (100, 50, 1000, 5.0),
+            (60, 200, 250, 48.0),
+            (200, 50, 1000, 10.0),
+        ];
+        for (s, g, r, expected) in cases {
+            c.group_size = Some(g);
+            c.target_rate = Some(r);
+            assert_eq!(
+                c.leisure_for(s).as_secs_f64(),
+                expected,
+                "S={s} G={g} R={r}"
+            );
+        }
+        c.leisure = Some(Duration::from_millis(300));
+        assert_eq!(c.leisure_for(100), Duration::from_millis(300));
     }
 }

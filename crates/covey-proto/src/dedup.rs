@@ -110,6 +110,7 @@ impl DedupCache {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.map.len()
     }

@@ -67,6 +67,8 @@ pub enum Event {
         /// Why.
         failure: Failure,
     },
+    /// No further responses will come for request `id` (its multicast window closed).
+    Finished(RequestId),
     /// A ping (empty CON) was answered with RST: the peer is alive.
     Pong(RequestId),
     /// An application timer fired, with the value it was set with.

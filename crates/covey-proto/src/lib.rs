@@ -15,6 +15,7 @@ mod dedup;
 pub mod endpoint;
 pub mod event;
 mod hash;
+pub mod observe;
 mod outbox;
 mod peer;
 mod reply_cache;

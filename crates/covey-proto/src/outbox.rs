@@ -77,8 +77,4 @@ impl Outbox {
     pub fn pop(&mut self) -> Option<(SocketAddr, OutSource)> {
         self.queue.pop_front()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
 }

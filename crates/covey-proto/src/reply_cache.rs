@@ -27,19 +27,6 @@ impl ReplyCache {
         }
     }
 
-    /// Keeps a copy of `bytes`, overwriting the oldest reply.
-    pub fn store(&mut self, bytes: &[u8]) -> ReplyRef {
-        let slot = self.next;
-        self.next = (self.next + 1) % self.slots.len();
-        let (buf, generation) = &mut self.slots[slot];
-        *generation = generation.wrapping_add(1);
-        buf.copy_from(bytes);
-        ReplyRef {
-            slot: slot as u32,
-            generation: *generation,
-        }
-    }
-
     /// Encodes `m` straight into the oldest slot.
     pub fn encode(&mut self, m: &Outgoing<'_>) -> Result<ReplyRef, EncodeError> {
         let slot = self.next;

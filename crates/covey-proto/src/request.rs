@@ -34,6 +34,14 @@ pub struct RequestParams {
     pub token: Option<Token>,
 }
 
+impl RequestParams {
+    /// A non-confirmable request with a generated token.
+    pub const NON: RequestParams = RequestParams {
+        confirmable: false,
+        token: None,
+    };
+}
+
 impl Default for RequestParams {
     fn default() -> RequestParams {
         RequestParams {

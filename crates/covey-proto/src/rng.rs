@@ -25,14 +25,6 @@ impl Rng {
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
-
-    /// A uniform draw in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            return 0;
-        }
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
 }
 
 #[cfg(test)]
@@ -48,8 +40,6 @@ mod tests {
             let f = a.next_f64();
             b.next_f64();
             assert!((0.0..1.0).contains(&f));
-            assert!(a.below(10) < 10);
-            b.below(10);
         }
         assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
     }

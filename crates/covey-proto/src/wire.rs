@@ -2,7 +2,9 @@
 
 use alloc::boxed::Box;
 use alloc::vec;
-use covey_core::{CoapOption, Code, EncodeError, MessageEncoder, MessageType};
+use covey_core::{
+    CoapOption, Code, EncodeError, Message, MessageEncoder, MessageType, OptionNumber,
+};
 
 /// The parts of a message to encode; options may come from two lists (the application's
 /// and the engine's own), in any order.
@@ -73,17 +75,59 @@ impl DatagramBuf {
         }
     }
 
-    /// Overwrites the message type of the datagram held.
-    pub fn set_message_type(&mut self, t: MessageType) {
-        if self.len >= 1 {
-            self.data[0] = (self.data[0] & 0xCF) | ((t as u8) << 4);
-        }
-    }
-
     /// Empties the buffer.
     pub fn clear(&mut self) {
         self.len = 0;
     }
+}
+
+/// Re-encodes a stored request `template` with a new message ID: its options except those
+/// in `skip`, merged with `extra` (any order), and `payload` instead of the template's.
+pub(crate) fn reencode(
+    template: &[u8],
+    message_id: u16,
+    skip: &[OptionNumber],
+    extra: &[CoapOption<'_>],
+    payload: &[u8],
+    out: &mut DatagramBuf,
+) -> Result<(), EncodeError> {
+    let m = Message::parse(template).map_err(|_| EncodeError::InvalidStructure)?;
+    let mut enc = MessageEncoder::new(
+        &mut out.data,
+        m.message_type(),
+        m.code(),
+        message_id,
+        m.token_bytes(),
+    )?;
+    let mut kept = m.options().filter(|o| !skip.contains(&o.number)).peekable();
+    let mut last_extra: Option<(u16, usize)> = None;
+    loop {
+        // Next extra option in (number, position) order.
+        let next_extra = extra
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| last_extra.is_none_or(|l| (o.number.0, *i) > l))
+            .min_by_key(|(i, o)| (o.number.0, *i));
+        match (kept.peek(), next_extra) {
+            (Some(k), Some((i, e))) if e.number.0 < k.number.0 => {
+                enc.option(e.number, e.value)?;
+                last_extra = Some((e.number.0, i));
+            }
+            (Some(_), _) => {
+                if let Some(k) = kept.next() {
+                    enc.option(k.number, k.value)?;
+                }
+            }
+            (None, Some((i, e))) => {
+                enc.option(e.number, e.value)?;
+                last_extra = Some((e.number.0, i));
+            }
+            (None, None) => break,
+        }
+    }
+    enc.payload(payload)?;
+    out.len = enc.finish();
+    Ok(())
 }
 
 fn encode_slice(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
@@ -120,7 +164,6 @@ fn encode_slice(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use covey_core::{Message, OptionNumber};
     use std::vec::Vec;
 
     #[test]
@@ -161,5 +204,68 @@ mod tests {
         let mut small = DatagramBuf::new(8);
         assert_eq!(small.encode(&m), Err(EncodeError::BufferTooSmall));
         assert!(small.as_slice().is_empty());
+    }
+}
+
+#[cfg(test)]
+mod reencode_tests {
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn replaces_block_options_and_payload() {
+        let opts = [
+            CoapOption {
+                number: OptionNumber::URI_PATH,
+                value: b"a",
+            },
+            CoapOption {
+                number: OptionNumber::BLOCK2,
+                value: &[0x16],
+            },
+            CoapOption {
+                number: OptionNumber::SIZE1,
+                value: &[1],
+            },
+        ];
+        let mut template = DatagramBuf::new(100);
+        template
+            .encode(&Outgoing {
+                message_type: MessageType::Confirmable,
+                code: Code::PUT,
+                message_id: 0,
+                token: &[7],
+                options: &opts,
+                extra: &[],
+                payload: b"",
+            })
+            .unwrap();
+        let extra = [
+            CoapOption {
+                number: OptionNumber::BLOCK1,
+                value: &[0x0e],
+            },
+            CoapOption {
+                number: OptionNumber::OBSERVE,
+                value: &[],
+            },
+        ];
+        let mut out = DatagramBuf::new(100);
+        reencode(
+            template.as_slice(),
+            9,
+            &[OptionNumber::BLOCK2],
+            &extra,
+            b"xyz",
+            &mut out,
+        )
+        .unwrap();
+        let m = Message::parse(out.as_slice()).unwrap();
+        let numbers: Vec<u16> = m.options().map(|o| o.number.0).collect();
+        assert_eq!(numbers, [6, 11, 27, 60]);
+        assert_eq!(
+            (m.message_id(), m.token_bytes(), m.payload()),
+            (9, &[7u8][..], &b"xyz"[..])
+        );
     }
 }

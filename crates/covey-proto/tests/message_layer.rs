@@ -449,8 +449,10 @@ fn nstart_one_queues_requests_to_the_same_peer() {
 
 #[test]
 fn nstart_queue_is_bounded() {
-    let mut config = Config::default();
-    config.max_queued_per_peer = 2;
+    let config = Config {
+        max_queued_per_peer: 2,
+        ..Config::default()
+    };
     let mut ep = Endpoint::new(config, 1);
     let now = Instant::ZERO;
     let get = Request::new(Code::GET);

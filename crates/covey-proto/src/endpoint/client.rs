@@ -9,10 +9,13 @@ use crate::peer::PeerKey;
 use crate::request::{Request, RequestParams};
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::slab::SlabKey;
-use crate::wire::Outgoing;
+use crate::wire::reencode;
+use crate::wire::{DatagramBuf, Outgoing};
 use crate::{Duration, Instant};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{Code, MessageType, Token};
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
 
 /// Where a client exchange stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,11 +26,14 @@ pub(crate) enum ExchangeState {
     AwaitingAck(SlabKey),
     /// ACKed (a separate response will follow) or sent as NON.
     AwaitingResponse,
+    /// An established observation waiting for notifications.
+    Observing,
 }
 
 /// What a client exchange is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum ExchangeKind {
+    #[default]
     Request,
     Ping,
 }
@@ -47,6 +53,45 @@ pub(crate) struct ClientExchange {
     pub counted: bool,
     /// Retransmissions its CON needed (for stats).
     pub retransmissions: u8,
+    /// Sent to a group: every response is delivered until the window closes.
+    pub multicast: bool,
+    /// An Observe registration: notifications keep the exchange alive.
+    pub observe: Option<ObserveState>,
+    /// Block-wise transfer state, allocated only for transfers that need it.
+    pub transfer: Option<Box<BlockTransfer>>,
+}
+
+/// Extra state a new exchange starts with.
+#[derive(Debug, Default)]
+pub(crate) struct ExchangeSetup {
+    kind: ExchangeKind,
+    multicast: bool,
+    observe: Option<ObserveState>,
+    transfer: Option<Box<BlockTransfer>>,
+}
+
+/// Client side of an observation (RFC 7641 §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ObserveState {
+    /// Observe value and arrival time of the freshest notification so far.
+    pub freshest: Option<(u32, Instant)>,
+}
+
+/// A block-wise transfer in progress (RFC 7959): the body being uploaded with Block1 and
+/// the body being downloaded with Block2.
+#[derive(Debug, Default)]
+pub(crate) struct BlockTransfer {
+    /// Request body sent in Block1 blocks; empty when the request fits one datagram.
+    pub upload: Vec<u8>,
+    /// The Block1 block to send next.
+    pub upload_block: Option<Block>,
+    /// Response body assembled from Block2 blocks.
+    pub download: Vec<u8>,
+    /// The Block2 block to request next (None: the first request carries no Block2
+    /// unless the application put one in for early negotiation).
+    pub download_block: Option<Block>,
+    /// ETag of the first block, which every later block must repeat.
+    pub etag: Option<Token>,
 }
 
 /// Time to wait before retrying when no message ID may be reused yet.
@@ -54,7 +99,9 @@ const MID_RETRY: Duration = Duration::from_millis(100);
 
 impl Endpoint {
     /// Starts a request to `remote`; the response arrives as [`Event::Response`] or the
-    /// failure as [`Event::Failed`].
+    /// failure as [`Event::Failed`]. A payload larger than one block is uploaded with
+    /// Block1, a Block2 response is fetched to the end, an Observe 0 option registers an
+    /// observation, and a group address makes a multicast request.
     pub fn send_request(
         &mut self,
         now: Instant,
@@ -75,6 +122,10 @@ impl Endpoint {
         } else {
             MessageType::NonConfirmable
         };
+        let upload = request.payload.len() > self.config.block_size();
+        if request.payload.len() > self.config.max_body_size {
+            return Err(RequestError::TooLarge);
+        }
         let template = Outgoing {
             message_type,
             code: request.method,
@@ -82,15 +133,85 @@ impl Endpoint {
             token: token.as_bytes(),
             options: request.options,
             extra: &[],
-            payload: request.payload,
+            payload: if upload { &[] } else { request.payload },
         };
-        self.create_exchange(
+        let observe = request
+            .options
+            .iter()
+            .any(|o| o.number == OptionNumber::OBSERVE && uint::decode(o.value) == Some(0));
+        let early_block2 = request
+            .options
+            .iter()
+            .find(|o| o.number == OptionNumber::BLOCK2)
+            .and_then(|o| Block::decode(o.value).ok());
+        let transfer = (upload || early_block2.is_some()).then(|| {
+            Box::new(BlockTransfer {
+                upload: if upload {
+                    request.payload.to_vec()
+                } else {
+                    Vec::new()
+                },
+                upload_block: if upload {
+                    Block::new(0, true, self.config.block_szx).ok()
+                } else {
+                    None
+                },
+                download_block: early_block2,
+                ..BlockTransfer::default()
+            })
+        });
+        let setup = ExchangeSetup {
+            kind: ExchangeKind::Request,
+            multicast: remote.ip().is_multicast(),
+            observe: observe.then_some(ObserveState { freshest: None }),
+            transfer,
+        };
+        self.create_exchange(now, remote, &template, setup)
+    }
+
+    /// Ends an observation politely: a GET with Observe 1 and the same token
+    /// (RFC 7641 §3.6). Returns the id of that deregistration request.
+    pub fn cancel_observation(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+    ) -> Result<RequestId, RequestError> {
+        let Some(ex) = self.exchanges.get(id.0) else {
+            return Err(RequestError::UnknownRequest);
+        };
+        let (remote, token, confirmable) = (ex.remote, ex.token, ex.confirmable);
+        let template = self.exchange_bufs[id.0.index()].as_slice();
+        let mut copy = DatagramBuf::new(self.config.max_message_size);
+        let extra = [CoapOption {
+            number: OptionNumber::OBSERVE,
+            value: &[1],
+        }];
+        let payload = Message::parse(template).map(|m| m.payload()).unwrap_or(&[]);
+        reencode(
+            template,
+            0,
+            &[OptionNumber::OBSERVE],
+            &extra,
+            payload,
+            &mut copy,
+        )
+        .map_err(|_| RequestError::TooLarge)?;
+        self.finish_exchange(now, id.0);
+        let message = Message::parse(copy.as_slice()).map_err(|_| RequestError::TooLarge)?;
+        let options: Vec<CoapOption<'_>> = message.options().collect();
+        let request = Request {
+            method: message.code(),
+            options: &options,
+            payload: message.payload(),
+        };
+        self.send_request(
             now,
             remote,
-            token,
-            params.confirmable,
-            ExchangeKind::Request,
-            &template,
+            &request,
+            RequestParams {
+                confirmable,
+                token: Some(token),
+            },
         )
     }
 
@@ -105,14 +226,11 @@ impl Endpoint {
             extra: &[],
             payload: &[],
         };
-        self.create_exchange(
-            now,
-            remote,
-            Token::EMPTY,
-            true,
-            ExchangeKind::Ping,
-            &template,
-        )
+        let setup = ExchangeSetup {
+            kind: ExchangeKind::Ping,
+            ..ExchangeSetup::default()
+        };
+        self.create_exchange(now, remote, &template, setup)
     }
 
     /// Abandons an outstanding request: no more retransmissions and no events for it.
@@ -130,11 +248,12 @@ impl Endpoint {
         &mut self,
         now: Instant,
         remote: SocketAddr,
-        token: Token,
-        confirmable: bool,
-        kind: ExchangeKind,
         template: &Outgoing<'_>,
+        setup: ExchangeSetup,
     ) -> Result<RequestId, RequestError> {
+        let token = Token::new(template.token).unwrap_or_default();
+        let confirmable = template.message_type == MessageType::Confirmable;
+        let kind = setup.kind;
         let peer = self.peer_for(remote, now).ok_or(RequestError::Overload)?;
         let key = self
             .exchanges
@@ -148,6 +267,9 @@ impl Endpoint {
                 next_queued: None,
                 counted: false,
                 retransmissions: 0,
+                multicast: setup.multicast,
+                observe: setup.observe,
+                transfer: setup.transfer,
             })
             .map_err(|_| RequestError::Overload)?;
         if self.exchange_bufs[key.index()].encode(template).is_err() {
@@ -192,56 +314,81 @@ impl Endpoint {
         }
     }
 
-    /// Sends the first transmission of a queued exchange.
+    /// Sends the first transmission of a queued exchange, taking an NSTART slot.
     fn begin_exchange(&mut self, now: Instant, key: SlabKey) {
+        self.transmit_exchange(now, key, true);
+    }
+
+    /// Sends the exchange's next request message (the first one, or the next block of a
+    /// block-wise transfer) with a fresh message ID.
+    fn transmit_exchange(&mut self, now: Instant, key: SlabKey, first: bool) {
         let reuse = self.config.mid_reuse();
         let Some(ex) = self.exchanges.get(key) else {
             return;
         };
-        let (peer, remote, confirmable, kind) = (ex.peer, ex.remote, ex.confirmable, ex.kind);
+        let (peer, remote, confirmable, kind, multicast) =
+            (ex.peer, ex.remote, ex.confirmable, ex.kind, ex.multicast);
         let Some(p) = self.peers.get_mut(peer) else {
             return;
         };
         let Some(mid) = p.allocate_mid(now, reuse) else {
             // Every message ID of the next block is still within its reuse interval.
             self.stats.mid_exhausted += 1;
+            if let Some(ex) = self.exchanges.get_mut(key) {
+                ex.state = ExchangeState::Queued;
+            }
             self.set_timer_for(TimerKind::Exchange, key, now + MID_RETRY);
             return;
         };
         let ongoing = p.in_flight;
-        p.in_flight += 1;
-        if let Some(ex) = self.exchanges.get_mut(key) {
-            ex.counted = true;
+        if first {
+            p.in_flight += 1;
+            if let Some(ex) = self.exchanges.get_mut(key) {
+                ex.counted = true;
+            }
         }
-        self.exchange_bufs[key.index()].set_message_id(mid);
+        let owner = match kind {
+            ExchangeKind::Request => TransmissionOwner::Request(key),
+            ExchangeKind::Ping => TransmissionOwner::Ping(key),
+        };
         if confirmable {
             let Some(tx) = self.reserve_transmission(peer, remote) else {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             };
-            let (template, tx_buf) = (
-                &self.exchange_bufs[key.index()],
-                &mut self.transmission_bufs[tx.index()],
-            );
-            tx_buf.copy_from(template.as_slice());
-            let owner = match kind {
-                ExchangeKind::Request => TransmissionOwner::Request(key),
-                ExchangeKind::Ping => TransmissionOwner::Ping(key),
+            let encoded = match self.exchanges.get(key) {
+                Some(ex) => encode_request(
+                    ex,
+                    &self.exchange_bufs[key.index()],
+                    mid,
+                    &mut self.transmission_bufs[tx.index()],
+                ),
+                None => false,
             };
+            if !encoded {
+                self.transmissions.remove(tx);
+                self.fail_exchange(now, key, Failure::Overload);
+                return;
+            }
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingAck(tx);
             }
-            self.start_transmission(now, peer, remote, mid, owner, tx, ongoing);
+            self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
             let Some(slot) = self.outbox.take_slot() else {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             };
-            let ok = self
-                .outbox
-                .buf_mut(slot)
-                .copy_from(self.exchange_bufs[key.index()].as_slice());
-            if !ok {
+            let encoded = match self.exchanges.get(key) {
+                Some(ex) => encode_request(
+                    ex,
+                    &self.exchange_bufs[key.index()],
+                    mid,
+                    self.outbox.buf_mut(slot),
+                ),
+                None => false,
+            };
+            if !encoded {
                 self.outbox.release(slot);
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
@@ -250,7 +397,11 @@ impl Endpoint {
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingResponse;
             }
-            let timeout = self.config.response_timeout;
+            let timeout = if multicast {
+                self.config.multicast_window()
+            } else {
+                self.config.response_timeout
+            };
             self.set_timer_for(TimerKind::Exchange, key, now + timeout);
         }
     }
@@ -389,6 +540,9 @@ impl Endpoint {
                 }
             }
             TransmissionOwner::SeparateResponse => {}
+            TransmissionOwner::Notification(observer) => {
+                self.on_notification_ended(now, observer, end == TransmissionEnd::Acknowledged)
+            }
         }
     }
 
@@ -404,40 +558,222 @@ impl Endpoint {
         let Some(key) = self.exchanges.key_at(index) else {
             return;
         };
-        match self.exchanges.get(key).map(|e| e.state) {
-            Some(ExchangeState::Queued) => self.begin_exchange(now, key),
-            Some(ExchangeState::AwaitingResponse) => self.fail_exchange(now, key, Failure::Timeout),
-            _ => {}
+        let Some(ex) = self.exchanges.get(key) else {
+            return;
+        };
+        match ex.state {
+            ExchangeState::Queued => {
+                let first = !ex.counted;
+                self.transmit_exchange(now, key, first)
+            }
+            ExchangeState::AwaitingResponse if ex.multicast => {
+                // The multicast window closed: no further responses are expected.
+                if self.finish_exchange(now, key).is_some() {
+                    self.push_event(Event::Finished(RequestId(key)));
+                }
+            }
+            ExchangeState::AwaitingResponse => self.fail_exchange(now, key, Failure::Timeout),
+            ExchangeState::AwaitingAck(_) | ExchangeState::Observing => {}
         }
     }
 
-    /// Hands a matched response to the application and ends the exchange.
-    pub(crate) fn deliver_response(
+    /// A response matched exchange `key`: continue a block-wise transfer, keep an
+    /// observation or multicast request open, or deliver it and end the exchange.
+    pub(crate) fn on_response(
         &mut self,
         now: Instant,
         key: SlabKey,
         source: SocketAddr,
         datagram: &[u8],
     ) {
-        let Ok(held) = self.held.insert(HeldResponse { source }) else {
+        let Ok(m) = Message::parse(datagram) else {
+            return;
+        };
+        let max_body = self.config.max_body_size;
+        let Some(ex) = self.exchanges.get_mut(key) else {
+            return;
+        };
+        let code = m.code();
+        let mut body: Option<Vec<u8>> = None;
+        if let Some(t) = ex.transfer.as_mut() {
+            if let Some(sent) = t.upload_block {
+                if code == Code::CONTINUE {
+                    match next_upload_block(sent, m.block1(), t.upload.len()) {
+                        Some(next) => {
+                            t.upload_block = Some(next);
+                            self.transmit_exchange(now, key, false);
+                        }
+                        None => self.fail_exchange(now, key, Failure::ProtocolError),
+                    }
+                    return;
+                }
+                // Any other answer ends the upload.
+                t.upload_block = None;
+                t.upload = Vec::new();
+            }
+        }
+        let observing = ex.state == ExchangeState::Observing;
+        if code.is_success() && !observing {
+            if let Some(b2) = m.block2() {
+                let t = ex.transfer.get_or_insert_with(Box::default);
+                let etag = m.option(OptionNumber::ETAG).and_then(Token::new);
+                if b2.num == 0 {
+                    t.etag = etag;
+                    t.download.clear();
+                } else if etag != t.etag || b2.offset() != t.download.len() {
+                    // A changed representation mid-transfer cannot be stitched together.
+                    self.fail_exchange(now, key, Failure::ProtocolError);
+                    return;
+                }
+                if t.download.len() + m.payload().len() > max_body {
+                    self.fail_exchange(now, key, Failure::Overload);
+                    return;
+                }
+                t.download.extend_from_slice(m.payload());
+                if b2.more {
+                    let size = 16usize << b2.szx;
+                    t.download_block =
+                        Block::new((t.download.len() / size) as u32, false, b2.szx).ok();
+                    self.transmit_exchange(now, key, false);
+                    return;
+                }
+                body = Some(core::mem::take(&mut t.download));
+                t.download_block = None;
+            }
+        }
+        if ex.multicast {
+            self.deliver(now, key, source, datagram, body, false);
+            return;
+        }
+        if let Some(obs) = ex.observe.as_mut() {
+            if let (true, Some(value)) = (code.is_success(), m.observe()) {
+                if let Some((v2, t2)) = obs.freshest {
+                    if !crate::observe::is_newer(value, now, v2, t2) {
+                        self.stats.drop(DropCause::StaleNotification);
+                        return;
+                    }
+                }
+                obs.freshest = Some((value, now));
+                let was_counted = ex.counted;
+                ex.counted = false;
+                ex.state = ExchangeState::Observing;
+                let peer = ex.peer;
+                self.cancel_timer_for(TimerKind::Exchange, key);
+                if was_counted {
+                    // An established observation no longer holds an NSTART slot.
+                    if let Some(p) = self.peers.get_mut(peer) {
+                        p.in_flight = p.in_flight.saturating_sub(1);
+                    }
+                    self.start_queued(now, peer);
+                }
+                self.deliver(now, key, source, datagram, body, false);
+                return;
+            }
+        }
+        self.deliver(now, key, source, datagram, body, true);
+    }
+
+    /// Hands a response to the application; with `last`, the exchange ends.
+    fn deliver(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        source: SocketAddr,
+        datagram: &[u8],
+        body: Option<Vec<u8>>,
+        last: bool,
+    ) {
+        let Ok(held) = self.held.insert(HeldResponse { source, body }) else {
             self.stats.drop(DropCause::Overload);
             return;
         };
         self.held_bufs[held.index()].copy_from(datagram);
-        let retransmissions = match self.finish_exchange(now, key) {
-            Some(ex) => ex.retransmissions,
-            None => {
+        if last {
+            let Some(ex) = self.finish_exchange(now, key) else {
                 self.held.remove(held);
                 return;
-            }
-        };
-        self.stats.completed_after[(retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] += 1;
+            };
+            self.stats.completed_after[(ex.retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] +=
+                1;
+        }
         if !self.push_event(Event::Response {
             id: RequestId(key),
             key: ResponseKey(held),
-            last: true,
+            last,
         }) {
             self.held.remove(held);
         }
     }
+}
+
+/// The Block1 block after `sent`, following the server's acknowledgement and preferred
+/// size (RFC 7959 §2.5); `None` when the server asks for more than there is.
+fn next_upload_block(sent: Block, ack: Option<Block>, total: usize) -> Option<Block> {
+    let szx = ack.map_or(sent.szx, |a| a.szx.min(sent.szx));
+    let next_offset = sent.offset() + sent.size();
+    if next_offset >= total {
+        return None;
+    }
+    let size = 16usize << szx;
+    let num = (next_offset / size) as u32;
+    Block::new(num, next_offset + size < total, szx).ok()
+}
+
+/// Encodes the exchange's next request into `out` with message ID `mid`: the stored
+/// request, plus the Block1/Block2 options and upload slice of a transfer.
+fn encode_request(
+    ex: &ClientExchange,
+    template: &DatagramBuf,
+    mid: u16,
+    out: &mut DatagramBuf,
+) -> bool {
+    let Some(t) = ex.transfer.as_deref() else {
+        let ok = out.copy_from(template.as_slice());
+        out.set_message_id(mid);
+        return ok;
+    };
+    let (mut b1, mut b2, mut s1) = ([0u8; 4], [0u8; 4], [0u8; 4]);
+    let placeholder = CoapOption {
+        number: OptionNumber::BLOCK1,
+        value: &[],
+    };
+    let mut extra = [placeholder; 3];
+    let mut n = 0;
+    let mut payload: &[u8] = Message::parse(template.as_slice())
+        .map(|m| m.payload())
+        .unwrap_or(&[]);
+    if let Some(b) = t.upload_block {
+        let start = b.offset().min(t.upload.len());
+        let end = (start + b.size()).min(t.upload.len());
+        payload = &t.upload[start..end];
+        let block = Block {
+            more: end < t.upload.len(),
+            ..b
+        };
+        extra[n] = CoapOption {
+            number: OptionNumber::BLOCK1,
+            value: block.encode(&mut b1),
+        };
+        n += 1;
+        if b.num == 0 {
+            extra[n] = CoapOption {
+                number: OptionNumber::SIZE1,
+                value: uint::encode(t.upload.len() as u32, &mut s1),
+            };
+            n += 1;
+        }
+    }
+    if let Some(b) = t.download_block {
+        extra[n] = CoapOption {
+            number: OptionNumber::BLOCK2,
+            value: b.encode(&mut b2),
+        };
+        n += 1;
+    }
+    let skip = [
+        OptionNumber::BLOCK1,
+        OptionNumber::BLOCK2,
+        OptionNumber::SIZE1,
+    ];
+    reencode(template.as_slice(), mid, &skip, &extra[..n], payload, out).is_ok()
 }

@@ -1,6 +1,8 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod block;
 mod client;
+mod observe;
 mod receive;
 mod reliability;
 mod server;
@@ -68,6 +70,8 @@ pub enum RequestError {
     TokenInUse,
     /// The request does not fit into a datagram.
     TooLarge,
+    /// The request has already ended.
+    UnknownRequest,
 }
 
 impl core::fmt::Display for RequestError {
@@ -76,7 +80,8 @@ impl core::fmt::Display for RequestError {
             RequestError::Overload => "too many outstanding requests",
             RequestError::ConfirmableMulticast => "a multicast request must be non-confirmable",
             RequestError::TokenInUse => "token already in use by an outstanding request",
-            RequestError::TooLarge => "request does not fit into one datagram",
+            RequestError::TooLarge => "request too large",
+            RequestError::UnknownRequest => "request already ended",
         })
     }
 }
@@ -109,14 +114,25 @@ pub struct Received<'a> {
     pub source: SocketAddr,
     /// Whether it arrived on a group address.
     pub multicast: bool,
-    /// The parsed message.
+    /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
+    /// The reassembled body of a block-wise transfer, if there was one.
+    pub body: Option<&'a [u8]>,
+}
+
+impl<'a> Received<'a> {
+    /// The whole payload: the reassembled body, or the message's payload.
+    pub fn payload(&self) -> &'a [u8] {
+        self.body.unwrap_or_else(|| self.message.payload())
+    }
 }
 
 /// A response held until the application's next `poll_event`.
 #[derive(Debug)]
 pub(crate) struct HeldResponse {
     pub source: SocketAddr,
+    /// The whole body of a block-wise transfer.
+    pub body: Option<Vec<u8>>,
 }
 
 /// Kinds of timers, each with a dense range of ids in the timer queue.
@@ -199,6 +215,10 @@ pub struct Endpoint {
     pub(crate) timer_layout: TimerLayout,
     pub(crate) app_timers: Slab<u64>,
     pub(crate) stats: Stats,
+    pub(crate) observers: Slab<observe::Observer>,
+    pub(crate) observer_index: Map<(SocketAddr, Token), SlabKey>,
+    pub(crate) notification_mids: Map<(SocketAddr, u16), SlabKey>,
+    pub(crate) uploads: block::Uploads,
 }
 
 impl Endpoint {
@@ -233,6 +253,10 @@ impl Endpoint {
             timer_layout,
             app_timers: Slab::with_capacity(config.max_app_timers),
             stats: Stats::default(),
+            observers: Slab::with_capacity(config.max_observers),
+            observer_index: map_with_capacity(config.max_observers, rng.next_u64()),
+            notification_mids: map_with_capacity(config.max_observers, rng.next_u64()),
+            uploads: block::Uploads::new(&config, rng.next_u64()),
             config,
             rng,
         }
@@ -274,6 +298,10 @@ impl Endpoint {
     /// windows, leisure delays and application timers.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
+        let idle = self.config.transmission.exchange_lifetime();
+        if let Some(cutoff) = now.as_nanos().checked_sub(idle.as_nanos() as u64) {
+            self.uploads.expire(Instant::from_nanos(cutoff));
+        }
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);
             match kind {
@@ -349,6 +377,7 @@ impl Endpoint {
             source: held.source,
             multicast: false,
             message,
+            body: held.body.as_deref(),
         })
     }
 
@@ -360,6 +389,7 @@ impl Endpoint {
             source: inc.remote,
             multicast: inc.multicast,
             message,
+            body: inc.body.as_deref(),
         })
     }
 

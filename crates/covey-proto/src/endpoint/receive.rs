@@ -67,7 +67,10 @@ impl Endpoint {
             .transmissions_by_mid
             .get(&(remote, message.message_id()))
         else {
-            self.stats.drop(DropCause::Unmatched);
+            // An RST may reject a NON notification, ending that observation.
+            if !(reset && self.reset_notification(now, remote, message.message_id())) {
+                self.stats.drop(DropCause::Unmatched);
+            }
             return;
         };
         let Some(t) = self.transmissions.get(tx) else {
@@ -90,7 +93,7 @@ impl Endpoint {
                     ex.retransmissions = t.retransmissions;
                 }
             }
-            self.deliver_response(now, ex_key, remote, datagram);
+            self.on_response(now, ex_key, remote, datagram);
             return;
         }
         let end = if reset {
@@ -175,11 +178,11 @@ impl Endpoint {
         } else {
             self.config.transmission.non_lifetime()
         };
-        let matched = self
-            .tokens
-            .get(&message.token())
-            .copied()
-            .filter(|k| self.exchanges.get(*k).is_some_and(|e| e.remote == remote));
+        let matched = self.tokens.get(&message.token()).copied().filter(|k| {
+            self.exchanges
+                .get(*k)
+                .is_some_and(|e| e.multicast || e.remote == remote)
+        });
         let Some(ex_key) = matched else {
             // Nobody asked: reject, so a server stops notifying a forgotten observation.
             self.stats.drop(DropCause::Unmatched);
@@ -220,6 +223,6 @@ impl Endpoint {
                 }
             }
         }
-        self.deliver_response(now, ex_key, remote, datagram);
+        self.on_response(now, ex_key, remote, datagram);
     }
 }

@@ -19,6 +19,8 @@ pub(crate) enum TransmissionOwner {
     Ping(SlabKey),
     /// A separate CON response of the server.
     SeparateResponse,
+    /// A CON notification to an observer.
+    Notification(SlabKey),
 }
 
 /// How a transmission ended.
@@ -46,16 +48,20 @@ pub(crate) struct Transmission {
 impl Endpoint {
     /// Sends the CON already encoded in `transmission_bufs[key]` and arms its timer.
     /// `ongoing` is the number of other exchanges in flight to the peer (blind RTO).
+    /// `key` comes from `reserve_transmission`, which fixed the peer and destination.
     pub(crate) fn start_transmission(
         &mut self,
         now: Instant,
-        peer: PeerKey,
-        destination: SocketAddr,
+        key: SlabKey,
         message_id: u16,
         owner: TransmissionOwner,
-        key: SlabKey,
         ongoing: usize,
     ) {
+        let Some((peer, destination)) =
+            self.transmissions.get(key).map(|t| (t.peer, t.destination))
+        else {
+            return;
+        };
         let draw = self.rng.next_f64();
         let base_rto = match self.peers.get_mut(peer) {
             Some(p) => {

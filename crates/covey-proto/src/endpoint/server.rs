@@ -1,7 +1,9 @@
 //! The server role: incoming requests, deduplication, piggy-backed and separate responses,
-//! 4.02 for unrecognised critical options, 5.03 under overload, multicast leisure and
-//! error suppression.
+//! 4.02 for unrecognised critical options, 5.03 under overload, block-wise slicing and
+//! reassembly, multicast leisure and error suppression.
 
+use super::block::{slice_block2, UploadStep};
+use super::observe::ObserveRequest;
 use super::reliability::TransmissionOwner;
 use super::{Endpoint, RespondError, TimerKind};
 use crate::dedup::{DedupKey, DedupState};
@@ -12,9 +14,10 @@ use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
 use crate::wire::Outgoing;
 use crate::Instant;
+use alloc::vec::Vec;
 use core::net::SocketAddr;
 use covey_core::{
-    uint, CoapOption, Code, Message, MessageType, OptionNumber, ParseErrorKind, Token,
+    uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, ParseErrorKind, Token,
 };
 
 /// Where an incoming request stands.
@@ -37,6 +40,14 @@ pub(crate) struct IncomingExchange {
     /// An empty ACK was sent: the response must be separate.
     pub acked: bool,
     pub state: IncomingState,
+    /// The whole body of a Block1 upload.
+    pub body: Option<Vec<u8>>,
+    /// The last Block1 block of an upload, echoed in the response.
+    pub block1: Option<Block>,
+    /// The Block2 block the client asked for.
+    pub block2: Option<Block>,
+    /// The request's Observe option.
+    pub observe: ObserveRequest,
 }
 
 /// Everything needed to address a response to a request.
@@ -49,15 +60,55 @@ struct ResponseTarget {
     acked: bool,
 }
 
+/// Engine-added options of one response (Observe, Block1, Block2, Size2) plus the caller's.
+struct ExtraOptions<'a> {
+    options: [CoapOption<'a>; 8],
+    len: usize,
+}
+
+impl<'a> ExtraOptions<'a> {
+    fn new() -> ExtraOptions<'a> {
+        ExtraOptions {
+            options: [CoapOption {
+                number: OptionNumber::OBSERVE,
+                value: &[],
+            }; 8],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, number: OptionNumber, value: &'a [u8]) {
+        if self.len < self.options.len() {
+            self.options[self.len] = CoapOption { number, value };
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[CoapOption<'a>] {
+        &self.options[..self.len]
+    }
+}
+
 impl Endpoint {
     /// Answers an incoming request: piggy-backed in the ACK while the request is still
     /// unacknowledged, otherwise as a separate response; after a leisure delay when it
-    /// came by multicast (error responses to multicast requests are suppressed).
+    /// came by multicast (error responses to multicast requests are suppressed). A payload
+    /// larger than one block is sent block-wise.
     pub fn respond(
         &mut self,
         now: Instant,
         id: IncomingId,
         response: &Response<'_>,
+    ) -> Result<(), RespondError> {
+        self.respond_with_extra(now, id, response, &[])
+    }
+
+    pub(crate) fn respond_with_extra(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
     ) -> Result<(), RespondError> {
         let key = id.0;
         let inc = self.incoming.get(key).ok_or(RespondError::UnknownRequest)?;
@@ -71,10 +122,62 @@ impl Endpoint {
             confirmable: inc.confirmable,
             acked: inc.acked,
         };
-        if inc.multicast {
-            return self.respond_to_multicast(now, key, target, response);
+        let (multicast, block1, block2) = (inc.multicast, inc.block1, inc.block2);
+        if multicast && response.code.is_error() {
+            self.stats.drop(DropCause::MulticastSuppressed);
+            self.remove_incoming(key);
+            return Ok(());
         }
-        let result = self.send_response(now, target, response);
+        let mut options = ExtraOptions::new();
+        for o in extra {
+            options.push(o.number, o.value);
+        }
+        let (mut b1, mut b2, mut s2) = ([0u8; 4], [0u8; 4], [0u8; 4]);
+        if let Some(b) = block1.filter(|_| response.code.is_success()) {
+            options.push(
+                OptionNumber::BLOCK1,
+                Block { more: false, ..b }.encode(&mut b1),
+            );
+        }
+        let mut payload = response.payload;
+        let mut code = response.code;
+        if code.is_success() {
+            match slice_block2(response.payload, block2, self.config.block_szx) {
+                Ok(Some((b, chunk))) => {
+                    options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
+                    if b.num == 0 {
+                        options.push(
+                            OptionNumber::SIZE2,
+                            uint::encode(response.payload.len() as u32, &mut s2),
+                        );
+                    }
+                    payload = chunk;
+                }
+                Ok(None) => {}
+                Err(()) => {
+                    code = Code::BAD_REQUEST;
+                    payload = b"block out of range";
+                }
+            }
+        }
+        let response_options = if code == response.code {
+            response.options
+        } else {
+            &[]
+        };
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code,
+            message_id: 0,
+            token: target.token.as_bytes(),
+            options: response_options,
+            extra: options.as_slice(),
+            payload,
+        };
+        if multicast {
+            return self.respond_to_multicast(now, key, target, m);
+        }
+        let result = self.send_response(now, target, m);
         self.remove_incoming(key);
         result
     }
@@ -84,13 +187,8 @@ impl Endpoint {
         now: Instant,
         key: SlabKey,
         target: ResponseTarget,
-        response: &Response<'_>,
+        mut m: Outgoing<'_>,
     ) -> Result<(), RespondError> {
-        if response.code.is_error() {
-            self.stats.drop(DropCause::MulticastSuppressed);
-            self.remove_incoming(key);
-            return Ok(());
-        }
         let Some(peer) = self.peer_for(target.remote, now) else {
             self.remove_incoming(key);
             return Err(RespondError::Overload);
@@ -104,15 +202,7 @@ impl Endpoint {
             self.remove_incoming(key);
             return Err(RespondError::Overload);
         };
-        let m = Outgoing {
-            message_type: MessageType::NonConfirmable,
-            code: response.code,
-            message_id: mid,
-            token: target.token.as_bytes(),
-            options: response.options,
-            extra: &[],
-            payload: response.payload,
-        };
+        m.message_id = mid;
         if self.incoming_bufs[key.index()].encode(&m).is_err() {
             self.remove_incoming(key);
             return Err(RespondError::TooLarge);
@@ -120,29 +210,30 @@ impl Endpoint {
         if let Some(inc) = self.incoming.get_mut(key) {
             inc.state = IncomingState::DelayedResponse;
         }
-        let leisure = self.config.transmission.default_leisure;
-        let delay = leisure.mul_f64(self.rng.next_f64());
+        // RFC 7252 §8.2: answer at a random instant within the leisure period.
+        let size = self.incoming_bufs[key.index()].as_slice().len();
+        let leisure = self.config.leisure_for(size);
+        let delay = crate::transmission_parameters::TransmissionParameters {
+            ack_random_factor: 2.0,
+            ..self.config.transmission
+        }
+        .dither(leisure, self.rng.next_f64())
+        .saturating_sub(leisure);
         self.set_timer_for(TimerKind::Incoming, key, now + delay);
         Ok(())
     }
 
-    /// Sends a response now, choosing piggy-backed, separate CON or NON.
+    /// Sends a response now, choosing piggy-backed, separate CON or NON; `m`'s type and
+    /// message ID are filled in here.
     fn send_response(
         &mut self,
         now: Instant,
         target: ResponseTarget,
-        response: &Response<'_>,
+        mut m: Outgoing<'_>,
     ) -> Result<(), RespondError> {
         if target.confirmable && !target.acked {
-            let m = Outgoing {
-                message_type: MessageType::Acknowledgement,
-                code: response.code,
-                message_id: target.message_id,
-                token: target.token.as_bytes(),
-                options: response.options,
-                extra: &[],
-                payload: response.payload,
-            };
+            m.message_type = MessageType::Acknowledgement;
+            m.message_id = target.message_id;
             let reply = self
                 .replies
                 .encode(&m)
@@ -158,26 +249,13 @@ impl Endpoint {
             .peer_for(target.remote, now)
             .ok_or(RespondError::Overload)?;
         let reuse = self.config.mid_reuse();
-        let mid = self
+        m.message_id = self
             .peers
             .get_mut(peer)
             .and_then(|p| p.allocate_mid(now, reuse))
             .ok_or(RespondError::Overload)?;
-        let message_type = if target.confirmable {
-            MessageType::Confirmable
-        } else {
-            MessageType::NonConfirmable
-        };
-        let m = Outgoing {
-            message_type,
-            code: response.code,
-            message_id: mid,
-            token: target.token.as_bytes(),
-            options: response.options,
-            extra: &[],
-            payload: response.payload,
-        };
         if target.confirmable {
+            m.message_type = MessageType::Confirmable;
             let tx = self
                 .reserve_transmission(peer, target.remote)
                 .ok_or(RespondError::Overload)?;
@@ -188,14 +266,13 @@ impl Endpoint {
             let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
             self.start_transmission(
                 now,
-                peer,
-                target.remote,
-                mid,
-                TransmissionOwner::SeparateResponse,
                 tx,
+                m.message_id,
+                TransmissionOwner::SeparateResponse,
                 ongoing,
             );
         } else {
+            m.message_type = MessageType::NonConfirmable;
             let slot = self.outbox.take_slot().ok_or(RespondError::Overload)?;
             if self.outbox.buf_mut(slot).encode(&m).is_err() {
                 self.outbox.release(slot);
@@ -204,6 +281,28 @@ impl Endpoint {
             self.outbox.push(target.remote, OutSource::Slot(slot));
         }
         Ok(())
+    }
+
+    /// Answers a request directly from the engine (errors, 2.31 Continue), never calling
+    /// the application.
+    fn reply_now(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        code: Code,
+        options: &[CoapOption<'_>],
+        payload: &[u8],
+    ) {
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code,
+            message_id: 0,
+            token: target.token.as_bytes(),
+            options,
+            extra: &[],
+            payload,
+        };
+        let _ = self.send_response(now, target, m);
     }
 
     fn remove_incoming(&mut self, key: SlabKey) {
@@ -282,6 +381,7 @@ impl Endpoint {
     }
 
     /// A request arrived (CON or NON, already known not to be a duplicate).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn handle_request(
         &mut self,
         now: Instant,
@@ -310,14 +410,15 @@ impl Endpoint {
             confirmable,
             acked: false,
         };
+        // Until the application answers, duplicates of a CON wait for its response.
+        self.dedup.insert(
+            now,
+            dedup_key,
+            fingerprint,
+            DedupState::Ignore,
+            now + lifetime,
+        );
         if let Some(number) = unrecognised_critical_option(message) {
-            self.dedup.insert(
-                now,
-                dedup_key,
-                fingerprint,
-                DedupState::Ignore,
-                now + lifetime,
-            );
             if multicast {
                 self.stats.drop(DropCause::MulticastSuppressed);
                 return;
@@ -332,13 +433,101 @@ impl Endpoint {
                 &mut diagnostic,
                 format_args!("unrecognised critical option {}", number.0),
             );
-            let _ = self.send_response(
-                now,
-                target,
-                &Response::with_payload(Code::BAD_OPTION, diagnostic.as_bytes()),
-            );
+            self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic.as_bytes());
             return;
         }
+        let block2 = match message.option(OptionNumber::BLOCK2).map(Block::decode) {
+            Some(Err(_)) => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_REQUEST,
+                    b"invalid Block2 option",
+                );
+                return;
+            }
+            Some(Ok(b)) => Some(b),
+            None => None,
+        };
+        let mut body = None;
+        let mut block1 = None;
+        match message.option(OptionNumber::BLOCK1).map(Block::decode) {
+            Some(Err(_)) => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_REQUEST,
+                    b"invalid Block1 option",
+                );
+                return;
+            }
+            Some(Ok(b)) => {
+                let key = self.uploads.key(remote, message);
+                let size1 = message.uint_option(OptionNumber::SIZE1);
+                match self.uploads.receive(now, key, b, message.payload(), size1) {
+                    UploadStep::Continue(ack) => {
+                        let mut value = [0u8; 4];
+                        let options = [CoapOption {
+                            number: OptionNumber::BLOCK1,
+                            value: ack.encode(&mut value),
+                        }];
+                        self.reply_now(now, target, Code::CONTINUE, &options, &[]);
+                        return;
+                    }
+                    UploadStep::Complete(whole) => {
+                        body = Some(whole);
+                        block1 = Some(b);
+                    }
+                    UploadStep::Incomplete => {
+                        self.reply_error(
+                            now,
+                            target,
+                            multicast,
+                            Code::REQUEST_ENTITY_INCOMPLETE,
+                            b"missing block",
+                        );
+                        return;
+                    }
+                    UploadStep::BadBlock => {
+                        self.reply_error(
+                            now,
+                            target,
+                            multicast,
+                            Code::BAD_REQUEST,
+                            b"block payload is not the block size",
+                        );
+                        return;
+                    }
+                    UploadStep::TooLarge(limit) => {
+                        let mut value = [0u8; 4];
+                        let options = [CoapOption {
+                            number: OptionNumber::SIZE1,
+                            value: uint::encode(limit as u32, &mut value),
+                        }];
+                        if !multicast {
+                            self.reply_now(
+                                now,
+                                target,
+                                Code::REQUEST_ENTITY_TOO_LARGE,
+                                &options,
+                                b"request body too large",
+                            );
+                        }
+                        return;
+                    }
+                }
+            }
+            None => {}
+        }
+        let observe = match message.observe() {
+            Some(0) if matches!(message.code(), Code::GET | Code::FETCH) => {
+                ObserveRequest::Register
+            }
+            Some(1) => ObserveRequest::Deregister,
+            _ => ObserveRequest::None,
+        };
         let inserted = self.incoming.insert(IncomingExchange {
             remote,
             message_id: message.message_id(),
@@ -347,41 +536,35 @@ impl Endpoint {
             multicast,
             acked: false,
             state: IncomingState::Waiting,
+            body,
+            block1,
+            block2,
+            observe,
         });
         let Ok(key) = inserted else {
             self.stats.drop(DropCause::Overload);
             if multicast {
                 return;
             }
-            self.dedup.insert(
-                now,
-                dedup_key,
-                fingerprint,
-                DedupState::Ignore,
-                now + lifetime,
-            );
             let mut age = [0u8; 4];
-            let max_age = uint::encode(self.config.overload_max_age, &mut age);
             let options = [CoapOption {
                 number: OptionNumber::MAX_AGE,
-                value: max_age,
+                value: uint::encode(self.config.overload_max_age, &mut age),
             }];
-            let busy = Response {
-                code: Code::SERVICE_UNAVAILABLE,
-                options: &options,
-                payload: b"server busy",
-            };
-            let _ = self.send_response(now, target, &busy);
+            self.reply_now(
+                now,
+                target,
+                Code::SERVICE_UNAVAILABLE,
+                &options,
+                b"server busy",
+            );
             return;
         };
         self.incoming_bufs[key.index()].copy_from(datagram);
-        let state = if confirmable {
-            DedupState::Processing(IncomingId(key))
-        } else {
-            DedupState::Ignore
-        };
-        self.dedup
-            .insert(now, dedup_key, fingerprint, state, now + lifetime);
+        if confirmable {
+            self.dedup
+                .update(&dedup_key, DedupState::Processing(IncomingId(key)));
+        }
         let wait = if confirmable {
             self.config.piggyback_window
         } else {
@@ -391,6 +574,21 @@ impl Endpoint {
         if !self.push_event(Event::Request(IncomingId(key))) {
             self.remove_incoming(key);
         }
+    }
+
+    fn reply_error(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        multicast: bool,
+        code: Code,
+        diagnostic: &[u8],
+    ) {
+        if multicast {
+            self.stats.drop(DropCause::MulticastSuppressed);
+            return;
+        }
+        self.reply_now(now, target, code, &[], diagnostic);
     }
 
     /// A duplicate of a request seen before: answer as the first time, never call the

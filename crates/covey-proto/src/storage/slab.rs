@@ -104,11 +104,6 @@ impl<T> Slab<T> {
         self.len
     }
 
-    /// True when nothing is stored.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// True when no further value fits.
     pub fn is_full(&self) -> bool {
         self.free.is_empty()

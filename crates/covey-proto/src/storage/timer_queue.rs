@@ -56,14 +56,6 @@ impl TimerQueue {
         self.remove_at(pos as usize);
     }
 
-    /// The deadline of timer `id`, if set.
-    pub fn deadline(&self, id: usize) -> Option<Instant> {
-        match self.position.get(id) {
-            Some(&pos) if pos != ABSENT => Some(self.heap[pos as usize].0),
-            _ => None,
-        }
-    }
-
     /// The earliest deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.heap.first().map(|e| e.0)
@@ -77,16 +69,6 @@ impl TimerQueue {
         }
         self.remove_at(0);
         Some(id as usize)
-    }
-
-    /// Number of armed timers.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    /// True when no timer is armed.
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
     }
 
     fn remove_at(&mut self, pos: usize) {
@@ -157,7 +139,7 @@ mod tests {
         assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(1));
         assert_eq!(q.pop_expired(Instant::from_secs(100)), None);
         q.set(7, Instant::ZERO); // out of range: ignored
-        assert!(q.is_empty());
+        assert_eq!(q.next_deadline(), None);
     }
 
     proptest! {

@@ -1,0 +1,316 @@
+//! The server side of Observe (RFC 7641 §4): registrations keyed by (client, token),
+//! 24-bit sequence numbers, CON/NON notifications, and removal on RST, timeout or error.
+
+use super::reliability::TransmissionOwner;
+use super::server::IncomingState;
+use super::{Endpoint, RespondError};
+use crate::outbox::OutSource;
+use crate::peer::PeerKey;
+use crate::request::Response;
+use crate::storage::slab::SlabKey;
+use crate::wire::Outgoing;
+use crate::Instant;
+use core::net::SocketAddr;
+use covey_core::{uint, CoapOption, MessageType, OptionNumber, Token};
+
+/// One registered observer.
+#[derive(Debug)]
+pub(crate) struct Observer {
+    pub remote: SocketAddr,
+    pub token: Token,
+    pub resource: u64,
+    pub peer: PeerKey,
+    /// Observe value of the last notification (24 bits).
+    pub sequence: u32,
+    /// The CON notification in flight, if any.
+    pub in_flight: Option<SlabKey>,
+    /// Message ID of the last NON notification, so an RST to it cancels.
+    pub last_non_mid: Option<u16>,
+    pub last_con: Instant,
+    pub since_con: u32,
+}
+
+/// What the application asked for with an Observe option in a GET/FETCH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObserveRequest {
+    Register,
+    Deregister,
+    None,
+}
+
+impl Endpoint {
+    /// Answers a request for an observable `resource`: an Observe 0 request with a 2.xx
+    /// response registers (or renews) the client as an observer and the response carries
+    /// the current sequence number; Observe 1, or a GET without Observe from a registered
+    /// client, deregisters. Returns whether the client is now registered.
+    pub fn respond_observable(
+        &mut self,
+        now: Instant,
+        id: crate::IncomingId,
+        resource: u64,
+        response: &Response<'_>,
+    ) -> Result<bool, RespondError> {
+        let inc = self
+            .incoming
+            .get(id.0)
+            .ok_or(RespondError::UnknownRequest)?;
+        if inc.state != IncomingState::Waiting {
+            return Err(RespondError::UnknownRequest);
+        }
+        let key = (inc.remote, inc.token);
+        let existing = self.observer_index.get(&key).copied();
+        let wants = inc.observe;
+        let register = wants == ObserveRequest::Register && response.code.is_success();
+        if !register {
+            if let Some(o) = existing {
+                self.remove_observer(now, o);
+            }
+            self.respond(now, id, response)?;
+            return Ok(false);
+        }
+        let observer = match existing {
+            Some(o) => Some(o),
+            None => self.add_observer(now, inc.remote, inc.token, resource),
+        };
+        let Some(o) = observer else {
+            // No room: answer without Observe, which tells the client it is not registered.
+            self.respond(now, id, response)?;
+            return Ok(false);
+        };
+        let sequence = match self.observers.get_mut(o) {
+            Some(obs) => {
+                obs.resource = resource;
+                obs.sequence = (obs.sequence + 1) & 0xFF_FFFF;
+                obs.sequence
+            }
+            None => 0,
+        };
+        let mut value = [0u8; 4];
+        let extra = [CoapOption {
+            number: OptionNumber::OBSERVE,
+            value: uint::encode(sequence, &mut value),
+        }];
+        self.respond_with_extra(now, id, response, &extra)?;
+        Ok(true)
+    }
+
+    /// Sends `response` as a notification to every observer of `resource`; returns how
+    /// many were notified. A non-2.xx response ends those observations.
+    pub fn notify(&mut self, now: Instant, resource: u64, response: &Response<'_>) -> usize {
+        let mut notified = 0;
+        for index in 0..self.observers.capacity() {
+            let Some(key) = self.observers.key_at(index) else {
+                continue;
+            };
+            if self
+                .observers
+                .get(key)
+                .is_none_or(|o| o.resource != resource)
+            {
+                continue;
+            }
+            if self.notify_one(now, key, response) {
+                notified += 1;
+            }
+            if !response.code.is_success() {
+                // The error notification itself stays in flight; only the registration goes.
+                if let Some(tx) = self.observers.get_mut(key).and_then(|o| o.in_flight.take()) {
+                    if let Some(t) = self.transmissions.get_mut(tx) {
+                        t.owner = TransmissionOwner::SeparateResponse;
+                    }
+                }
+                self.remove_observer(now, key);
+            }
+        }
+        notified
+    }
+
+    /// Number of observers registered for `resource`.
+    pub fn observer_count(&self, resource: u64) -> usize {
+        self.observers
+            .iter()
+            .filter(|(_, o)| o.resource == resource)
+            .count()
+    }
+
+    fn add_observer(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        token: Token,
+        resource: u64,
+    ) -> Option<SlabKey> {
+        let peer = self.peer_for(remote, now)?;
+        let key = self
+            .observers
+            .insert(Observer {
+                remote,
+                token,
+                resource,
+                peer,
+                sequence: self.rng.next_u64() as u32 & 0xFF_FFFF,
+                in_flight: None,
+                last_non_mid: None,
+                last_con: now,
+                since_con: 0,
+            })
+            .ok()?;
+        if let Some(p) = self.peers.get_mut(peer) {
+            p.refs += 1;
+        }
+        self.observer_index.insert((remote, token), key);
+        Some(key)
+    }
+
+    pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
+        let Some(o) = self.observers.remove(key) else {
+            return;
+        };
+        self.observer_index.remove(&(o.remote, o.token));
+        if let Some(mid) = o.last_non_mid {
+            self.notification_mids.remove(&(o.remote, mid));
+        }
+        if let Some(tx) = o.in_flight {
+            self.end_transmission(now, tx, super::reliability::TransmissionEnd::TimedOut);
+        }
+        if let Some(p) = self.peers.get_mut(o.peer) {
+            p.refs = p.refs.saturating_sub(1);
+        }
+    }
+
+    fn notify_one(&mut self, now: Instant, key: SlabKey, response: &Response<'_>) -> bool {
+        let (con_every, con_interval, reuse) = (
+            self.config.observe_con_every.max(1),
+            self.config.observe_con_interval,
+            self.config.mid_reuse(),
+        );
+        let Some(o) = self.observers.get_mut(key) else {
+            return false;
+        };
+        o.sequence = (o.sequence + 1) & 0xFF_FFFF;
+        o.since_con += 1;
+        // CON while the last CON's fate is unknown (it then replaces that one), at least
+        // once per interval and every n-th time; NON otherwise.
+        let confirmable = o.in_flight.is_some()
+            || !response.code.is_success()
+            || o.since_con >= con_every
+            || now.saturating_duration_since(o.last_con) >= con_interval;
+        let (remote, token, peer, sequence, replaced) =
+            (o.remote, o.token, o.peer, o.sequence, o.in_flight);
+        let Some(mid) = self
+            .peers
+            .get_mut(peer)
+            .and_then(|p| p.allocate_mid(now, reuse))
+        else {
+            return false;
+        };
+        let mut value = [0u8; 4];
+        let observe = [CoapOption {
+            number: OptionNumber::OBSERVE,
+            value: uint::encode(sequence, &mut value),
+        }];
+        // An error ends the observation and carries no Observe option (RFC 7641 §4.2).
+        let extra: &[CoapOption<'_>] = if response.code.is_success() {
+            &observe
+        } else {
+            &[]
+        };
+        let m = Outgoing {
+            message_type: if confirmable {
+                MessageType::Confirmable
+            } else {
+                MessageType::NonConfirmable
+            },
+            code: response.code,
+            message_id: mid,
+            token: token.as_bytes(),
+            options: response.options,
+            extra,
+            payload: response.payload,
+        };
+        if confirmable {
+            if let Some(tx) = replaced {
+                // RFC 7641 §4.5.2: the newer state replaces the one in flight, keeping
+                // its retransmission counter and timer.
+                if self.transmission_bufs[tx.index()].encode(&m).is_err() {
+                    return false;
+                }
+                if let Some(t) = self.transmissions.get_mut(tx) {
+                    let old = (t.destination, t.message_id);
+                    t.message_id = mid;
+                    self.transmissions_by_mid.remove(&old);
+                    self.transmissions_by_mid.insert((remote, mid), tx);
+                }
+                self.outbox.push(remote, OutSource::Transmission(tx));
+            } else {
+                let Some(tx) = self.reserve_transmission(peer, remote) else {
+                    return false;
+                };
+                if self.transmission_bufs[tx.index()].encode(&m).is_err() {
+                    self.transmissions.remove(tx);
+                    return false;
+                }
+                let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+                self.start_transmission(
+                    now,
+                    tx,
+                    mid,
+                    TransmissionOwner::Notification(key),
+                    ongoing,
+                );
+                if let Some(o) = self.observers.get_mut(key) {
+                    o.in_flight = Some(tx);
+                }
+            }
+            if let Some(o) = self.observers.get_mut(key) {
+                o.last_con = now;
+                o.since_con = 0;
+            }
+        } else {
+            let Some(slot) = self.outbox.take_slot() else {
+                return false;
+            };
+            if self.outbox.buf_mut(slot).encode(&m).is_err() {
+                self.outbox.release(slot);
+                return false;
+            }
+            self.outbox.push(remote, OutSource::Slot(slot));
+            if let Some(o) = self.observers.get_mut(key) {
+                if let Some(old) = o.last_non_mid.replace(mid) {
+                    self.notification_mids.remove(&(remote, old));
+                }
+            }
+            self.notification_mids.insert((remote, mid), key);
+        }
+        true
+    }
+
+    /// A CON notification ended: acknowledged keeps the observer, RST or timeout removes it.
+    pub(crate) fn on_notification_ended(&mut self, now: Instant, key: SlabKey, acknowledged: bool) {
+        if let Some(o) = self.observers.get_mut(key) {
+            o.in_flight = None;
+        }
+        if !acknowledged {
+            self.remove_observer(now, key);
+        }
+    }
+
+    /// An RST that matched no transmission may reject a NON notification.
+    pub(crate) fn reset_notification(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        mid: u16,
+    ) -> bool {
+        match self.notification_mids.remove(&(remote, mid)) {
+            Some(key) => {
+                if let Some(o) = self.observers.get_mut(key) {
+                    o.last_non_mid = None;
+                }
+                self.remove_observer(now, key);
+                true
+            }
+            None => false,
+        }
+    }
+}
