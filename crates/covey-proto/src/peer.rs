@@ -29,6 +29,11 @@ pub(crate) struct Peer {
     /// Exchanges, transmissions and observations that point at this peer.
     pub refs: usize,
     pub last_used: Instant,
+    /// The last exchange timed out and nothing was heard since: sending is limited to
+    /// PROBING_RATE (RFC 7252 §4.7).
+    pub unresponsive: bool,
+    /// When the next message may go to an unresponsive peer.
+    pub probe_allowed_at: Instant,
 }
 
 impl Peer {
@@ -98,6 +103,8 @@ impl PeerTable {
             queue_len: 0,
             refs: 0,
             last_used: now,
+            unresponsive: false,
+            probe_allowed_at: now,
         };
         let key = self.peers.insert(peer).ok()?;
         self.by_addr.insert(addr, key);

@@ -331,6 +331,15 @@ impl Endpoint {
         let Some(p) = self.peers.get_mut(peer) else {
             return;
         };
+        if p.unresponsive && now < p.probe_allowed_at {
+            // PROBING_RATE: an unresponsive peer gets at most its byte budget.
+            let at = p.probe_allowed_at;
+            if let Some(ex) = self.exchanges.get_mut(key) {
+                ex.state = ExchangeState::Queued;
+            }
+            self.set_timer_for(TimerKind::Exchange, key, at);
+            return;
+        }
         let Some(mid) = p.allocate_mid(now, reuse) else {
             // Every message ID of the next block is still within its reuse interval.
             self.stats.mid_exhausted += 1;
@@ -373,6 +382,8 @@ impl Endpoint {
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingAck(tx);
             }
+            let size = self.transmission_bufs[tx.index()].as_slice().len();
+            self.charge_probe(now, peer, size);
             self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
             let Some(slot) = self.outbox.take_slot() else {
@@ -393,6 +404,8 @@ impl Endpoint {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             }
+            let size = self.outbox.buf(slot).len();
+            self.charge_probe(now, peer, size);
             self.outbox.push(remote, OutSource::Slot(slot));
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingResponse;
@@ -403,6 +416,18 @@ impl Endpoint {
                 self.config.response_timeout
             };
             self.set_timer_for(TimerKind::Exchange, key, now + timeout);
+        }
+    }
+
+    /// Spends `bytes` of an unresponsive peer's PROBING_RATE budget.
+    fn charge_probe(&mut self, now: Instant, peer: PeerKey, bytes: usize) {
+        let rate = self.config.transmission.probing_rate.max(1) as u64;
+        if let Some(p) = self.peers.get_mut(peer) {
+            if p.unresponsive {
+                let wait =
+                    Duration::from_nanos((bytes as u64).saturating_mul(1_000_000_000) / rate);
+                p.probe_allowed_at = now + wait;
+            }
         }
     }
 
@@ -523,6 +548,14 @@ impl Endpoint {
                 }
                 TransmissionEnd::Reset => self.fail_after_transmission(now, key, Failure::Reset),
                 TransmissionEnd::TimedOut => {
+                    if let Some(p) = self
+                        .exchanges
+                        .get(key)
+                        .and_then(|e| self.peers.get_mut(e.peer))
+                    {
+                        p.unresponsive = true;
+                        p.probe_allowed_at = now;
+                    }
                     self.fail_after_transmission(now, key, Failure::Timeout)
                 }
             },
@@ -572,7 +605,13 @@ impl Endpoint {
                     self.push_event(Event::Finished(RequestId(key)));
                 }
             }
-            ExchangeState::AwaitingResponse => self.fail_exchange(now, key, Failure::Timeout),
+            ExchangeState::AwaitingResponse => {
+                if let Some(p) = self.peers.get_mut(ex.peer) {
+                    p.unresponsive = true;
+                    p.probe_allowed_at = now;
+                }
+                self.fail_exchange(now, key, Failure::Timeout)
+            }
             ExchangeState::AwaitingAck(_) | ExchangeState::Observing => {}
         }
     }
@@ -595,6 +634,13 @@ impl Endpoint {
         };
         let code = m.code();
         let mut body: Option<Vec<u8>> = None;
+        let peer = ex.peer;
+        if let Some(p) = self.peers.get_mut(peer) {
+            p.unresponsive = false;
+        }
+        let Some(ex) = self.exchanges.get_mut(key) else {
+            return;
+        };
         if let Some(t) = ex.transfer.as_mut() {
             if let Some(sent) = t.upload_block {
                 if code == Code::CONTINUE {

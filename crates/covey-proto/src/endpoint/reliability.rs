@@ -126,6 +126,9 @@ impl Endpoint {
         if let Some(p) = self.peers.get_mut(t.peer) {
             p.refs = p.refs.saturating_sub(1);
             p.last_used = now;
+            if end != TransmissionEnd::TimedOut {
+                p.unresponsive = false;
+            }
             if end == TransmissionEnd::Acknowledged {
                 let rtt = now.saturating_duration_since(t.first_sent);
                 p.estimator.on_sample(now, rtt, t.retransmissions);
