@@ -44,16 +44,28 @@ fuzz_target!(|data: &[u8]| {
     let Ok(uri) = Uri::parse(text) else {
         return;
     };
-    let _ = (uri.path_segments().count(), uri.query_args().count(), uri.zone());
-    let destination = uri
-        .socket_addr()
-        .unwrap_or(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)), 5683));
+    let _ = (
+        uri.path_segments().count(),
+        uri.query_args().count(),
+        uri.zone(),
+    );
+    let destination = uri.socket_addr().unwrap_or(SocketAddr::new(
+        IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
+        5683,
+    ));
     let first = options(&uri, destination);
     for (number, value) in &first {
-        assert!(number.length_is_valid(value.len()), "{number} of {} bytes", value.len());
+        assert!(
+            number.length_is_valid(value.len()),
+            "{number} of {} bytes",
+            value.len()
+        );
     }
 
-    let mut out = FixedBuf { bytes: [0; 8192], len: 0 };
+    let mut out = FixedBuf {
+        bytes: [0; 8192],
+        len: 0,
+    };
     let as_options = first.iter().map(|(number, value)| CoapOption {
         number: *number,
         value,
@@ -65,7 +77,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let composed = out.as_str();
     let again = Uri::parse(composed).unwrap_or_else(|e| panic!("{composed:?}: {e}"));
-    assert_eq!(options(&again, destination), first, "{text:?} -> {composed:?}");
+    assert_eq!(
+        options(&again, destination),
+        first,
+        "{text:?} -> {composed:?}"
+    );
     if uri.zone().is_none() {
         assert_eq!(uri.normalized().to_string(), composed, "{text:?}");
     }

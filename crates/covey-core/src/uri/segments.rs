@@ -1,9 +1,13 @@
 //! Path segments with dot-segments removed (RFC 3986 §5.2.4), and query arguments.
 //!
-//! Reference resolution (RFC 7252 §6.4 step 2) removes "." and ".." segments. Without a
-//! buffer to hold the resolved path, each segment is kept only when no later ".." removes it:
-//! a segment is removed exactly when, somewhere after it, the ".." segments outnumber the
-//! other non-"." segments. Only literal dots count; "%2E" is data, as in RFC 3986 §5.2.4.
+//! Reference resolution (RFC 7252 §6.4 step 2) removes "." and ".." segments. The resolved
+//! path is a stack, and the segment that ends up at depth k is the last one pushed to depth k.
+//! With no buffer for the stack, one forward pass finds the next [`LOOKAHEAD`] of them; a pass
+//! stops early once too few ".." remain to remove them, so paths without ".." cost one pass in
+//! total. Only literal dots count: "%2E" is data, as in RFC 3986 §5.2.4.
+
+/// Resolved segments located per pass over the path.
+const LOOKAHEAD: usize = 16;
 
 /// What a literal segment does to the resolved path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,22 +28,33 @@ fn kind(segment: &str) -> Kind {
     }
 }
 
-/// Splits the first segment off `text`; the rest is `None` after the last one.
-fn split_first(text: &str) -> (&str, Option<&str>) {
-    match text.split_once('/') {
-        Some((first, rest)) => (first, Some(rest)),
-        None => (text, None),
-    }
+/// The literal segments of `body` from byte `from` on, each with its offset.
+fn literal_segments(body: &str, from: usize) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = from;
+    body.get(from..)
+        .into_iter()
+        .flat_map(|rest| rest.split('/'))
+        .map(move |segment| {
+            let start = at;
+            at += segment.len() + 1;
+            (start, segment)
+        })
 }
 
 /// The raw (still percent-encoded) segments of a path after dot-segment removal; an empty
 /// path or "/" has none, and a trailing "/" gives an empty last segment.
 #[derive(Debug, Clone)]
 pub struct PathSegments<'a> {
-    /// Literal segments not yet looked at.
-    rest: Option<&'a str>,
-    /// ".." segments among them.
+    /// The path without its leading "/".
+    body: &'a str,
+    /// Where the next pass starts; `None` once every resolved segment has been located.
+    next_pass: Option<usize>,
+    /// ".." segments from `next_pass` on.
     parents: usize,
+    /// Offsets in `body` of resolved segments located but not yet returned.
+    found: [usize; LOOKAHEAD],
+    found_len: usize,
+    found_next: usize,
     /// A final empty segment is still due (the path ended in "." or "..").
     trailing: bool,
 }
@@ -47,20 +62,24 @@ pub struct PathSegments<'a> {
 impl<'a> PathSegments<'a> {
     /// Segments of a `path-abempty` ("" or starting with "/").
     pub(crate) fn new(path: &'a str) -> PathSegments<'a> {
-        let none = PathSegments {
-            rest: None,
+        let mut segments = PathSegments {
+            body: "",
+            next_pass: None,
             parents: 0,
+            found: [0; LOOKAHEAD],
+            found_len: 0,
+            found_next: 0,
             trailing: false,
         };
         let Some(body) = path.strip_prefix('/') else {
-            return none;
+            return segments;
         };
-        // One pass to learn the resolved depth, and so whether the result is just "/".
+        // One pass for the resolved depth, and so whether the result is just "/".
         let mut depth = 0usize;
         let mut parents = 0usize;
         let mut last = Kind::Normal;
         let mut only_root_child_empty = false;
-        for segment in body.split('/') {
+        for (_, segment) in literal_segments(body, 0) {
             last = kind(segment);
             match last {
                 Kind::Current => {}
@@ -79,44 +98,64 @@ impl<'a> PathSegments<'a> {
         // A path ending in a dot-segment resolves to one ending in "/".
         let trailing = last != Kind::Normal && depth > 0;
         if depth == 0 || (depth == 1 && !trailing && only_root_child_empty) {
-            // The path resolves to "" or "/".
-            return none;
+            return segments; // The path resolves to "" or "/".
         }
-        PathSegments {
-            rest: Some(body),
-            parents,
-            trailing,
-        }
+        segments.body = body;
+        segments.next_pass = Some(0);
+        segments.parents = parents;
+        segments.trailing = trailing;
+        segments
     }
 
-    /// True when a ".." after `self.rest` removes the segment just taken; on removal, skips
-    /// the removed stretch (every segment in it is removed too).
-    fn removed_later(&mut self) -> bool {
-        // Net ".." still needed to remove the segment, and ".." left to do it with.
-        let mut needed = 1usize;
-        let mut parents = self.parents;
-        let mut scan = self.rest;
-        while let Some(text) = scan {
-            if parents < needed {
-                return false;
+    /// Locates the next resolved segments, starting at `from` with an empty stack above the
+    /// last segment returned (which no later ".." can remove).
+    fn pass(&mut self, from: usize) {
+        let mut depth = 0usize;
+        let mut parents_seen = 0usize;
+        let mut parents_before_last_slot = 0usize;
+        let mut last_push = [0usize; LOOKAHEAD];
+        let mut settled = false;
+        for (offset, segment) in literal_segments(self.body, from) {
+            // Too few ".." left to reach back into the first LOOKAHEAD depths: they are final.
+            let parents_left = self.parents.saturating_sub(parents_seen);
+            if depth >= LOOKAHEAD.saturating_add(parents_left) {
+                settled = true;
+                break;
             }
-            let (segment, rest) = split_first(text);
-            scan = rest;
             match kind(segment) {
                 Kind::Current => {}
-                Kind::Normal => needed += 1,
                 Kind::Parent => {
-                    parents = parents.saturating_sub(1);
-                    needed = needed.saturating_sub(1);
-                    if needed == 0 {
-                        self.rest = scan;
-                        self.parents = parents;
-                        return true;
+                    parents_seen += 1;
+                    depth = depth.saturating_sub(1);
+                }
+                Kind::Normal => {
+                    if let Some(slot) = last_push.get_mut(depth) {
+                        *slot = offset;
+                        if depth + 1 == LOOKAHEAD {
+                            parents_before_last_slot = parents_seen;
+                        }
                     }
+                    depth += 1;
                 }
             }
         }
-        false
+        // The last push to each depth still reached (at the end, or once settled) is that
+        // depth's segment.
+        self.found = last_push;
+        self.found_len = depth.min(LOOKAHEAD);
+        self.found_next = 0;
+        self.next_pass = None;
+        if settled || depth > LOOKAHEAD {
+            if let Some(&offset) = last_push.last() {
+                self.next_pass = Some(offset + self.segment_at(offset).len() + 1);
+                self.parents = self.parents.saturating_sub(parents_before_last_slot);
+            }
+        }
+    }
+
+    fn segment_at(&self, offset: usize) -> &'a str {
+        let rest = self.body.get(offset..).unwrap_or_default();
+        rest.split('/').next().unwrap_or_default()
     }
 }
 
@@ -125,19 +164,14 @@ impl<'a> Iterator for PathSegments<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         loop {
-            let Some(text) = self.rest else {
-                return core::mem::take(&mut self.trailing).then_some("");
-            };
-            let (segment, rest) = split_first(text);
-            self.rest = rest;
-            match kind(segment) {
-                Kind::Current => {}
-                Kind::Parent => self.parents = self.parents.saturating_sub(1),
-                Kind::Normal => {
-                    if !self.removed_later() {
-                        return Some(segment);
-                    }
-                }
+            if self.found_next < self.found_len {
+                let offset = self.found.get(self.found_next).copied().unwrap_or_default();
+                self.found_next += 1;
+                return Some(self.segment_at(offset));
+            }
+            match self.next_pass {
+                Some(from) => self.pass(from),
+                None => return core::mem::take(&mut self.trailing).then_some(""),
             }
         }
     }
@@ -259,6 +293,27 @@ mod tests {
         for p in &paths {
             assert_eq!(segments(p), reference(p), "path {p:?}");
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn long_paths_agree_with_the_rfc_algorithm(
+            parts in proptest::collection::vec(
+                proptest::sample::select(&["a", "", ".", "..", "b", "c"][..]), 0..120)
+        ) {
+            let path: std::string::String = parts.iter().map(|p| std::format!("/{p}")).collect();
+            proptest::prop_assert_eq!(segments(&path), reference(&path));
+        }
+    }
+
+    #[test]
+    fn more_segments_than_one_pass_finds() {
+        let path: std::string::String = (0..40).map(|i| std::format!("/s{i}/x/..")).collect();
+        let expected: Vec<std::string::String> = (0..40)
+            .map(|i| std::format!("s{i}"))
+            .chain([std::string::String::new()])
+            .collect();
+        assert_eq!(segments(&path), expected);
     }
 
     #[test]
