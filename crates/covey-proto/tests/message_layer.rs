@@ -793,3 +793,67 @@ fn message_id_reuse_interval_bounds_one_peer_and_the_receiver_does_not() {
     let (served, exhausted, duplicates) = sustained_rate(config, 150_000, 10_000);
     assert_eq!((served, exhausted, duplicates), (150_000, 0, 0));
 }
+
+#[test]
+fn response_with_an_unrecognised_critical_option_is_rejected() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    net.drop_rule = Some(Box::new(|_, _, _| true));
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let now = net.now;
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    let request = Message::parse(&net.log[0].bytes).unwrap();
+    let (mid, token) = (request.message_id(), request.token());
+    let mut buf = [0u8; 32];
+    // Piggy-backed: ignored (an ACK is rejected by ignoring it); the CON is retransmitted.
+    let mut enc = MessageEncoder::new(
+        &mut buf,
+        MessageType::Acknowledgement,
+        Code::CONTENT,
+        mid,
+        token.as_bytes(),
+    )
+    .unwrap();
+    enc.option(OptionNumber(2049), b"x").unwrap();
+    let n = enc.finish();
+    let ack = buf[..n].to_vec();
+    net.inject(addr(2), client, &ack);
+    assert!(net.nodes[client].events.is_empty());
+    // Separate CON: rejected with RST.
+    let mut enc = MessageEncoder::new(
+        &mut buf,
+        MessageType::Confirmable,
+        Code::CONTENT,
+        500,
+        token.as_bytes(),
+    )
+    .unwrap();
+    enc.option(OptionNumber(2049), b"x").unwrap();
+    let n = enc.finish();
+    let separate = buf[..n].to_vec();
+    net.inject(addr(2), client, &separate);
+    assert_eq!(net.log.last().unwrap().bytes, [0x70, 0, 0x01, 0xf4]);
+    assert!(net.nodes[client].events.is_empty());
+    // An elective unknown option is fine.
+    let mut enc = MessageEncoder::new(
+        &mut buf,
+        MessageType::Acknowledgement,
+        Code::CONTENT,
+        mid,
+        token.as_bytes(),
+    )
+    .unwrap();
+    enc.option(OptionNumber(2048), b"x").unwrap();
+    let n = enc.finish();
+    let fine = buf[..n].to_vec();
+    net.inject(addr(2), client, &fine);
+    assert_eq!(responses(&net, client).len(), 1);
+}

@@ -2,6 +2,7 @@
 //! responses (RFC 7252 §4.2–4.3, §5.3.2).
 
 use super::reliability::{TransmissionEnd, TransmissionOwner};
+use super::server::unrecognised_critical_option;
 use super::{Endpoint, LocalAddr};
 use crate::dedup::DedupState;
 use crate::hash::fingerprint;
@@ -86,6 +87,11 @@ impl Endpoint {
             };
             if self.exchanges.get(ex_key).map(|e| e.token) != Some(message.token()) {
                 self.stats.drop(DropCause::Unmatched);
+                return;
+            }
+            if unrecognised_critical_option(message).is_some() {
+                // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it.
+                self.stats.drop(DropCause::FormatError);
                 return;
             }
             if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
@@ -183,6 +189,7 @@ impl Endpoint {
                 .get(*k)
                 .is_some_and(|e| e.multicast || e.remote == remote)
         });
+        let matched = matched.filter(|_| unrecognised_critical_option(message).is_none());
         let Some(ex_key) = matched else {
             // Nobody asked: reject, so a server stops notifying a forgotten observation.
             self.stats.drop(DropCause::Unmatched);

@@ -16,9 +16,7 @@ use crate::wire::Outgoing;
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{
-    uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, ParseErrorKind, Token,
-};
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
 
 /// Where an incoming request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -622,27 +620,27 @@ impl Endpoint {
     }
 }
 
-/// The first critical option the engine and registry do not recognise (unknown number,
-/// or a known one out of its length bounds), if any.
-fn unrecognised_critical_option(message: &Message<'_>) -> Option<OptionNumber> {
-    if let Some(o) = message
-        .options()
-        .find(|o| o.number.is_critical() && !o.number.is_known())
-    {
-        return Some(o.number);
+/// The first critical option the engine and registry do not recognise: an unknown number,
+/// a known one outside its length bounds, or a repeat of a non-repeatable one
+/// (RFC 7252 §5.4.1, §5.4.5).
+pub(crate) fn unrecognised_critical_option(message: &Message<'_>) -> Option<OptionNumber> {
+    let mut previous = None;
+    for o in message.options() {
+        let number = o.number;
+        let repeated = previous == Some(number);
+        previous = Some(number);
+        if !number.is_critical() {
+            continue;
+        }
+        let recognised = match number.definition() {
+            Some(d) => number.length_is_valid(o.value.len()) && (d.repeatable || !repeated),
+            None => false,
+        };
+        if !recognised {
+            return Some(number);
+        }
     }
-    match message.validate_options() {
-        Err(e) => match e.kind {
-            ParseErrorKind::OptionLengthOutOfBounds { number, .. }
-            | ParseErrorKind::OptionRepeated { number }
-                if number.is_critical() =>
-            {
-                Some(number)
-            }
-            _ => None,
-        },
-        Ok(()) => None,
-    }
+    None
 }
 
 /// A short diagnostic payload built without allocating.
