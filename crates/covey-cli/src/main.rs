@@ -1,18 +1,24 @@
 //! `covey`: the command line of the Covey CoAP stack.
 
 mod commands;
+mod exit;
 mod input;
+mod logging;
 mod output;
 mod render;
+mod resources;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use commands::client::{ClientArgs, Verb};
+use exit::{Failure, EXIT_CODES_HELP};
+
 /// Covey: CoAP (RFC 7252) tools.
 #[derive(Debug, Parser)]
-#[command(name = "covey", version, propagate_version = true)]
+#[command(name = "covey", version, propagate_version = true, after_help = EXIT_CODES_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,21 +27,46 @@ struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// GET a resource.
+    Get(ClientArgs),
+    /// PUT a payload (-e) to a resource.
+    Put(ClientArgs),
+    /// POST a payload (-e) to a resource.
+    Post(ClientArgs),
+    /// DELETE a resource.
+    Delete(ClientArgs),
+    /// FETCH a resource with a request payload (-e).
+    Fetch(ClientArgs),
+    /// Observe a resource: print every notification (for -s SECS, or until Ctrl-C).
+    Observe(ClientArgs),
+    /// List a server's resources (/.well-known/core, filtered by the URI's query).
+    Discover(ClientArgs),
+    /// Run a CoAP server with demo resources (and the plugtest set with --plugtest).
+    Serve(commands::serve::ServeArgs),
     /// Decode one CoAP message given as hex or on standard input.
     Decode(commands::decode::DecodeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Decode(args) => commands::decode::run(args),
+    let result = match cli.command {
+        Command::Get(a) => commands::client::run(Verb::Get, a),
+        Command::Put(a) => commands::client::run(Verb::Put, a),
+        Command::Post(a) => commands::client::run(Verb::Post, a),
+        Command::Delete(a) => commands::client::run(Verb::Delete, a),
+        Command::Fetch(a) => commands::client::run(Verb::Fetch, a),
+        Command::Observe(a) => commands::client::run(Verb::Observe, a),
+        Command::Discover(a) => commands::client::run(Verb::Discover, a),
+        Command::Serve(a) => commands::serve::run(a),
+        Command::Decode(a) => commands::decode::run(&a).map_err(Failure::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(failure) => {
             // One line, whatever the error chain; a closed stderr leaves nothing to tell.
-            let _ = writeln!(std::io::stderr(), "covey: {e:#}");
-            ExitCode::FAILURE
+            let message = failure.message.replace('\n', " ");
+            let _ = writeln!(std::io::stderr(), "covey: {message}");
+            failure.exit_code()
         }
     }
 }

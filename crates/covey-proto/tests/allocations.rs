@@ -62,7 +62,10 @@ fn exchanges_in_steady_state_allocate_nothing() {
          separate {} ({} B) in {SEPARATE}",
         warm_up.count, warm_up.bytes, con.count, con.bytes, non.count, non.bytes, separate.count, separate.bytes
     );
-    assert_eq!(warm_up.count, 0, "first exchanges after construction allocated");
+    assert_eq!(
+        warm_up.count, 0,
+        "first exchanges after construction allocated"
+    );
     assert_eq!(con.count, 0, "CON exchanges allocated");
     assert_eq!(non.count, 0, "NON exchanges allocated");
     assert_eq!(separate.count, 0, "separate-response exchanges allocated");
@@ -77,5 +80,8 @@ fn exchanges_in_steady_state_allocate_nothing() {
     }
     let total = (2 * WARM_UP + 2 * MEASURED + SEPARATE + 10) as u64;
     assert_eq!(pair.client.stats().completed_after[0], total);
-    assert_eq!(pair.server.stats().separate_responses, (SEPARATE + 10) as u64);
+    assert_eq!(
+        pair.server.stats().separate_responses,
+        (SEPARATE + 10) as u64
+    );
 }

@@ -9,7 +9,7 @@ mod pair;
 
 use counting_alloc::{count, CountingAlloc};
 use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
-use covey_proto::{Config, Duration, DropCause, Event, LocalAddr};
+use covey_proto::{Config, DropCause, Duration, Event, LocalAddr};
 use pair::{addr, Pair, DATAGRAM_BUFFER, PAYLOAD};
 
 #[global_allocator]
@@ -67,7 +67,8 @@ fn flood_is_bounded_answered_with_5_03_and_counted() {
                 let mut enc =
                     MessageEncoder::new(&mut request_buf, message_type, Code::GET, mid, &token)
                         .expect("header");
-                enc.option(OptionNumber::URI_PATH, b"flood").expect("option");
+                enc.option(OptionNumber::URI_PATH, b"flood")
+                    .expect("option");
                 enc.finish()
             };
             let server = &mut pair.server;
@@ -90,7 +91,10 @@ fn flood_is_bounded_answered_with_5_03_and_counted() {
                     continue;
                 }
                 assert_eq!(reply.code(), Code::SERVICE_UNAVAILABLE);
-                assert_eq!(reply.uint_option(OptionNumber::MAX_AGE), Some(overload_max_age));
+                assert_eq!(
+                    reply.uint_option(OptionNumber::MAX_AGE),
+                    Some(overload_max_age)
+                );
                 replies.service_unavailable += 1;
                 if t.destination == source && replies.checked < 8 {
                     // Answers the request just sent: same token; for a CON, piggy-backed

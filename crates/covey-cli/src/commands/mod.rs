@@ -1,3 +1,5 @@
 //! One module per `covey` subcommand.
 
+pub mod client;
 pub mod decode;
+pub mod serve;

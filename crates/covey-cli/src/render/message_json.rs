@@ -27,7 +27,7 @@ pub fn render(message: &Message<'_>) -> Value {
 }
 
 /// `number`, `name`, `value` (typed by format), `raw` hex, and fields that explain the value.
-fn option(option: &CoapOption<'_>) -> Value {
+pub fn option(option: &CoapOption<'_>) -> Value {
     let mut fields = Map::new();
     fields.insert("number".into(), json!(option.number.0));
     fields.insert("name".into(), json!(option.number.name()));

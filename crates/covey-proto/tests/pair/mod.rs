@@ -5,8 +5,8 @@
 
 use covey_core::{CoapOption, Code, OptionNumber};
 use covey_proto::{
-    opt, Config, Duration, Endpoint, Event, Instant, LocalAddr, Request, RequestId,
-    RequestParams, Response,
+    opt, Config, Duration, Endpoint, Event, Instant, LocalAddr, Request, RequestId, RequestParams,
+    Response,
 };
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
@@ -32,7 +32,10 @@ pub const DATAGRAM_BUFFER: usize = 1280;
 pub const HOP: Duration = Duration::from_micros(2500);
 
 pub fn addr(n: u16, port: u16) -> SocketAddr {
-    SocketAddr::new(IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, n)), port)
+    SocketAddr::new(
+        IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, n)),
+        port,
+    )
 }
 
 /// Two endpoints and the buffer that carries datagrams between them.

@@ -1,0 +1,60 @@
+//! The flags every client command shares: libcoap's short ones and aiocoap-style long ones.
+
+use clap::{ArgAction, Args};
+
+/// Arguments of `covey get|put|post|delete|fetch|observe|discover`.
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The resource, e.g. coap://[::1]/sensors/temp (a multicast address asks a group).
+    #[arg(value_name = "URI")]
+    pub uri: Option<String>,
+
+    /// Method instead of the command's own (GET, POST, PUT, DELETE, FETCH, PATCH, iPATCH).
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+
+    /// Payload: text, @FILE to read a file, or @- to read standard input.
+    #[arg(short = 'e', long, value_name = "PAYLOAD")]
+    pub payload: Option<String>,
+
+    /// Content-Format of the payload, by name (json, cbor, text, link, ...) or number.
+    #[arg(short = 't', long = "content-format", value_name = "FORMAT")]
+    pub content_format: Option<String>,
+
+    /// Accept option: the format wanted back, by name or number.
+    #[arg(short = 'A', long, value_name = "FORMAT")]
+    pub accept: Option<String>,
+
+    /// Send a non-confirmable request.
+    #[arg(short = 'N', long)]
+    pub non: bool,
+
+    /// Observe the resource for SECS seconds (no value, or 0: until interrupted).
+    #[arg(short = 's', long, value_name = "SECS", num_args = 0..=1, default_missing_value = "0")]
+    pub observe: Option<String>,
+
+    /// Block size for block-wise transfers (16, 32, ..., 1024).
+    #[arg(short = 'b', long = "block-size", value_name = "SIZE")]
+    pub block_size: Option<usize>,
+
+    /// Extra option NUM,VALUE (NUM a number or name; VALUE text, a number for uint options,
+    /// or 0x-prefixed hex). Repeatable.
+    #[arg(short = 'O', long = "option", value_name = "NUM,VALUE")]
+    pub options: Vec<String>,
+
+    /// Token as hex (up to 8 bytes).
+    #[arg(short = 'T', long, value_name = "HEX")]
+    pub token: Option<String>,
+
+    /// Give up after SECS seconds without a response.
+    #[arg(short = 'B', long, value_name = "SECS", default_value_t = 90.0)]
+    pub timeout: f64,
+
+    /// Print every message exchanged to standard error (-vv also logs the driver).
+    #[arg(short = 'v', long, action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Print one JSON object per response (code, options, payload, timing).
+    #[arg(long)]
+    pub json: bool,
+}

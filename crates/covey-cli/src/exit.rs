@@ -1,0 +1,81 @@
+//! Exit codes: every failure of a command maps to one documented code and a one-line
+//! explanation on standard error.
+
+use std::process::ExitCode;
+
+use covey_core::Code;
+
+/// The exit codes, as documented in `covey --help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    /// 1: anything else (I/O, an unreadable payload file, a server that cannot start).
+    Other = 1,
+    /// 2: bad command line or bad URI.
+    Usage = 2,
+    /// 3: the server answered 4.xx.
+    ClientError = 3,
+    /// 4: the server answered 5.xx.
+    ServerError = 4,
+    /// 5: no response in time.
+    Timeout = 5,
+    /// 6: the host is unknown or unreachable, or reset the request.
+    Unreachable = 6,
+}
+
+/// Text for `--help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes: 0 success (2.xx), 1 other error, 2 bad usage or URI, 3 4.xx response,
+4 5.xx response, 5 timeout, 6 host unknown, unreachable or reset.";
+
+/// A failed command: how to exit and what to say.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code.
+    pub kind: ExitKind,
+    /// One line for standard error.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure of `kind`.
+    pub fn new(kind: ExitKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The process exit code.
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.kind as u8)
+    }
+
+    /// The exit kind for a response code, `None` for success.
+    pub fn for_code(code: Code) -> Option<ExitKind> {
+        match code.class() {
+            2 => None,
+            4 => Some(ExitKind::ClientError),
+            5 => Some(ExitKind::ServerError),
+            _ => Some(ExitKind::Other),
+        }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Failure {
+        Failure::new(ExitKind::Other, format!("{e:#}"))
+    }
+}
+
+impl From<covey::Error> for Failure {
+    fn from(e: covey::Error) -> Failure {
+        use covey::Error as E;
+        let kind = match &e {
+            E::InvalidUri { .. } | E::InvalidRequest(_) => ExitKind::Usage,
+            E::Timeout(_) => ExitKind::Timeout,
+            E::Resolve { .. } | E::Unreachable { .. } | E::Reset(_) => ExitKind::Unreachable,
+            _ => ExitKind::Other,
+        };
+        Failure::new(kind, e.to_string())
+    }
+}

@@ -1,0 +1,7 @@
+//! The resources `covey serve` offers: the demo set and the ETSI plugtest set.
+
+mod clock_text;
+pub mod demo;
+pub mod plugtest;
+
+pub use clock_text::utc_now;

@@ -1,0 +1,288 @@
+//! The tokio driver: one task owns a `covey_proto::Endpoint` and the UDP sockets; [`Driver`]
+//! is the cloneable handle the async [`Client`](crate::Client) and
+//! [`Server`](crate::Server) talk to it through.
+
+mod command;
+mod exchanges;
+mod routes;
+mod service;
+mod task;
+mod trace;
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use covey_proto::{App, Config, Endpoint, Stats};
+use tokio::sync::{mpsc, oneshot};
+
+pub(crate) use command::{Command, Outgoing, Waiter};
+pub use service::{ResponseFuture, Service};
+pub use trace::{Trace, TraceDirection, TraceFn};
+
+use crate::multicast::Membership;
+use crate::socket::{self, RecvBatch};
+use crate::Error;
+
+/// Commands that may wait in the channel before callers are slowed down.
+const COMMAND_QUEUE: usize = 1024;
+
+/// How to build a driver: sockets, engine configuration, what serves requests.
+pub struct DriverBuilder {
+    config: Config,
+    binds: Vec<SocketAddr>,
+    seed: Option<u64>,
+    service: Option<Arc<dyn Service>>,
+    app: Option<Box<dyn App + Send>>,
+    trace: Option<TraceFn>,
+    max_groups: usize,
+    multicast_interface: u32,
+    groups: Vec<(IpAddr, Option<u32>)>,
+    grace: Duration,
+}
+
+impl std::fmt::Debug for DriverBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DriverBuilder")
+            .field("binds", &self.binds)
+            .field("service", &self.service.is_some())
+            .field("app", &self.app.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for DriverBuilder {
+    fn default() -> DriverBuilder {
+        DriverBuilder {
+            config: Config::default(),
+            binds: Vec::new(),
+            seed: None,
+            service: None,
+            app: None,
+            trace: None,
+            max_groups: 16,
+            multicast_interface: 0,
+            groups: Vec::new(),
+            grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl DriverBuilder {
+    /// A builder with RFC 7252 defaults and no socket yet.
+    pub fn new() -> DriverBuilder {
+        DriverBuilder::default()
+    }
+
+    /// Adds a socket bound to `addr` (repeatable); `[::]` is dual-stack. Without any,
+    /// `[::]:0` (or `0.0.0.0:0` where IPv6 is missing) is bound.
+    pub fn bind(mut self, addr: SocketAddr) -> DriverBuilder {
+        self.binds.push(addr);
+        self
+    }
+
+    /// The engine's configuration.
+    pub fn config(mut self, config: Config) -> DriverBuilder {
+        self.config = config;
+        self
+    }
+
+    /// The engine's PRNG seed (random by default).
+    pub fn seed(mut self, seed: u64) -> DriverBuilder {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// What answers incoming requests (the server's router).
+    pub fn service(mut self, service: Arc<dyn Service>) -> DriverBuilder {
+        self.service = Some(service);
+        self
+    }
+
+    /// Hosts an `App`: it gets requests the service does not accept, timers, and the events
+    /// of the requests it sends itself.
+    pub fn app(mut self, app: Box<dyn App + Send>) -> DriverBuilder {
+        self.app = Some(app);
+        self
+    }
+
+    /// Calls `trace` for every datagram sent and received.
+    pub fn trace(mut self, trace: TraceFn) -> DriverBuilder {
+        self.trace = Some(trace);
+        self
+    }
+
+    /// The most multicast groups joined at once (default 16).
+    pub fn max_groups(mut self, max: usize) -> DriverBuilder {
+        self.max_groups = max;
+        self
+    }
+
+    /// The interface index multicast groups are joined on by default (0: the kernel's choice).
+    pub fn multicast_interface(mut self, index: u32) -> DriverBuilder {
+        self.multicast_interface = index;
+        self
+    }
+
+    /// Joins `group` at start (on `interface`, or the default).
+    pub fn join(mut self, group: IpAddr, interface: Option<u32>) -> DriverBuilder {
+        self.groups.push((group, interface));
+        self
+    }
+
+    /// How long a shutdown waits for in-flight exchanges before failing them (default 5 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> DriverBuilder {
+        self.grace = grace;
+        self
+    }
+
+    /// Binds the sockets and starts the driver task on the current tokio runtime.
+    pub fn spawn(self) -> Result<Driver, Error> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let _entered = runtime.enter();
+        let sockets = bind_all(&self.binds)?;
+        let local_addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr()).collect();
+        let membership = Membership::new(&sockets, self.max_groups, self.multicast_interface);
+        for (group, interface) in &self.groups {
+            membership
+                .join(*group, *interface)
+                .map_err(|e| Error::io("cannot join multicast group", std::io::Error::other(e)))?;
+        }
+        let gro = sockets.iter().map(|s| s.gro_segments()).max().unwrap_or(1);
+        let max_message_size = self.config.max_message_size;
+        let seed = self.seed.unwrap_or_else(random_seed);
+        let (commands_tx, commands_rx) = mpsc::channel(COMMAND_QUEUE);
+        let (responder, responses) = mpsc::unbounded_channel();
+        let task = task::Task {
+            ep: Endpoint::new(self.config, seed),
+            clock: crate::clock::Clock::new(),
+            sockets,
+            routes: Default::default(),
+            commands: commands_rx,
+            commands_open: true,
+            responses,
+            responder,
+            exchanges: Default::default(),
+            service: self.service,
+            app: self.app,
+            handlers_running: 0,
+            recv: RecvBatch::new(max_message_size, gro),
+            send_buf: vec![0; max_message_size.max(64)],
+            trace: self.trace,
+            grace: self.grace,
+            closing: None,
+            current_group: None,
+            sleep: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
+            next_socket: 0,
+        };
+        tracing::debug!(?local_addrs, "driver started");
+        runtime.spawn(task.run());
+        Ok(Driver {
+            inner: Arc::new(Inner {
+                commands: commands_tx,
+                local_addrs,
+                membership,
+                next_ticket: AtomicU64::new(1),
+            }),
+        })
+    }
+}
+
+fn bind_all(binds: &[SocketAddr]) -> Result<Vec<Arc<socket::Socket>>, Error> {
+    if binds.is_empty() {
+        let any6 = SocketAddr::from(([0u16; 8], 0));
+        let socket = socket::bind(any6)
+            .or_else(|_| socket::bind(SocketAddr::from(([0, 0, 0, 0], 0))))
+            .map_err(|e| Error::io("cannot bind a UDP socket", e))?;
+        return Ok(vec![Arc::new(socket)]);
+    }
+    binds
+        .iter()
+        .map(|addr| {
+            socket::bind(*addr)
+                .map(Arc::new)
+                .map_err(|e| Error::io(format!("cannot bind {addr}"), e))
+        })
+        .collect()
+}
+
+fn random_seed() -> u64 {
+    let mut h = RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    h.finish()
+}
+
+/// A handle to a running driver; clones share it. When every handle is gone the driver
+/// shuts down gracefully.
+#[derive(Clone, Debug)]
+pub struct Driver {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    commands: mpsc::Sender<Command>,
+    local_addrs: Vec<SocketAddr>,
+    membership: Membership,
+    next_ticket: AtomicU64,
+}
+
+impl Driver {
+    /// A builder.
+    pub fn builder() -> DriverBuilder {
+        DriverBuilder::new()
+    }
+
+    /// A builder hosting `app` (see [`DriverBuilder::app`]).
+    pub fn with_app(app: Box<dyn App + Send>) -> DriverBuilder {
+        DriverBuilder::new().app(app)
+    }
+
+    /// The addresses the sockets are bound to.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.inner.local_addrs
+    }
+
+    /// The multicast memberships of the sockets.
+    pub fn membership(&self) -> &Membership {
+        &self.inner.membership
+    }
+
+    /// The engine's counters.
+    pub async fn stats(&self) -> Result<Stats, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.command(Command::Stats(tx)).await?;
+        rx.await.map_err(|_| Error::Shutdown)
+    }
+
+    /// Stops the driver once in-flight exchanges have finished or failed (see
+    /// [`DriverBuilder::shutdown_grace`]); returns when it has stopped.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.command(Command::Shutdown(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    pub(crate) async fn command(&self, command: Command) -> Result<(), Error> {
+        self.inner
+            .commands
+            .send(command)
+            .await
+            .map_err(|_| Error::Shutdown)
+    }
+
+    pub(crate) fn try_command(&self, command: Command) {
+        let _ = self.inner.commands.try_send(command);
+    }
+
+    pub(crate) fn ticket(&self) -> u64 {
+        self.inner.next_ticket.fetch_add(1, Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,548 @@
+//! The driver task: owns the engine and the sockets, feeds datagrams, time and commands in,
+//! sends what the engine produces, and routes events to the async API, the service and a
+//! hosted App.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use covey_core::Code;
+use covey_proto::{
+    App, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
+};
+use quinn_udp::RecvMeta;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Sleep;
+
+use super::command::{Command, Outgoing};
+use super::exchanges::Exchanges;
+use super::routes::PeerRoutes;
+use super::service::{ResponseFuture, Service};
+use super::trace::{Trace, TraceDirection, TraceFn};
+use crate::clock::Clock;
+use crate::socket::{canonical_ip, canonical_socket_addr, RecvBatch, Socket};
+use crate::{Error, Request, Response};
+
+/// Commands handled per wake-up before the task sends, so a busy client cannot starve sockets.
+const COMMAND_BUDGET: usize = 64;
+
+/// Everything the task owns.
+pub(crate) struct Task {
+    pub ep: Endpoint,
+    pub clock: Clock,
+    pub sockets: Vec<Arc<Socket>>,
+    pub routes: PeerRoutes,
+    pub commands: mpsc::Receiver<Command>,
+    pub commands_open: bool,
+    pub responses: mpsc::UnboundedReceiver<HandlerDone>,
+    pub responder: mpsc::UnboundedSender<HandlerDone>,
+    pub exchanges: Exchanges,
+    pub service: Option<Arc<dyn Service>>,
+    pub app: Option<Box<dyn App + Send>>,
+    pub handlers_running: usize,
+    pub recv: RecvBatch,
+    pub send_buf: Vec<u8>,
+    pub trace: Option<TraceFn>,
+    pub grace: Duration,
+    pub closing: Option<Closing>,
+    pub current_group: Option<IpAddr>,
+    pub sleep: Pin<Box<Sleep>>,
+    pub next_socket: usize,
+}
+
+/// A shutdown in progress.
+pub(crate) struct Closing {
+    deadline: tokio::time::Instant,
+    done: Vec<oneshot::Sender<()>>,
+}
+
+/// A spawned handler's response: the request, its observable resource, the response.
+pub(crate) type HandlerDone = (IncomingId, Option<u64>, Response);
+
+/// What woke the task.
+enum Wakeup {
+    Command(Command),
+    CommandsClosed,
+    Respond(IncomingId, Option<u64>, Response),
+    Datagrams(usize, usize),
+    RecvError(usize, io::Error),
+    Timer,
+}
+
+impl Task {
+    /// Runs until shut down.
+    pub async fn run(mut self) {
+        if let Some(app) = self.app.as_mut() {
+            app.start(&mut self.ep, self.clock.now());
+        }
+        loop {
+            self.process_events();
+            self.flush().await;
+            if self.finished() {
+                break;
+            }
+            self.arm_timer();
+            let wake = poll_fn(|cx| self.poll_wake(cx)).await;
+            match wake {
+                Wakeup::Command(command) => {
+                    self.on_command(command);
+                    for _ in 1..COMMAND_BUDGET {
+                        match self.commands.try_recv() {
+                            Ok(command) => self.on_command(command),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Wakeup::CommandsClosed => self.begin_closing(None),
+                Wakeup::Respond(id, observable, response) => {
+                    self.handlers_running = self.handlers_running.saturating_sub(1);
+                    let now = self.clock.now();
+                    self.respond(now, id, observable, &response);
+                }
+                Wakeup::Datagrams(socket, count) => self.on_datagrams(socket, count),
+                Wakeup::RecvError(socket, e) => {
+                    tracing::debug!(socket = %self.sockets[socket].local_addr(), "receive error: {e}");
+                }
+                Wakeup::Timer => {}
+            }
+            let now = self.clock.now();
+            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                self.ep.handle_timeout(now);
+            }
+            if self
+                .closing
+                .as_ref()
+                .is_some_and(|c| tokio::time::Instant::now() >= c.deadline)
+            {
+                self.abort_all();
+                self.process_events();
+                self.flush().await;
+                break;
+            }
+        }
+        if let Some(closing) = self.closing.take() {
+            for done in closing.done {
+                let _ = done.send(());
+            }
+        }
+        tracing::debug!("driver stopped");
+    }
+
+    fn poll_wake(&mut self, cx: &mut Context<'_>) -> Poll<Wakeup> {
+        if let Poll::Ready(Some((id, observable, response))) = self.responses.poll_recv(cx) {
+            return Poll::Ready(Wakeup::Respond(id, observable, response));
+        }
+        if self.commands_open {
+            match self.commands.poll_recv(cx) {
+                Poll::Ready(Some(c)) => return Poll::Ready(Wakeup::Command(c)),
+                Poll::Ready(None) => {
+                    self.commands_open = false;
+                    return Poll::Ready(Wakeup::CommandsClosed);
+                }
+                Poll::Pending => {}
+            }
+        }
+        let n = self.sockets.len();
+        for k in 0..n {
+            let i = (self.next_socket + k) % n;
+            let (mut slices, meta, slots) = self.recv.parts();
+            match self.sockets[i].poll_recv(cx, &mut slices[..slots], &mut meta[..slots]) {
+                Poll::Ready(Ok(count)) => {
+                    self.next_socket = (i + 1) % n;
+                    return Poll::Ready(Wakeup::Datagrams(i, count));
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Wakeup::RecvError(i, e)),
+                Poll::Pending => {}
+            }
+        }
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Wakeup::Timer);
+        }
+        Poll::Pending
+    }
+
+    fn arm_timer(&mut self) {
+        let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+        let mut at = self
+            .ep
+            .poll_timeout()
+            .map_or(far, |t| self.clock.to_tokio(t));
+        if let Some(c) = &self.closing {
+            at = at.min(c.deadline);
+        }
+        if self.sleep.deadline() != at {
+            self.sleep.as_mut().reset(at);
+        }
+    }
+
+    fn on_datagrams(&mut self, socket: usize, count: usize) {
+        // Taken out so events can be processed between datagrams while the batch is read.
+        let recv = std::mem::take(&mut self.recv);
+        for i in 0..count {
+            for (meta, datagram) in recv.datagrams(i) {
+                self.on_datagram(socket, meta, datagram);
+            }
+        }
+        self.recv = recv;
+    }
+
+    fn on_datagram(&mut self, socket: usize, meta: &RecvMeta, datagram: &[u8]) {
+        let remote = canonical_socket_addr(meta.addr);
+        let group = meta.dst_ip.map(canonical_ip).filter(|ip| ip.is_multicast());
+        if let Some(trace) = &self.trace {
+            trace(&Trace {
+                direction: TraceDirection::Received,
+                peer: remote,
+                datagram,
+            });
+        }
+        self.routes.learn(self.sockets.len(), remote, socket);
+        let local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
+        self.current_group = group;
+        self.ep
+            .handle_datagram(self.clock.now(), remote, local, datagram);
+        // Drained per datagram so a request knows the group it came to.
+        self.process_events();
+        self.current_group = None;
+    }
+
+    fn on_command(&mut self, command: Command) {
+        let now = self.clock.now();
+        match command {
+            Command::Request {
+                ticket,
+                remote,
+                request,
+                mut waiter,
+            } => {
+                if self.closing.is_some() {
+                    waiter.send(Err(Error::Shutdown));
+                    return;
+                }
+                match self.start_request(now, remote, &request) {
+                    Ok(id) => self.exchanges.insert(id, ticket, remote, waiter),
+                    Err(e) => {
+                        waiter.send(Err(e));
+                    }
+                }
+            }
+            Command::Ping {
+                ticket,
+                remote,
+                mut waiter,
+            } => {
+                if self.closing.is_some() {
+                    waiter.send(Err(Error::Shutdown));
+                    return;
+                }
+                match self.ep.ping(now, remote) {
+                    Ok(id) => self.exchanges.insert(id, ticket, remote, waiter),
+                    Err(e) => {
+                        waiter.send(Err(request_error(e)));
+                    }
+                }
+            }
+            Command::Cancel { ticket } => {
+                if let Some(id) = self.exchanges.remove_ticket(ticket) {
+                    self.ep.cancel(now, id);
+                }
+            }
+            Command::Deregister { ticket } => {
+                if let Some(old) = self.exchanges.id_of(ticket) {
+                    match self.ep.cancel_observation(now, old) {
+                        Ok(new) => self.exchanges.rekey(old, new),
+                        Err(_) => self.exchanges.finish(old),
+                    }
+                }
+            }
+            Command::Notify {
+                resource,
+                response,
+                reply,
+            } => {
+                let options = response.options.as_coap();
+                let r = covey_proto::Response {
+                    code: response.code,
+                    options: &options,
+                    payload: &response.payload,
+                };
+                let _ = reply.send(self.ep.notify(now, resource, &r));
+            }
+            Command::Stats(reply) => {
+                let _ = reply.send(self.ep.stats().clone());
+            }
+            Command::Shutdown(done) => self.begin_closing(Some(done)),
+        }
+    }
+
+    fn start_request(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        request: &Outgoing,
+    ) -> Result<covey_proto::RequestId, Error> {
+        let options = request.options.as_coap();
+        let r = covey_proto::Request {
+            method: request.method,
+            options: &options,
+            payload: &request.payload,
+        };
+        let params = RequestParams {
+            confirmable: request.confirmable,
+            token: request.token,
+        };
+        self.ep
+            .send_request(now, remote, &r, params)
+            .map_err(request_error)
+    }
+
+    /// Hands every pending engine event to whoever it belongs to.
+    fn process_events(&mut self) {
+        let now = self.clock.now();
+        while let Some(event) = self.ep.poll_event() {
+            match event {
+                Event::Request(id) => self.on_request(now, id),
+                Event::Response { id, key, last } if self.exchanges.contains(id) => {
+                    let Some(received) = self.ep.response(key) else {
+                        continue;
+                    };
+                    let response = Response::from_received(&received);
+                    if !self.exchanges.deliver(id, response, last) {
+                        self.ep.cancel(now, id);
+                    }
+                }
+                Event::Failed { id, failure } if self.exchanges.contains(id) => {
+                    let remote = self
+                        .exchanges
+                        .remote(id)
+                        .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+                    self.exchanges
+                        .fail(id, Error::from_failure(failure, remote));
+                }
+                Event::Finished(id) if self.exchanges.contains(id) => self.exchanges.finish(id),
+                Event::Pong(id) if self.exchanges.contains(id) => {
+                    let mut pong = Response::new(Code::EMPTY);
+                    pong.source = self.exchanges.remote(id);
+                    self.exchanges.deliver(id, pong, true);
+                }
+                other => match self.app.as_mut() {
+                    Some(app) => app.handle_event(&mut self.ep, now, other),
+                    None => tracing::trace!(?other, "event nobody waits for"),
+                },
+            }
+        }
+        // Futures dropped without cancelling (e.g. a panicking caller): stop their exchanges.
+        if self.exchanges.len() > 0 {
+            for id in self.exchanges.abandoned() {
+                self.exchanges.fail(id, Error::Cancelled);
+                self.ep.cancel(now, id);
+            }
+        }
+    }
+
+    fn on_request(&mut self, now: Instant, id: IncomingId) {
+        let Some(received) = self.ep.request(id) else {
+            return;
+        };
+        let group = if received.multicast {
+            self.current_group
+        } else {
+            None
+        };
+        let request = Request::from_received(&received, group);
+        let service = self
+            .service
+            .clone()
+            .filter(|s| self.app.is_none() || s.accepts(&request));
+        let Some(service) = service else {
+            match self.app.as_mut() {
+                Some(app) => app.handle_event(&mut self.ep, now, Event::Request(id)),
+                None => self.respond(now, id, None, &Response::new(Code::NOT_FOUND)),
+            }
+            return;
+        };
+        if self.closing.is_some() {
+            let busy = Response::error(Code::SERVICE_UNAVAILABLE, "shutting down");
+            self.respond(now, id, None, &busy);
+            return;
+        }
+        let observable = service.observable(&request);
+        // Polled once in place: most handlers are ready at once and need no task.
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let mut future = service.call(request);
+            let waker = Waker::from(Arc::new(NoopWake));
+            let mut cx = Context::from_waker(&waker);
+            match future.as_mut().poll(&mut cx) {
+                Poll::Ready(response) => Ok(response),
+                Poll::Pending => Err(future),
+            }
+        }));
+        match polled {
+            Ok(Ok(response)) => self.respond(now, id, observable, &response),
+            Ok(Err(future)) => self.spawn_handler(id, observable, future),
+            Err(_) => {
+                tracing::error!("request handler panicked");
+                let failed = Response::error(Code::INTERNAL_SERVER_ERROR, "handler failed");
+                self.respond(now, id, None, &failed);
+            }
+        }
+    }
+
+    fn spawn_handler(&mut self, id: IncomingId, observable: Option<u64>, future: ResponseFuture) {
+        self.handlers_running += 1;
+        let guard = RespondGuard {
+            id,
+            observable,
+            tx: Some(self.responder.clone()),
+        };
+        tokio::spawn(async move {
+            let mut guard = guard;
+            let response = future.await;
+            guard.send(response);
+        });
+    }
+
+    /// Answers `id`; through the observe registry when the resource is observable.
+    fn respond(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        observable: Option<u64>,
+        response: &Response,
+    ) {
+        let options = response.options.as_coap();
+        let r = covey_proto::Response {
+            code: response.code,
+            options: &options,
+            payload: &response.payload,
+        };
+        let result = match observable {
+            Some(resource) => self
+                .ep
+                .respond_observable(now, id, resource, &r)
+                .map(|_| ()),
+            None => self.ep.respond(now, id, &r),
+        };
+        match result {
+            Ok(()) => {}
+            Err(RespondError::TooLarge) => {
+                tracing::warn!(size = response.payload.len(), "response too large to send");
+            }
+            Err(e) => tracing::debug!("response not sent: {e}"),
+        }
+    }
+
+    /// Sends everything the engine has queued.
+    async fn flush(&mut self) {
+        let now = self.clock.now();
+        while let Some(t) = self.ep.poll_transmit(now, &mut self.send_buf) {
+            let datagram = &self.send_buf[..t.size];
+            if let Some(trace) = &self.trace {
+                trace(&Trace {
+                    direction: TraceDirection::Sent,
+                    peer: t.destination,
+                    datagram,
+                });
+            }
+            let Some(i) = self.routes.choose(&self.sockets, t.destination) else {
+                let e = io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "no bound socket of this address family",
+                );
+                self.on_send_error(now, t.destination, e);
+                continue;
+            };
+            let sent = self.sockets[i].send(t.destination, datagram).await;
+            if let Err(e) = sent {
+                self.on_send_error(now, t.destination, e);
+            }
+        }
+    }
+
+    /// A send failed: exchanges towards that address fail now instead of timing out.
+    fn on_send_error(&mut self, now: Instant, destination: SocketAddr, e: io::Error) {
+        tracing::debug!(%destination, "send failed: {e}");
+        for id in self.exchanges.towards(destination) {
+            self.ep.cancel(now, id);
+            self.exchanges.fail(
+                id,
+                Error::Unreachable {
+                    addr: destination,
+                    reason: e.to_string(),
+                },
+            );
+        }
+    }
+
+    fn begin_closing(&mut self, done: Option<oneshot::Sender<()>>) {
+        let closing = self.closing.get_or_insert_with(|| Closing {
+            deadline: tokio::time::Instant::now() + self.grace,
+            done: Vec::new(),
+        });
+        closing.done.extend(done);
+    }
+
+    fn finished(&self) -> bool {
+        self.closing.is_some()
+            && self.exchanges.len() == 0
+            && self.handlers_running == 0
+            && self.ep.outstanding_requests() == 0
+    }
+
+    /// The grace period is over: whatever is still running fails.
+    fn abort_all(&mut self) {
+        let now = self.clock.now();
+        for id in self.exchanges.ids() {
+            self.ep.cancel(now, id);
+            self.exchanges.fail(id, Error::Shutdown);
+        }
+    }
+}
+
+/// The engine's refusal to start a request, as the API's error.
+fn request_error(e: RequestError) -> Error {
+    match e {
+        RequestError::Overload => Error::Overload,
+        RequestError::TooLarge => Error::TooLarge,
+        RequestError::ConfirmableMulticast
+        | RequestError::TokenInUse
+        | RequestError::UnknownRequest => Error::InvalidRequest(e.to_string()),
+    }
+}
+
+/// Sends the handler's response back to the task, or 5.00 if the handler panicked.
+struct RespondGuard {
+    id: IncomingId,
+    observable: Option<u64>,
+    tx: Option<mpsc::UnboundedSender<HandlerDone>>,
+}
+
+impl RespondGuard {
+    fn send(&mut self, response: Response) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send((self.id, self.observable, response));
+        }
+    }
+}
+
+impl Drop for RespondGuard {
+    fn drop(&mut self) {
+        self.observable = None;
+        self.send(Response::error(
+            Code::INTERNAL_SERVER_ERROR,
+            "handler failed",
+        ));
+    }
+}
+
+/// A waker for the one in-place poll of a handler; the spawned task polls it properly.
+struct NoopWake;
+
+impl Wake for NoopWake {
+    fn wake(self: Arc<Self>) {}
+}

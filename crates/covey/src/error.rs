@@ -1,0 +1,91 @@
+//! The one error type of the runtime.
+
+use std::net::SocketAddr;
+
+use covey_proto::Failure;
+
+/// Why a request, a response or the runtime failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The URI could not be parsed or cannot be used for a request.
+    #[error("bad URI {uri:?}: {reason}")]
+    InvalidUri {
+        /// The URI as given.
+        uri: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The host name of a URI did not resolve.
+    #[error("cannot resolve host {host:?}: {reason}")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The resolver's answer.
+        reason: String,
+    },
+    /// No response arrived in time.
+    #[error("no response from {0} in time")]
+    Timeout(SocketAddr),
+    /// The peer rejected the request with a Reset message.
+    #[error("{0} rejected the request with a reset")]
+    Reset(SocketAddr),
+    /// The network reported the destination unreachable.
+    #[error("{addr} is unreachable: {reason}")]
+    Unreachable {
+        /// The destination.
+        addr: SocketAddr,
+        /// What the operating system said.
+        reason: String,
+    },
+    /// The request was cancelled.
+    #[error("request cancelled")]
+    Cancelled,
+    /// The endpoint's tables are full.
+    #[error("too many outstanding requests")]
+    Overload,
+    /// The request does not fit into a datagram.
+    #[error("request too large for one datagram")]
+    TooLarge,
+    /// The response broke the protocol.
+    #[error("protocol error in the response from {0}")]
+    Protocol(SocketAddr),
+    /// The request cannot be sent as asked (e.g. a confirmable multicast request).
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The driver is shutting down or has stopped.
+    #[error("the CoAP driver has shut down")]
+    Shutdown,
+    /// No tokio runtime to run the driver on.
+    #[error("no tokio runtime is running")]
+    NoRuntime,
+    /// A socket operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// An I/O error with what was being done.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The error for an engine failure of a request to `remote`.
+    pub(crate) fn from_failure(failure: Failure, remote: SocketAddr) -> Error {
+        match failure {
+            Failure::Timeout => Error::Timeout(remote),
+            Failure::Reset => Error::Reset(remote),
+            Failure::Cancelled => Error::Cancelled,
+            Failure::Overload => Error::Overload,
+            Failure::ProtocolError => Error::Protocol(remote),
+        }
+    }
+}

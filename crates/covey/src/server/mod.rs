@@ -1,0 +1,203 @@
+//! The async server: resources by path with async handlers, `/.well-known/core`, the opt-in
+//! `/mc` group-membership resource, and hosted Apps.
+
+mod group_membership;
+mod resource;
+mod router;
+mod well_known;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use covey_proto::{App, Config};
+
+pub use group_membership::MC_PATH;
+pub use resource::{handler, Attributes, Handler, Resource};
+pub use router::Router;
+pub use well_known::WELL_KNOWN_CORE;
+
+use crate::driver::{Driver, DriverBuilder, TraceFn};
+use crate::multicast::Membership;
+use crate::{Client, Error};
+
+/// How to build a [`Server`]: sockets, resources, multicast.
+#[derive(Debug, Default)]
+pub struct ServerBuilder {
+    driver: DriverBuilder,
+    bound: bool,
+    routes: Vec<(String, bool, Resource)>,
+    mc: bool,
+}
+
+impl ServerBuilder {
+    /// A builder with no resources; it binds `[::]:5683` unless told otherwise.
+    pub fn new() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// Binds a socket to `addr` (repeatable).
+    pub fn bind(mut self, addr: SocketAddr) -> ServerBuilder {
+        self.driver = self.driver.bind(addr);
+        self.bound = true;
+        self
+    }
+
+    /// The engine's configuration.
+    pub fn config(mut self, config: Config) -> ServerBuilder {
+        self.driver = self.driver.config(config);
+        self
+    }
+
+    /// Calls `trace` for every datagram sent and received.
+    pub fn trace(mut self, trace: TraceFn) -> ServerBuilder {
+        self.driver = self.driver.trace(trace);
+        self
+    }
+
+    /// Serves `resource` at `path`.
+    pub fn resource(mut self, path: &str, resource: Resource) -> ServerBuilder {
+        self.routes.push((path.to_string(), false, resource));
+        self
+    }
+
+    /// Serves `resource` at `path` and every path below it.
+    pub fn subtree(mut self, path: &str, resource: Resource) -> ServerBuilder {
+        self.routes.push((path.to_string(), true, resource));
+        self
+    }
+
+    /// Serves the `/mc` group-membership resource.
+    pub fn membership_resource(mut self, enabled: bool) -> ServerBuilder {
+        self.mc = enabled;
+        self
+    }
+
+    /// Joins a multicast group at start.
+    pub fn join(mut self, group: std::net::IpAddr, interface: Option<u32>) -> ServerBuilder {
+        self.driver = self.driver.join(group, interface);
+        self
+    }
+
+    /// The interface index groups are joined on by default (0: the kernel's choice).
+    pub fn multicast_interface(mut self, index: u32) -> ServerBuilder {
+        self.driver = self.driver.multicast_interface(index);
+        self
+    }
+
+    /// The most multicast groups joined at once.
+    pub fn max_groups(mut self, max: usize) -> ServerBuilder {
+        self.driver = self.driver.max_groups(max);
+        self
+    }
+
+    /// Hosts an `App` for requests no resource answers, and for its own exchanges.
+    pub fn app(mut self, app: Box<dyn App + Send>) -> ServerBuilder {
+        self.driver = self.driver.app(app);
+        self
+    }
+
+    /// How long a shutdown waits for in-flight exchanges.
+    pub fn shutdown_grace(mut self, grace: Duration) -> ServerBuilder {
+        self.driver = self.driver.shutdown_grace(grace);
+        self
+    }
+
+    /// Binds and starts serving on the current tokio runtime.
+    pub fn start(mut self) -> Result<Server, Error> {
+        let membership = Arc::new(OnceLock::new());
+        if self.mc {
+            self.routes.push((
+                MC_PATH.to_string(),
+                false,
+                group_membership::resource(membership.clone()),
+            ));
+        }
+        if !self.bound {
+            self.driver = self
+                .driver
+                .bind(SocketAddr::from(([0u16; 8], crate::DEFAULT_PORT)));
+        }
+        let router = Arc::new(Router::new(self.routes));
+        let driver = self.driver.service(router.clone()).spawn()?;
+        let _ = membership.set(driver.membership().clone());
+        Ok(Server { driver, router })
+    }
+}
+
+/// A running CoAP server; it stops when [`shutdown`](Server::shutdown) is called or every
+/// handle to its driver is dropped.
+#[derive(Debug, Clone)]
+pub struct Server {
+    driver: Driver,
+    router: Arc<Router>,
+}
+
+impl Server {
+    /// A builder.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The addresses the server listens on.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        self.driver.local_addrs()
+    }
+
+    /// The driver underneath.
+    pub fn driver(&self) -> &Driver {
+        &self.driver
+    }
+
+    /// The multicast memberships of the server's sockets.
+    pub fn membership(&self) -> &Membership {
+        self.driver.membership()
+    }
+
+    /// The router (e.g. for its `/.well-known/core` document).
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// A client sending from the server's own sockets.
+    pub fn client(&self) -> Client {
+        Client::from_driver(self.driver.clone())
+    }
+
+    /// Sends the current representation of the observable resource at `path` (from its GET
+    /// handler) to every observer; returns how many were notified.
+    pub async fn notify(&self, path: &str) -> Result<usize, Error> {
+        let Some((resource, handler)) = self.router.observable_get(path) else {
+            return Err(Error::InvalidRequest(format!(
+                "{path} is not an observable resource"
+            )));
+        };
+        let mut options = crate::Options::new();
+        for segment in path.trim_matches('/').split('/').filter(|s| !s.is_empty()) {
+            options.push(covey_core::OptionNumber::URI_PATH, segment);
+        }
+        let request = crate::Request {
+            method: covey_core::Code::GET,
+            options,
+            payload: Vec::new(),
+            source: self.local_addrs()[0],
+            confirmable: true,
+            multicast_group: None,
+        };
+        let response = handler(request).await;
+        let (reply, count) = tokio::sync::oneshot::channel();
+        self.driver
+            .command(crate::driver::Command::Notify {
+                resource,
+                response,
+                reply,
+            })
+            .await?;
+        count.await.map_err(|_| Error::Shutdown)
+    }
+
+    /// Stops serving once in-flight exchanges have ended.
+    pub async fn shutdown(&self) {
+        self.driver.shutdown().await;
+    }
+}
