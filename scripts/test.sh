@@ -19,6 +19,8 @@ if [ ${#need_debs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_debs[@]}" >/dev/null
 fi
 
+mkdir -p target
+
 log "format"
 cargo fmt --all -- --check
 
