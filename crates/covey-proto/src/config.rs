@@ -53,6 +53,8 @@ pub struct Config {
     pub max_uploads: usize,
     /// Bytes held by all Block1 reassemblies together.
     pub max_reassembly_bytes: usize,
+    /// How long a response body sliced into Block2 blocks is kept for the later blocks.
+    pub block_cache_lifetime: Duration,
     /// Observers registered at once (server side).
     pub max_observers: usize,
     /// Every n-th notification to an observer is sent CON (the others NON).
@@ -94,6 +96,7 @@ impl Default for Config {
             max_body_size: 1 << 20,
             max_uploads: 16,
             max_reassembly_bytes: 4 << 20,
+            block_cache_lifetime: Duration::from_secs(60),
             max_observers: 1024,
             observe_con_every: 20,
             observe_con_interval: Duration::from_secs(24 * 3600),

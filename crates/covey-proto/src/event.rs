@@ -29,6 +29,8 @@ pub enum Failure {
     Cancelled,
     /// A table was full or the request could not be encoded.
     Overload,
+    /// The network reported the peer unreachable (e.g. an ICMP error).
+    Unreachable,
     /// The response violated the protocol (e.g. a changed ETag during a block-wise transfer).
     ProtocolError,
 }
@@ -40,6 +42,7 @@ impl core::fmt::Display for Failure {
             Failure::Reset => "reset by peer",
             Failure::Cancelled => "cancelled",
             Failure::Overload => "local resources exhausted",
+            Failure::Unreachable => "peer unreachable",
             Failure::ProtocolError => "protocol error in the response",
         })
     }

@@ -30,7 +30,9 @@ mod wire;
 pub use app::{dispatch_events, App};
 pub use cc::Algorithm;
 pub use config::Config;
-pub use endpoint::{Endpoint, LocalAddr, Received, RequestError, RespondError, Transmit};
+pub use endpoint::{
+    Endpoint, LocalAddr, NotificationType, Received, RequestError, RespondError, Transmit,
+};
 pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
 pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};

@@ -223,6 +223,11 @@ fn block1_server_preferring_smaller_blocks_rescales_the_upload() {
 
 #[test]
 fn etag_change_in_the_middle_of_a_download_is_an_error() {
+    // The server keeps no copy of the body, so each block is a fresh representation.
+    let no_cache = Config {
+        block_cache_lifetime: Duration::ZERO,
+        ..Config::default()
+    };
     let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
     let client = net.add(addr(1), Config::default(), 1, None);
     let counter = Rc::new(RefCell::new(0u8));
@@ -243,7 +248,7 @@ fn etag_change_in_the_middle_of_a_download_is_an_error() {
             .unwrap();
         }
     }));
-    net.add(addr(2), Config::default(), 2, Some(server));
+    net.add(addr(2), no_cache, 2, Some(server));
     let now = net.now;
     net.nodes[client]
         .endpoint
@@ -754,5 +759,60 @@ fn servers_suppress_errors_to_multicast_requests() {
             .stats()
             .drops_of(covey_proto::DropCause::MulticastSuppressed),
         2
+    );
+}
+
+#[test]
+fn large_post_with_a_large_response_runs_the_handler_once() {
+    // RFC 7959 §3.3: Block1 upload, then the response's remaining blocks are fetched with
+    // Block2 requests that the server answers from the body it kept, not by posting again.
+    let body = pattern(3000);
+    let calls = Rc::new(RefCell::new(Vec::new()));
+    let calls2 = calls.clone();
+    let server = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        if let Event::Request(id) = ev {
+            let req = ep.request(id).unwrap();
+            calls2.borrow_mut().push(req.payload().len());
+            let reply: Vec<u8> = req.payload().iter().rev().copied().collect();
+            ep.respond(now, id, &Response::with_payload(Code::CHANGED, &reply))
+                .unwrap();
+        }
+    }));
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let seen: Seen = Rc::default();
+    let client = net.add(
+        addr(1),
+        Config::default(),
+        1,
+        Some(recording_client(seen.clone(), Rc::default())),
+    );
+    net.add(addr(2), Config::default(), 2, Some(server));
+    let now = net.now;
+    let opts = [opt(OptionNumber::URI_PATH, b"large-post")];
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request {
+                method: Code::POST,
+                options: &opts,
+                payload: &body,
+            },
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(30));
+    assert_eq!(
+        *calls.borrow(),
+        [3000],
+        "the handler ran once, with the whole body"
+    );
+    let expected: Vec<u8> = body.iter().rev().copied().collect();
+    assert_eq!(seen.borrow().len(), 1);
+    assert!(
+        seen.borrow()[0].2 == expected,
+        "the whole response body arrived"
     );
 }

@@ -85,6 +85,10 @@ impl Error {
             Failure::Reset => Error::Reset(remote),
             Failure::Cancelled => Error::Cancelled,
             Failure::Overload => Error::Overload,
+            Failure::Unreachable => Error::Unreachable {
+                addr: remote,
+                reason: "the network reported it unreachable".into(),
+            },
             Failure::ProtocolError => Error::Protocol(remote),
         }
     }

@@ -239,6 +239,28 @@ impl Endpoint {
         self.finish_exchange(now, id.0).is_some()
     }
 
+    /// The network reported `remote` unreachable (an ICMP error the driver saw): every
+    /// outstanding request to it fails with [`Failure::Unreachable`] and the peer is
+    /// treated as unresponsive (PROBING_RATE) until heard from.
+    pub fn handle_unreachable(&mut self, now: Instant, remote: SocketAddr) {
+        for index in 0..self.exchanges.capacity() {
+            let Some(key) = self.exchanges.key_at(index) else {
+                continue;
+            };
+            if self.exchanges.get(key).is_some_and(|e| e.remote == remote) {
+                self.fail_exchange(now, key, Failure::Unreachable);
+            }
+        }
+        if let Some(p) = self
+            .peers
+            .lookup(&remote)
+            .and_then(|k| self.peers.get_mut(k))
+        {
+            p.unresponsive = true;
+            p.probe_allowed_at = now;
+        }
+    }
+
     /// Number of outstanding requests (queued ones included).
     pub fn outstanding_requests(&self) -> usize {
         self.exchanges.len()

@@ -26,6 +26,7 @@ use core::net::{IpAddr, SocketAddr};
 use covey_core::{Message, Token};
 
 pub(crate) use client::ClientExchange;
+pub use observe::NotificationType;
 pub(crate) use reliability::Transmission;
 pub(crate) use server::IncomingExchange;
 
@@ -114,6 +115,8 @@ pub struct Received<'a> {
     pub source: SocketAddr,
     /// Whether it arrived on a group address.
     pub multicast: bool,
+    /// The group address it arrived on, if it came by multicast.
+    pub group: Option<IpAddr>,
     /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
     /// The reassembled body of a block-wise transfer, if there was one.
@@ -219,6 +222,7 @@ pub struct Endpoint {
     pub(crate) observer_index: Map<(SocketAddr, Token), SlabKey>,
     pub(crate) notification_mids: Map<(SocketAddr, u16), SlabKey>,
     pub(crate) uploads: block::Uploads,
+    pub(crate) bodies: block::BodyCache,
 }
 
 impl Endpoint {
@@ -257,6 +261,7 @@ impl Endpoint {
             observer_index: map_with_capacity(config.max_observers, rng.next_u64()),
             notification_mids: map_with_capacity(config.max_observers, rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
+            bodies: block::BodyCache::new(&config, rng.next_u64()),
             config,
             rng,
         }
@@ -302,6 +307,7 @@ impl Endpoint {
         if let Some(cutoff) = now.as_nanos().checked_sub(idle.as_nanos() as u64) {
             self.uploads.expire(Instant::from_nanos(cutoff));
         }
+        self.bodies.expire(now);
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);
             match kind {
@@ -376,6 +382,7 @@ impl Endpoint {
         Some(Received {
             source: held.source,
             multicast: false,
+            group: None,
             message,
             body: held.body.as_deref(),
         })
@@ -388,6 +395,7 @@ impl Endpoint {
         Some(Received {
             source: inc.remote,
             multicast: inc.multicast,
+            group: inc.group,
             message,
             body: inc.body.as_deref(),
         })

@@ -30,6 +30,19 @@ pub(crate) struct Observer {
     pub since_con: u32,
 }
 
+/// How a notification is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NotificationType {
+    /// NON, with a CON every `observe_con_every` notifications, at least once per
+    /// `observe_con_interval`, and while the last CON is unconfirmed.
+    #[default]
+    Auto,
+    /// Always CON.
+    Confirmable,
+    /// NON (RFC 7641 still requires the periodic CON; the caller takes that on).
+    NonConfirmable,
+}
+
 /// What the application asked for with an Observe option in a GET/FETCH.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ObserveRequest {
@@ -97,6 +110,18 @@ impl Endpoint {
     /// Sends `response` as a notification to every observer of `resource`; returns how
     /// many were notified. A non-2.xx response ends those observations.
     pub fn notify(&mut self, now: Instant, resource: u64, response: &Response<'_>) -> usize {
+        self.notify_as(now, resource, response, NotificationType::Auto)
+    }
+
+    /// Like [`Endpoint::notify`], with the message type chosen by the caller (e.g. a
+    /// resource whose notifications are always NON).
+    pub fn notify_as(
+        &mut self,
+        now: Instant,
+        resource: u64,
+        response: &Response<'_>,
+        kind: NotificationType,
+    ) -> usize {
         let mut notified = 0;
         for index in 0..self.observers.capacity() {
             let Some(key) = self.observers.key_at(index) else {
@@ -109,7 +134,7 @@ impl Endpoint {
             {
                 continue;
             }
-            if self.notify_one(now, key, response) {
+            if self.notify_one(now, key, response, kind) {
                 notified += 1;
             }
             if !response.code.is_success() {
@@ -178,7 +203,13 @@ impl Endpoint {
         }
     }
 
-    fn notify_one(&mut self, now: Instant, key: SlabKey, response: &Response<'_>) -> bool {
+    fn notify_one(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        response: &Response<'_>,
+        kind: NotificationType,
+    ) -> bool {
         let (con_every, con_interval, reuse) = (
             self.config.observe_con_every.max(1),
             self.config.observe_con_interval,
@@ -191,10 +222,17 @@ impl Endpoint {
         o.since_con += 1;
         // CON while the last CON's fate is unknown (it then replaces that one), at least
         // once per interval and every n-th time; NON otherwise.
-        let confirmable = o.in_flight.is_some()
-            || !response.code.is_success()
-            || o.since_con >= con_every
-            || now.saturating_duration_since(o.last_con) >= con_interval;
+        let confirmable = match kind {
+            NotificationType::Confirmable => true,
+            // Still CON when one is unconfirmed: it is replaced, not doubled.
+            NotificationType::NonConfirmable => o.in_flight.is_some(),
+            NotificationType::Auto => {
+                o.in_flight.is_some()
+                    || !response.code.is_success()
+                    || o.since_con >= con_every
+                    || now.saturating_duration_since(o.last_con) >= con_interval
+            }
+        };
         let (remote, token, peer, sequence, replaced) =
             (o.remote, o.token, o.peer, o.sequence, o.in_flight);
         let Some(mid) = self

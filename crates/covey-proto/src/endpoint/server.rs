@@ -15,7 +15,7 @@ use crate::storage::slab::SlabKey;
 use crate::wire::Outgoing;
 use crate::Instant;
 use alloc::vec::Vec;
-use core::net::SocketAddr;
+use core::net::{IpAddr, SocketAddr};
 use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
 
 /// Where an incoming request stands.
@@ -35,6 +35,10 @@ pub(crate) struct IncomingExchange {
     pub token: Token,
     pub confirmable: bool,
     pub multicast: bool,
+    /// The group address it was sent to, when it came by multicast.
+    pub group: Option<IpAddr>,
+    /// Answered by the engine from a cached block-wise body.
+    pub from_cache: bool,
     /// An empty ACK was sent: the response must be separate.
     pub acked: bool,
     pub state: IncomingState,
@@ -120,7 +124,8 @@ impl Endpoint {
             confirmable: inc.confirmable,
             acked: inc.acked,
         };
-        let (multicast, block1, block2) = (inc.multicast, inc.block1, inc.block2);
+        let (multicast, block1, block2, from_cache) =
+            (inc.multicast, inc.block1, inc.block2, inc.from_cache);
         if multicast && response.code.is_error() {
             self.stats.drop(DropCause::MulticastSuppressed);
             self.remove_incoming(key);
@@ -139,9 +144,11 @@ impl Endpoint {
         }
         let mut payload = response.payload;
         let mut code = response.code;
+        let mut cache_body = false;
         if code.is_success() {
             match slice_block2(response.payload, block2, self.config.block_szx) {
                 Ok(Some((b, chunk))) => {
+                    cache_body = b.more && !from_cache;
                     options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
                     if b.num == 0 {
                         options.push(
@@ -157,6 +164,9 @@ impl Endpoint {
                     payload = b"block out of range";
                 }
             }
+        }
+        if cache_body {
+            self.cache_body(now, key, target.remote, response);
         }
         let response_options = if code == response.code {
             response.options
@@ -176,7 +186,10 @@ impl Endpoint {
             return self.respond_to_multicast(now, key, target, m);
         }
         let result = self.send_response(now, target, m);
-        self.remove_incoming(key);
+        // A response too large to encode leaves the request open for another answer.
+        if result != Err(RespondError::TooLarge) {
+            self.remove_incoming(key);
+        }
         result
     }
 
@@ -202,7 +215,6 @@ impl Endpoint {
         };
         m.message_id = mid;
         if self.incoming_bufs[key.index()].encode(&m).is_err() {
-            self.remove_incoming(key);
             return Err(RespondError::TooLarge);
         }
         if let Some(inc) = self.incoming.get_mut(key) {
@@ -303,6 +315,70 @@ impl Endpoint {
         let _ = self.send_response(now, target, m);
     }
 
+    /// Keeps the whole body of a response that is being sliced, keyed by the request.
+    fn cache_body(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        remote: SocketAddr,
+        response: &Response<'_>,
+    ) {
+        let Ok(request) = Message::parse(self.incoming_bufs[key.index()].as_slice()) else {
+            return;
+        };
+        let transfer = self.uploads.key(remote, &request);
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token: &[],
+            options: response.options,
+            extra: &[],
+            payload: &[],
+        };
+        let mut buf = crate::wire::DatagramBuf::new(self.config.max_message_size);
+        if buf.encode(&head).is_ok() {
+            self.bodies.insert(
+                now,
+                transfer,
+                buf.as_slice().to_vec(),
+                response.payload.to_vec(),
+            );
+        }
+    }
+
+    /// Answers a later Block2 request from the cached body, if there is one.
+    fn serve_cached_block(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        transfer: (SocketAddr, u64),
+        block: Block,
+    ) -> bool {
+        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
+            return false;
+        };
+        let Ok(head) = Message::parse(&cached.head) else {
+            return false;
+        };
+        let options: Vec<CoapOption<'_>> = head.options().collect();
+        let response = Response {
+            code: head.code(),
+            options: &options,
+            payload: &cached.body,
+        };
+        if let Some(inc) = self.incoming.get_mut(id.0) {
+            inc.from_cache = true;
+        }
+        let served = self.respond(now, id, &response).is_ok();
+        let last = block.offset() + block.size() >= cached.body.len();
+        drop(options);
+        if !last {
+            self.bodies.put_back(transfer, cached);
+        }
+        served
+    }
+
     fn remove_incoming(&mut self, key: SlabKey) {
         if self.incoming.remove(key).is_some() {
             self.incoming_bufs[key.index()].clear();
@@ -384,12 +460,13 @@ impl Endpoint {
         &mut self,
         now: Instant,
         remote: SocketAddr,
-        multicast: bool,
+        group: Option<IpAddr>,
         message: &Message<'_>,
         datagram: &[u8],
         dedup_key: DedupKey,
         fingerprint: u64,
     ) {
+        let multicast = group.is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         if multicast && confirmable {
             // RFC 7252 §8.1: multicast requests are NON; a CON by multicast is ignored.
@@ -532,6 +609,8 @@ impl Endpoint {
             token: message.token(),
             confirmable,
             multicast,
+            group,
+            from_cache: false,
             acked: false,
             state: IncomingState::Waiting,
             body,
@@ -569,6 +648,12 @@ impl Endpoint {
             self.config.response_timeout
         };
         self.set_timer_for(TimerKind::Incoming, key, now + wait);
+        if let Some(b) = block2.filter(|b| b.num > 0 && block1.is_none()) {
+            let transfer = self.uploads.key(remote, message);
+            if self.serve_cached_block(now, IncomingId(key), transfer, b) {
+                return;
+            }
+        }
         if !self.push_event(Event::Request(IncomingId(key))) {
             self.remove_incoming(key);
         }
