@@ -184,21 +184,42 @@ fn pow2_minus_one(n: u32) -> u128 {
 
 /// `d · k`, saturating at `Duration::MAX`.
 fn mul_int(d: Duration, k: u128) -> Duration {
+    if let (Ok(n), Ok(k)) = (u64::try_from(d.as_nanos()), u64::try_from(k)) {
+        if let Some(product) = n.checked_mul(k) {
+            return Duration::from_nanos(product); // the common case, in 64 bits
+        }
+    }
     from_nanos_u128(d.as_nanos().saturating_mul(k))
 }
 
 /// `d · f` for a finite `f ≥ 0` rounded to the nanosecond, saturating; zero for other `f`.
 fn scale(d: Duration, f: f64) -> Duration {
-    let nanos = d.as_nanos() as f64 * f;
+    // Called per CON and per received request: below 2^64 ns (584 years) stay in 64-bit
+    // arithmetic, which gives the same result without the 128-bit conversion routines.
+    let exact = match u64::try_from(d.as_nanos()) {
+        Ok(n) => n as f64,
+        Err(_) => d.as_nanos() as f64,
+    };
+    let nanos = exact * f;
     if nanos.is_nan() || nanos <= 0.0 {
         return Duration::ZERO;
     }
+    let rounded = nanos + 0.5;
+    if rounded < TWO_POW_64 {
+        return Duration::from_nanos(rounded as u64);
+    }
     // `as` saturates on overflow and infinity.
-    from_nanos_u128((nanos + 0.5) as u128)
+    from_nanos_u128(rounded as u128)
 }
+
+/// 2^64 as a float: the bound below which a float of nanoseconds fits a `u64`.
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
 /// A duration of `nanos` nanoseconds, saturating at `Duration::MAX`.
 fn from_nanos_u128(nanos: u128) -> Duration {
+    if let Ok(n) = u64::try_from(nanos) {
+        return Duration::from_nanos(n); // no 128-bit division
+    }
     let secs = nanos / 1_000_000_000;
     let sub = (nanos % 1_000_000_000) as u32;
     match u64::try_from(secs) {
@@ -211,6 +232,59 @@ fn from_nanos_u128(nanos: u128) -> Duration {
 mod tests {
     use super::*;
     use std::vec::Vec;
+
+    /// `scale` as first written, in 128-bit arithmetic throughout.
+    fn scale_u128(d: Duration, f: f64) -> Duration {
+        let nanos = d.as_nanos() as f64 * f;
+        if nanos.is_nan() || nanos <= 0.0 {
+            return Duration::ZERO;
+        }
+        let nanos = (nanos + 0.5) as u128;
+        u64::try_from(nanos / 1_000_000_000).map_or(Duration::MAX, |secs| {
+            Duration::new(secs, (nanos % 1_000_000_000) as u32)
+        })
+    }
+
+    #[test]
+    fn scale_matches_128_bit_arithmetic() {
+        let durations = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(2_000),
+            Duration::from_nanos(u64::MAX - 1),
+            Duration::from_nanos(u64::MAX),
+            Duration::from_secs(u64::MAX / 1_000_000_000 + 1),
+            Duration::from_secs(u64::MAX / 2),
+            Duration::MAX,
+        ];
+        let factors = [
+            0.0,
+            0.5,
+            1.0,
+            1.0 + f64::EPSILON,
+            1.5,
+            2.0,
+            1e9,
+            1e30,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            -1.0,
+        ];
+        for d in durations {
+            for f in factors {
+                assert_eq!(scale(d, f), scale_u128(d, f), "{d:?} * {f}");
+            }
+        }
+        for k in [0u128, 1, 15, 31, u64::MAX as u128, u128::MAX] {
+            let d = Duration::from_millis(2_000);
+            let reference = d.as_nanos().saturating_mul(k);
+            let expected = u64::try_from(reference / 1_000_000_000).map_or(Duration::MAX, |s| {
+                Duration::new(s, (reference % 1_000_000_000) as u32)
+            });
+            assert_eq!(mul_int(d, k), expected);
+        }
+    }
 
     fn ms(millis: u64) -> Duration {
         Duration::from_millis(millis)

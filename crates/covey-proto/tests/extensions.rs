@@ -816,3 +816,65 @@ fn large_post_with_a_large_response_runs_the_handler_once() {
         "the whole response body arrived"
     );
 }
+
+#[test]
+fn large_error_responses_are_sent_block_wise_too() {
+    let diagnostic = pattern(2500);
+    let d2 = diagnostic.clone();
+    let server = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        if let Event::Request(id) = ev {
+            ep.respond(now, id, &Response::with_payload(Code::GATEWAY_TIMEOUT, &d2))
+                .unwrap();
+        }
+    }));
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let codes = Rc::new(RefCell::new(Vec::new()));
+    let codes2 = codes.clone();
+    let client_app = Box::new(FnApp(move |ep: &mut Endpoint, _now: Instant, ev: Event| {
+        if let Event::Response { key, last, .. } = ev {
+            let r = ep.response(key).unwrap();
+            codes2
+                .borrow_mut()
+                .push((r.message.code(), r.payload().to_vec(), last));
+        }
+    }));
+    let client = net.add(addr(1), Config::default(), 1, Some(client_app));
+    net.add(addr(2), Config::default(), 2, Some(server));
+    let now = net.now;
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(10));
+    assert_eq!(
+        *codes.borrow(),
+        vec![(Code::GATEWAY_TIMEOUT, diagnostic, true)]
+    );
+}
+
+#[test]
+fn requests_tell_which_local_socket_they_arrived_on() {
+    let mut ep = Endpoint::new(Config::default(), 1);
+    let local: SocketAddr = "[2001:db8::99]:5683".parse().unwrap();
+    let mut buf = [0u8; 16];
+    let n = MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, 1, &[1])
+        .unwrap()
+        .finish();
+    ep.handle_datagram(
+        Instant::ZERO,
+        addr(1),
+        covey_proto::LocalAddr::UNICAST.on_socket(local),
+        &buf[..n],
+    );
+    let Some(Event::Request(id)) = ep.poll_event() else {
+        panic!("a request")
+    };
+    let r = ep.request(id).unwrap();
+    assert_eq!((r.local, r.group, r.multicast), (Some(local), None, false));
+}

@@ -681,7 +681,7 @@ impl Endpoint {
             }
         }
         let observing = ex.state == ExchangeState::Observing;
-        if code.is_success() && !observing {
+        if !observing {
             if let Some(b2) = m.block2() {
                 let t = ex.transfer.get_or_insert_with(Box::default);
                 let etag = m.option(OptionNumber::ETAG).and_then(Token::new);

@@ -35,18 +35,30 @@ pub(crate) use server::IncomingExchange;
 pub struct LocalAddr {
     /// The group address it was sent to, when it arrived by multicast.
     pub multicast_group: Option<IpAddr>,
+    /// The local socket address it arrived on, when the driver knows it.
+    pub socket: Option<SocketAddr>,
 }
 
 impl LocalAddr {
     /// Arrived by unicast.
     pub const UNICAST: LocalAddr = LocalAddr {
         multicast_group: None,
+        socket: None,
     };
 
     /// Arrived on group address `group`.
     pub const fn multicast(group: IpAddr) -> LocalAddr {
         LocalAddr {
             multicast_group: Some(group),
+            socket: None,
+        }
+    }
+
+    /// The same, noting the local socket address it arrived on.
+    pub const fn on_socket(self, socket: SocketAddr) -> LocalAddr {
+        LocalAddr {
+            socket: Some(socket),
+            ..self
         }
     }
 }
@@ -117,6 +129,8 @@ pub struct Received<'a> {
     pub multicast: bool,
     /// The group address it arrived on, if it came by multicast.
     pub group: Option<IpAddr>,
+    /// The local socket address it arrived on, if the driver told the engine.
+    pub local: Option<SocketAddr>,
     /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
     /// The reassembled body of a block-wise transfer, if there was one.
@@ -383,6 +397,7 @@ impl Endpoint {
             source: held.source,
             multicast: false,
             group: None,
+            local: None,
             message,
             body: held.body.as_deref(),
         })
@@ -396,6 +411,7 @@ impl Endpoint {
             source: inc.remote,
             multicast: inc.multicast,
             group: inc.group,
+            local: inc.local,
             message,
             body: inc.body.as_deref(),
         })

@@ -8,7 +8,7 @@ use crate::dedup::DedupState;
 use crate::hash::fingerprint;
 use crate::stats::DropCause;
 use crate::Instant;
-use core::net::{IpAddr, SocketAddr};
+use core::net::SocketAddr;
 use covey_core::{Header, Message, MessageType};
 
 impl Endpoint {
@@ -45,7 +45,7 @@ impl Endpoint {
                 self.handle_ack_or_reset(now, remote, &message, datagram)
             }
             MessageType::Confirmable | MessageType::NonConfirmable => {
-                self.handle_con_or_non(now, remote, local.multicast_group, &message, datagram)
+                self.handle_con_or_non(now, remote, local, &message, datagram)
             }
         }
     }
@@ -116,11 +116,11 @@ impl Endpoint {
         &mut self,
         now: Instant,
         remote: SocketAddr,
-        group: Option<IpAddr>,
+        local: LocalAddr,
         message: &Message<'_>,
         datagram: &[u8],
     ) {
-        let multicast = group.is_some();
+        let multicast = local.multicast_group.is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         let code = message.code();
         if code.is_empty() {
@@ -146,7 +146,7 @@ impl Endpoint {
             }
         }
         if code.is_request() {
-            self.handle_request(now, remote, group, message, datagram, dedup_key, print);
+            self.handle_request(now, remote, local, message, datagram, dedup_key, print);
         } else {
             self.handle_separate_response(
                 now, remote, multicast, message, datagram, dedup_key, print,

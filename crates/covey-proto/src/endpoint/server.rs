@@ -5,7 +5,7 @@
 use super::block::{slice_block2, UploadStep};
 use super::observe::ObserveRequest;
 use super::reliability::TransmissionOwner;
-use super::{Endpoint, RespondError, TimerKind};
+use super::{Endpoint, LocalAddr, RespondError, TimerKind};
 use crate::dedup::{DedupKey, DedupState};
 use crate::event::{Event, IncomingId};
 use crate::outbox::OutSource;
@@ -37,6 +37,8 @@ pub(crate) struct IncomingExchange {
     pub multicast: bool,
     /// The group address it was sent to, when it came by multicast.
     pub group: Option<IpAddr>,
+    /// The local socket address it arrived on, if known.
+    pub local: Option<SocketAddr>,
     /// Answered by the engine from a cached block-wise body.
     pub from_cache: bool,
     /// An empty ACK was sent: the response must be separate.
@@ -145,24 +147,23 @@ impl Endpoint {
         let mut payload = response.payload;
         let mut code = response.code;
         let mut cache_body = false;
-        if code.is_success() {
-            match slice_block2(response.payload, block2, self.config.block_szx) {
-                Ok(Some((b, chunk))) => {
-                    cache_body = b.more && !from_cache;
-                    options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
-                    if b.num == 0 {
-                        options.push(
-                            OptionNumber::SIZE2,
-                            uint::encode(response.payload.len() as u32, &mut s2),
-                        );
-                    }
-                    payload = chunk;
+        // Any response may be sliced (RFC 7959 §2.2): large diagnostics and partial results too.
+        match slice_block2(response.payload, block2, self.config.block_szx) {
+            Ok(Some((b, chunk))) => {
+                cache_body = b.more && !from_cache;
+                options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
+                if b.num == 0 {
+                    options.push(
+                        OptionNumber::SIZE2,
+                        uint::encode(response.payload.len() as u32, &mut s2),
+                    );
                 }
-                Ok(None) => {}
-                Err(()) => {
-                    code = Code::BAD_REQUEST;
-                    payload = b"block out of range";
-                }
+                payload = chunk;
+            }
+            Ok(None) => {}
+            Err(()) => {
+                code = Code::BAD_REQUEST;
+                payload = b"block out of range";
             }
         }
         if cache_body {
@@ -460,12 +461,13 @@ impl Endpoint {
         &mut self,
         now: Instant,
         remote: SocketAddr,
-        group: Option<IpAddr>,
+        local_addr: LocalAddr,
         message: &Message<'_>,
         datagram: &[u8],
         dedup_key: DedupKey,
         fingerprint: u64,
     ) {
+        let (group, local) = (local_addr.multicast_group, local_addr.socket);
         let multicast = group.is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         if multicast && confirmable {
@@ -610,6 +612,7 @@ impl Endpoint {
             confirmable,
             multicast,
             group,
+            local,
             from_cache: false,
             acked: false,
             state: IncomingState::Waiting,

@@ -1,0 +1,66 @@
+//! The Entity Manager's configuration: limits, timeouts, the multicast pool and `delay=auto`.
+
+use crate::multicast_pool::GroupPool;
+use covey_proto::Duration;
+use std::net::SocketAddr;
+
+/// Everything an [`crate::EntityManager`] needs to know up front.
+#[derive(Debug, Clone)]
+pub struct EmConfig {
+    /// Addresses this EM is reached at: they name its own entities (`coap://<a>/e/<name>`),
+    /// so nesting and cycles through this EM are resolved locally. The first one is used in
+    /// replies (SenML `bn`, JSON `entity`).
+    pub authorities: Vec<SocketAddr>,
+    /// Where multicast group addresses come from (`ff1e::89:1` ... by default).
+    pub group_pool: GroupPool,
+    /// Deepest nesting of entities (an entity is level 1).
+    pub depth_limit: u8,
+    /// Most members one entity may have.
+    pub max_members: usize,
+    /// Most entities at once.
+    pub max_entities: usize,
+    /// How long every member has to answer the validation requests at creation.
+    pub validation_timeout: Duration,
+    /// How long one member request may take before the member counts as missing.
+    pub member_timeout: Duration,
+    /// How long a multicast query collects replies: the members' leisure ...
+    pub multicast_leisure: Duration,
+    /// ... plus this margin for the network.
+    pub multicast_margin: Duration,
+    /// Target data rate R (bytes/s) towards the members, for `delay=auto`.
+    pub target_rate: u32,
+    /// Response size S (bytes) assumed by `delay=auto` before any reply was measured.
+    pub initial_response_size: u32,
+    /// Most member requests of one query outstanding at once (the engine's exchange
+    /// table must hold them).
+    pub max_in_flight: usize,
+    /// Path of the members' group-membership resource.
+    pub membership_path: String,
+    /// Unix time in seconds at the engine's `Instant::ZERO`, if the driver knows it:
+    /// SenML times are then absolute, else relative to the reply (negative `bt`).
+    pub epoch: Option<f64>,
+    /// How long a large reply is kept for the client's further Block2 requests.
+    pub block_cache_lifetime: Duration,
+}
+
+impl Default for EmConfig {
+    fn default() -> EmConfig {
+        EmConfig {
+            authorities: Vec::new(),
+            group_pool: GroupPool::default(),
+            depth_limit: 8,
+            max_members: 1024,
+            max_entities: 4096,
+            validation_timeout: Duration::from_secs(30),
+            member_timeout: Duration::from_secs(50),
+            multicast_leisure: Duration::from_secs(5),
+            multicast_margin: Duration::from_secs(2),
+            target_rate: 1000,
+            initial_response_size: 80,
+            max_in_flight: 64,
+            membership_path: "mc".to_string(),
+            epoch: None,
+            block_cache_lifetime: Duration::from_secs(60),
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! The Entity Manager as an [`App`]: it serves `/e`, `/e/<name>`, `/e/<name>/profile` and
+//! `/.well-known/core` on the engine it runs on, and is a client of the members through
+//! the same engine. Work that spans events (queries, creations, deletions, profile
+//! changes, start-up checks) is held as tasks that the engine's responses and the EM's
+//! timers move forward.
+
+mod create;
+mod delete;
+mod maintain;
+mod query;
+mod respond;
+mod update;
+
+use crate::block_cache::BlockCache;
+use crate::config::EmConfig;
+use crate::entity::Entity;
+use crate::incoming::IncomingRequest;
+use crate::member::authority;
+use crate::multicast_pool::MulticastPool;
+use crate::probe::LocalEntities;
+use crate::response::MemberResponse;
+use crate::store::{RecordState, SqliteStore, Store, StoreError};
+use crate::task_io::TaskIo;
+use crate::timers::{TaskId, Timers, TIMER_MARK};
+use covey_core::{Code, ContentFormat};
+use covey_proto::{App, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use respond::{Reply, Responder};
+
+/// Most lines kept in the EM's log of notable events.
+const LOG_LINES: usize = 256;
+
+/// Why an EM could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A stored entity cannot be read back.
+    #[error("{0}")]
+    Record(String),
+}
+
+/// Input that moves a task forward.
+#[derive(Debug)]
+enum Input {
+    Response(RequestId, MemberResponse),
+    Failed(RequestId, Failure),
+    Finished(RequestId),
+    Timer(u8),
+    /// The reply of a member that is one of this EM's entities, asked in-process.
+    Local(usize, MemberResponse),
+}
+
+/// Work in progress.
+#[derive(Debug)]
+enum Task {
+    Query(query::QueryTask),
+    Create(create::CreateTask),
+    Delete(delete::DeleteTask),
+    Update(update::UpdateTask),
+    Maintain(maintain::MaintainTask),
+}
+
+/// The Entity Manager: entities of CoAP resources used as single resources.
+pub struct EntityManager {
+    config: EmConfig,
+    store: Box<dyn Store>,
+    entities: BTreeMap<String, Entity>,
+    pool: MulticastPool,
+    tasks: HashMap<TaskId, Task>,
+    routes: HashMap<RequestId, TaskId>,
+    timers: Timers,
+    next_task: TaskId,
+    /// Names with a creation, change or deletion in progress.
+    busy: BTreeSet<String>,
+    /// Pending records of creations interrupted by a crash, undone at start.
+    leftovers: Vec<Entity>,
+    cache: BlockCache,
+    log: Vec<String>,
+}
+
+impl std::fmt::Debug for EntityManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntityManager")
+            .field("entities", &self.entities.keys().collect::<Vec<_>>())
+            .field("tasks", &self.tasks.len())
+            .finish()
+    }
+}
+
+impl EntityManager {
+    /// An EM with the entities of `store`. Interrupted creations found there are undone
+    /// (members asked to leave) and multicast memberships re-verified when the EM starts.
+    pub fn new(config: EmConfig, store: Box<dyn Store>) -> Result<EntityManager, EmError> {
+        let mut store = store;
+        let state = store.load()?;
+        let mut pool = MulticastPool::new(config.group_pool, state.pool_cursor);
+        let mut entities = BTreeMap::new();
+        let mut leftovers = Vec::new();
+        let mut busy = BTreeSet::new();
+        for record in &state.entities {
+            let entity = Entity::from_record(record, usize::MAX, config.initial_response_size)
+                .map_err(EmError::Record)?;
+            if let Some(g) = entity.group {
+                pool.mark_used(g);
+            }
+            match record.state {
+                RecordState::Active => {
+                    entities.insert(entity.name.clone(), entity);
+                }
+                RecordState::Pending => {
+                    busy.insert(entity.name.clone());
+                    leftovers.push(entity);
+                }
+            }
+        }
+        Ok(EntityManager {
+            config,
+            store,
+            entities,
+            pool,
+            tasks: HashMap::new(),
+            routes: HashMap::new(),
+            timers: Timers::default(),
+            next_task: 1,
+            busy,
+            leftovers,
+            cache: BlockCache::default(),
+            log: Vec::new(),
+        })
+    }
+
+    /// An EM keeping its entities in the SQLite database at `path`.
+    pub fn open(config: EmConfig, path: impl AsRef<Path>) -> Result<EntityManager, EmError> {
+        let store = SqliteStore::open(path)?;
+        EntityManager::new(config, Box::new(store))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EmConfig {
+        &self.config
+    }
+
+    /// The entities, by name.
+    pub fn entities(&self) -> impl Iterator<Item = &Entity> {
+        self.entities.values()
+    }
+
+    /// One entity.
+    pub fn entity(&self, name: &str) -> Option<&Entity> {
+        self.entities.get(name)
+    }
+
+    /// Notable events so far: start-up checks, membership problems, store errors.
+    pub fn log(&self) -> &[String] {
+        &self.log
+    }
+
+    /// Tasks in progress (queries, creations, ...).
+    pub fn tasks_in_progress(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn note(&mut self, line: String) {
+        if self.log.len() >= LOG_LINES {
+            self.log.remove(0);
+        }
+        self.log.push(line);
+    }
+
+    /// The URI clients use for entity `name`.
+    fn entity_uri(&self, name: &str) -> String {
+        match self.config.authorities.first() {
+            Some(a) => format!("coap://{}/e/{name}", authority(*a)),
+            None => format!("/e/{name}"),
+        }
+    }
+
+    fn new_task(&mut self) -> TaskId {
+        let id = self.next_task;
+        self.next_task += 1;
+        id
+    }
+
+    /// Runs `f` with a task's view of the engine and of this EM's entities.
+    fn with_io<R>(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        task: TaskId,
+        f: impl FnOnce(&mut TaskIo<'_>, &LocalEntities<'_>) -> R,
+    ) -> R {
+        let local = LocalEntities {
+            entities: &self.entities,
+            authorities: &self.config.authorities,
+        };
+        let mut io = TaskIo::new(ep, now, &mut self.routes, &mut self.timers, task);
+        f(&mut io, &local)
+    }
+
+    fn step(&mut self, ep: &mut Endpoint, now: Instant, id: TaskId, input: Input) {
+        let Some(mut task) = self.tasks.remove(&id) else {
+            return;
+        };
+        self.with_io(ep, now, id, |io, local| match &mut task {
+            Task::Query(t) => t.feed(io, input),
+            Task::Create(t) => t.feed(io, local, input),
+            Task::Delete(t) => t.feed(io, input),
+            Task::Update(t) => t.feed(io, local, input),
+            Task::Maintain(t) => t.feed(io, input),
+        });
+        self.advance(ep, now, id, task);
+    }
+
+    /// Moves a task on after an input; keeps it while it waits for more.
+    fn advance(&mut self, ep: &mut Endpoint, now: Instant, id: TaskId, task: Task) {
+        let next = match task {
+            Task::Query(t) => self.advance_query(ep, now, id, t),
+            Task::Create(t) => self.advance_create(ep, now, id, t),
+            Task::Delete(t) => self.advance_delete(ep, now, id, t),
+            Task::Update(t) => self.advance_update(ep, now, id, t),
+            Task::Maintain(t) => self.advance_maintain(ep, now, id, t),
+        };
+        let Some(mut task) = next else {
+            return;
+        };
+        let children = match &mut task {
+            Task::Query(q) => q.local_requests(),
+            _ => Vec::new(),
+        };
+        self.tasks.insert(id, task);
+        // Members that are this EM's own entities are queried in-process: a request to
+        // itself would wait for an NSTART slot its own parent request holds.
+        for (index, name, params) in children {
+            self.start_query(
+                ep,
+                now,
+                query::ReplyTo::Parent { task: id, index },
+                &name,
+                params,
+            );
+        }
+    }
+
+    fn on_request(&mut self, ep: &mut Endpoint, now: Instant, id: IncomingId) {
+        let Some(req) = IncomingRequest::read(ep, id) else {
+            return;
+        };
+        let to = Responder {
+            id,
+            key: req.cache_key(),
+        };
+        if req.block2_num.is_some_and(|n| n > 0) {
+            if let Some(cached) = self.cache.get(&to.key, now) {
+                self.send_cached(ep, now, &to, cached);
+                return;
+            }
+        }
+        let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
+        let m = req.method;
+        match path.as_slice() {
+            [".well-known", "core"] if m == Code::GET => self.list(ep, now, &to, &req, true),
+            ["e"] if m == Code::GET => self.list(ep, now, &to, &req, false),
+            ["e"] if m == Code::POST => self.create(ep, now, to, &req),
+            ["e", name] => {
+                let name = name.to_string();
+                match m {
+                    Code::GET | Code::PUT | Code::POST | Code::DELETE => {
+                        self.entity_request(ep, now, to, &req, &name)
+                    }
+                    _ => self.send_reply(ep, now, &to, not_allowed(&req, "GET, PUT, POST, DELETE")),
+                }
+            }
+            ["e", name, "profile"] => {
+                let name = name.to_string();
+                match m {
+                    Code::GET => self.show_profile(ep, now, &to, &req, &name),
+                    Code::PUT => self.update(ep, now, to, &req, &name),
+                    _ => self.send_reply(ep, now, &to, not_allowed(&req, "GET, PUT")),
+                }
+            }
+            [".well-known", "core"] => self.send_reply(ep, now, &to, not_allowed(&req, "GET")),
+            ["e"] => self.send_reply(ep, now, &to, not_allowed(&req, "GET, POST")),
+            _ => {
+                let shown = format!("/{}", req.path.join("/"));
+                self.send_reply(
+                    ep,
+                    now,
+                    &to,
+                    Reply::error(Code::NOT_FOUND, format!("no resource at {shown}")),
+                )
+            }
+        }
+    }
+
+    /// `GET /e` and `GET /.well-known/core`.
+    fn list(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: &Responder,
+        req: &IncomingRequest,
+        with_root: bool,
+    ) {
+        if req.accept.is_some_and(|a| a != ContentFormat::LINK_FORMAT) {
+            return self.send_reply(
+                ep,
+                now,
+                to,
+                Reply::error(
+                    Code::NOT_ACCEPTABLE,
+                    "the entity list is application/link-format (40)".into(),
+                ),
+            );
+        }
+        let reply = match crate::listing::links(self.entities.values(), with_root, &req.query) {
+            Ok(text) => Reply::content(ContentFormat::LINK_FORMAT, text.into_bytes()),
+            Err(e) => Reply::error(Code::BAD_REQUEST, e),
+        };
+        self.send_reply(ep, now, to, reply);
+    }
+
+    /// `GET /e/<name>/profile`.
+    fn show_profile(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: &Responder,
+        req: &IncomingRequest,
+        name: &str,
+    ) {
+        let Some(e) = self.entities.get(name) else {
+            let reply = unknown_entity(name);
+            return self.send_reply(ep, now, to, reply);
+        };
+        let mut doc = e.profile.to_json(name, e.mcast_uri().as_deref());
+        if !e.unjoined.is_empty() {
+            doc["unjoined"] = serde_json::json!(e.unjoined);
+        }
+        let reply = match req.accept {
+            None | Some(ContentFormat::JSON) => Reply::content(
+                ContentFormat::JSON,
+                serde_json::to_vec(&doc).unwrap_or_default(),
+            ),
+            Some(ContentFormat::CBOR) => {
+                let mut out = Vec::new();
+                let _ = ciborium::ser::into_writer(&doc, &mut out);
+                Reply::content(ContentFormat::CBOR, out)
+            }
+            Some(other) => Reply::error(
+                Code::NOT_ACCEPTABLE,
+                format!("a profile is application/json (50) or application/cbor (60), not {other}"),
+            ),
+        };
+        self.send_reply(ep, now, to, reply);
+    }
+
+    /// Anything addressed to `/e/<name>`.
+    fn entity_request(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: Responder,
+        req: &IncomingRequest,
+        name: &str,
+    ) {
+        let overrides = match crate::query::parse_overrides(&req.query) {
+            Ok(o) => o,
+            Err(e @ crate::query::QueryError::Ect(_)) => {
+                return self.send_reply(ep, now, &to, Reply::error(Code::BAD_OPTION, e.to_string()))
+            }
+            Err(e) => {
+                return self.send_reply(
+                    ep,
+                    now,
+                    &to,
+                    Reply::error(Code::BAD_REQUEST, e.to_string()),
+                )
+            }
+        };
+        if !self.entities.contains_key(name) {
+            return self.send_reply(ep, now, &to, unknown_entity(name));
+        }
+        match (req.method, overrides.fanout) {
+            (Code::GET, false) => self.start_query(
+                ep,
+                now,
+                query::ReplyTo::Client(to),
+                name,
+                query::QueryParams::from_request(req, overrides),
+            ),
+            (Code::GET, true) => self.send_reply(
+                ep,
+                now,
+                &to,
+                Reply::error(
+                    Code::BAD_REQUEST,
+                    "?fanout is for PUT, POST and DELETE; a GET is already sent to every member"
+                        .into(),
+                ),
+            ),
+            (_, true) => self.start_query(
+                ep,
+                now,
+                query::ReplyTo::Client(to),
+                name,
+                query::QueryParams::from_request(req, overrides),
+            ),
+            (Code::DELETE, false) => self.delete(ep, now, to, req, name),
+            _ => self.send_reply(
+                ep,
+                now,
+                &to,
+                Reply::error(
+                    Code::METHOD_NOT_ALLOWED,
+                    format!(
+                        "{} /e/{name} needs ?fanout to reach the members; change the entity with PUT /e/{name}/profile",
+                        req.method.name().unwrap_or("this method")
+                    ),
+                ),
+            ),
+        }
+    }
+}
+
+fn unknown_entity(name: &str) -> Reply {
+    Reply::error(Code::NOT_FOUND, format!("no entity named {name}"))
+}
+
+fn not_allowed(req: &IncomingRequest, allowed: &str) -> Reply {
+    Reply::error(
+        Code::METHOD_NOT_ALLOWED,
+        format!(
+            "{} not allowed on /{}; use {allowed}",
+            req.method.name().unwrap_or("this method"),
+            req.path.join("/")
+        ),
+    )
+}
+
+impl App for EntityManager {
+    fn start(&mut self, ep: &mut Endpoint, now: Instant) {
+        self.start_maintenance(ep, now);
+        self.timers.arm(ep);
+    }
+
+    fn handle_event(&mut self, ep: &mut Endpoint, now: Instant, event: Event) {
+        match event {
+            Event::Request(id) => self.on_request(ep, now, id),
+            Event::Response { id, key, last } => {
+                let response = ep.response(key).map(|r| MemberResponse::from_received(&r));
+                // Routes of ended exchanges are dropped before the task runs: the engine
+                // may hand the same id to the next request the task sends.
+                let task = if last {
+                    self.routes.remove(&id)
+                } else {
+                    self.routes.get(&id).copied()
+                };
+                if let (Some(task), Some(response)) = (task, response) {
+                    self.step(ep, now, task, Input::Response(id, response));
+                } else if let Some(task) = task.filter(|_| last) {
+                    self.step(ep, now, task, Input::Failed(id, Failure::ProtocolError));
+                }
+            }
+            Event::Failed { id, failure } => {
+                if let Some(task) = self.routes.remove(&id) {
+                    self.step(ep, now, task, Input::Failed(id, failure));
+                }
+            }
+            Event::Finished(id) => {
+                if let Some(task) = self.routes.remove(&id) {
+                    self.step(ep, now, task, Input::Finished(id));
+                }
+            }
+            Event::Timer(TIMER_MARK) => {
+                self.timers.fired();
+                for (task, tag) in self.timers.due(now) {
+                    self.step(ep, now, task, Input::Timer(tag));
+                }
+            }
+            Event::Timer(_) | Event::Pong(_) => {}
+        }
+        self.timers.arm(ep);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_em_can_move_to_a_driver_thread() {
+        fn send<T: Send + 'static>() {}
+        send::<EntityManager>();
+    }
+}

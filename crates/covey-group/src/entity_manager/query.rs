@@ -1,0 +1,380 @@
+//! Using an entity: `GET /e/<name>` (with use-time overrides) and `PUT/POST/DELETE
+//! /e/<name>?fanout`, fanned out to the members and answered with one combined reply.
+
+use super::respond::{error_payload_limit, Reply, Responder};
+use super::{EntityManager, Input, Task};
+use crate::delay::auto_delay;
+use crate::fanout::{Fanout, FanoutSpec, Mode, Outcome, Target};
+use crate::incoming::IncomingRequest;
+use crate::member_value::extract;
+use crate::probe::{LocalEntities, Lookup};
+use crate::profile::{Delay, Ect, Emt};
+use crate::query::Overrides;
+use crate::reply::{combine, MemberReply, ReplyKind, REPLY_FORMATS};
+use crate::response::MemberResponse;
+use crate::task_io::TaskIo;
+use crate::timers::TaskId;
+use covey_core::{uint, Code, ContentFormat, OptionNumber};
+use covey_proto::{Duration, Endpoint, Instant};
+use std::net::SocketAddr;
+
+/// Who gets a query's combined reply.
+#[derive(Debug, Clone)]
+pub(crate) enum ReplyTo {
+    /// A client.
+    Client(Responder),
+    /// A query of this EM whose member `index` is this (nested) entity.
+    Parent {
+        /// The parent query's task.
+        task: TaskId,
+        /// The member's index in the parent.
+        index: usize,
+    },
+}
+
+/// What a query asks, beyond the entity.
+#[derive(Debug, Clone)]
+pub(crate) struct QueryParams {
+    /// GET, or the method of a fan-out.
+    pub method: Code,
+    /// The payload of a fan-out.
+    pub payload: Vec<u8>,
+    /// Its Content-Format.
+    pub content_format: Option<ContentFormat>,
+    /// The reply's format.
+    pub accept: Option<ContentFormat>,
+    /// The Hop-Limit the query came with.
+    pub hop_limit: Option<u8>,
+    /// Use-time overrides.
+    pub overrides: Overrides,
+}
+
+impl QueryParams {
+    /// The parameters of a client's request.
+    pub fn from_request(req: &IncomingRequest, overrides: Overrides) -> QueryParams {
+        QueryParams {
+            method: req.method,
+            payload: req.payload.clone(),
+            content_format: req.content_format,
+            accept: req.accept,
+            hop_limit: req.hop_limit,
+            overrides,
+        }
+    }
+}
+
+/// A query or fan-out in progress.
+#[derive(Debug)]
+pub(crate) struct QueryTask {
+    reply_to: ReplyTo,
+    name: String,
+    entity_uri: String,
+    kind: ReplyKind,
+    accept: ContentFormat,
+    members: Vec<String>,
+    /// Names of members that are this EM's own entities (by member index).
+    local_names: Vec<Option<String>>,
+    params: QueryParams,
+    hop_out: u8,
+    enr: usize,
+    fanout: Fanout,
+}
+
+impl QueryTask {
+    pub(super) fn feed(&mut self, io: &mut TaskIo<'_>, input: Input) {
+        match input {
+            Input::Response(id, r) => self.fanout.on_response(io, id, r),
+            Input::Failed(id, f) => self.fanout.on_failed(io, id, f),
+            Input::Finished(id) => self.fanout.on_finished(id),
+            Input::Timer(tag) => self.fanout.on_timer(io, tag),
+            Input::Local(index, r) => self.fanout.on_local_response(io, index, r),
+        }
+    }
+
+    /// Local members to ask now: (index, entity name, parameters).
+    pub(super) fn local_requests(&mut self) -> Vec<(usize, String, QueryParams)> {
+        let params = QueryParams {
+            method: self.params.method,
+            payload: self.params.payload.clone(),
+            content_format: self.params.content_format,
+            accept: Some(ContentFormat::SENML_CBOR),
+            hop_limit: Some(self.hop_out),
+            overrides: Overrides {
+                fanout: self.params.overrides.fanout,
+                ..Overrides::default()
+            },
+        };
+        self.fanout
+            .take_local_requests()
+            .into_iter()
+            .filter_map(|i| {
+                let name = self.local_names.get(i)?.clone()?;
+                Some((i, name, params.clone()))
+            })
+            .collect()
+    }
+}
+
+fn uint_option(number: OptionNumber, value: u32) -> (OptionNumber, Vec<u8>) {
+    let mut buf = [0u8; 4];
+    (number, uint::encode(value, &mut buf).to_vec())
+}
+
+impl EntityManager {
+    /// Starts a query (GET) or fan-out (`?fanout`) of entity `name`.
+    pub(super) fn start_query(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: ReplyTo,
+        name: &str,
+        params: QueryParams,
+    ) {
+        let Some(e) = self.entities.get(name) else {
+            return self.finish_reply(ep, now, to, super::unknown_entity(name));
+        };
+        let overrides = params.overrides.clone();
+        let g = e.members.len();
+        let kind = if overrides.fanout {
+            ReplyKind::Fanout(params.method)
+        } else {
+            let op = overrides.eo.unwrap_or(e.profile.default_operation());
+            if !e.profile.operations().contains(&op) {
+                let offered: Vec<&str> = e.profile.operations().iter().map(|o| o.name()).collect();
+                let reply = Reply::error(
+                    Code::BAD_REQUEST,
+                    format!("eo={op}: entity {name} offers {} only", offered.join(", ")),
+                );
+                return self.finish_reply(ep, now, to, reply);
+            }
+            ReplyKind::Query(op)
+        };
+        let accept = params.accept.unwrap_or(ContentFormat::TEXT_PLAIN);
+        if !REPLY_FORMATS.contains(&accept) {
+            let reply = Reply::error(
+                Code::NOT_ACCEPTABLE,
+                format!("cannot answer in {accept}; use text/plain (0), application/json (50), application/cbor (60), application/senml+json (110) or application/senml+cbor (112)"),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
+        let enr = match kind {
+            ReplyKind::Fanout(_) => g,
+            ReplyKind::Query(_) => overrides.enr.map_or(e.profile.enr(), |n| n as usize),
+        };
+        if enr > g {
+            let reply = Reply::error(
+                Code::BAD_REQUEST,
+                format!("enr={enr}: entity {name} has only {g} members"),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
+        let emt = overrides.emt.unwrap_or(e.profile.emt());
+        if e.profile.ect == Ect::Multicast && emt == Emt::Con {
+            let reply = Reply::error(
+                Code::BAD_REQUEST,
+                format!("emt=con: entity {name} is multicast, and multicast requests are NON"),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
+        let delay = match overrides.delay.unwrap_or(e.profile.delay) {
+            Delay::Millis(ms) => Duration::from_millis(ms),
+            Delay::Auto => auto_delay(g, e.response_size.value(), self.config.target_rate),
+        };
+        let hop_out = params
+            .hop_limit
+            .unwrap_or(self.config.depth_limit)
+            .saturating_sub(1);
+        if e.has_nested() && hop_out == 0 {
+            let reply = Reply::error(
+                Code::HOP_LIMIT_REACHED,
+                format!(
+                    "entity {name} is nested deeper than {} levels (Hop-Limit exhausted)",
+                    self.config.depth_limit
+                ),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
+        let local = LocalEntities {
+            entities: &self.entities,
+            authorities: &self.config.authorities,
+        };
+        let local_names: Vec<Option<String>> = e
+            .members
+            .iter()
+            .map(|m| match local.lookup(m) {
+                Lookup::Found { .. } => m.entity_name().map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        let targets: Vec<Target> = e
+            .members
+            .iter()
+            .zip(&e.nested)
+            .zip(&local_names)
+            .map(|((m, nested), local)| {
+                let mut options = m.options();
+                if *nested {
+                    // Another EM: ask for its structured reply, one level less deep.
+                    options.push(uint_option(
+                        OptionNumber::ACCEPT,
+                        u32::from(ContentFormat::SENML_CBOR.0),
+                    ));
+                    options.push(uint_option(OptionNumber::HOP_LIMIT, u32::from(hop_out)));
+                }
+                Target {
+                    uri: m.uri.clone(),
+                    addr: m.addr,
+                    options,
+                    local: local.is_some(),
+                }
+            })
+            .collect();
+        let mode = match (e.profile.ect, e.group_destination()) {
+            (Ect::Multicast, Some(destination)) => Mode::Multicast {
+                destination,
+                options: e.members.first().map(|m| m.options()).unwrap_or_default(),
+                window: self.config.multicast_leisure + self.config.multicast_margin,
+            },
+            _ => Mode::Unicast { delay },
+        };
+        let fanout_body = matches!(kind, ReplyKind::Fanout(_));
+        let spec = FanoutSpec {
+            method: params.method,
+            payload: if fanout_body {
+                params.payload.clone()
+            } else {
+                Vec::new()
+            },
+            content_format: params.content_format.filter(|_| fanout_body),
+            confirmable: emt == Emt::Con && e.profile.ect == Ect::Unicast,
+            enr,
+            member_timeout: self.config.member_timeout,
+            max_in_flight: self.config.max_in_flight,
+            mode,
+        };
+        let members = e.member_uris();
+        let entity_uri = self.entity_uri(name);
+        let id = self.new_task();
+        let mut fanout = Fanout::new(spec, targets, now);
+        self.with_io(ep, now, id, |io, _| fanout.start(io));
+        let task = QueryTask {
+            reply_to: to,
+            name: name.to_string(),
+            entity_uri,
+            kind,
+            accept,
+            members,
+            local_names,
+            params,
+            hop_out,
+            enr,
+            fanout,
+        };
+        self.advance(ep, now, id, Task::Query(task));
+    }
+
+    pub(super) fn advance_query(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        id: TaskId,
+        t: QueryTask,
+    ) -> Option<Task> {
+        if !t.fanout.is_done() {
+            return Some(Task::Query(t));
+        }
+        let QueryTask {
+            reply_to,
+            name,
+            entity_uri,
+            kind,
+            accept,
+            members,
+            enr,
+            fanout,
+            ..
+        } = t;
+        let result = self.with_io(ep, now, id, |io, _| fanout.finish(io));
+        let mut replies = Vec::new();
+        let mut silent = false;
+        for (outcome, member) in result.outcomes.iter().zip(&members) {
+            match outcome {
+                Outcome::Answered { response, after } => {
+                    if response.code.is_success() {
+                        if let Some(e) = self.entities.get_mut(&name) {
+                            e.response_size.sample(response.size);
+                        }
+                    }
+                    replies.push(MemberReply {
+                        member: member.clone(),
+                        code: response.code,
+                        value: extract(response.content_format, &response.payload),
+                        after: *after,
+                    });
+                }
+                Outcome::Waiting | Outcome::Failed(_) => silent = true,
+                Outcome::Unasked => {}
+            }
+        }
+        let base_time = match self.config.epoch {
+            Some(epoch) => epoch + result.started.as_nanos() as f64 / 1e9,
+            None => -result.elapsed.as_secs_f64(),
+        };
+        let reply = match combine(entity_uri, kind, &members, replies, base_time) {
+            Ok(combined) => {
+                let code = match kind {
+                    ReplyKind::Query(_) if result.successes >= enr => Code::CONTENT,
+                    ReplyKind::Fanout(m) if result.successes >= members.len() => {
+                        if m == Code::DELETE {
+                            Code::DELETED
+                        } else {
+                            Code::CHANGED
+                        }
+                    }
+                    _ if silent => Code::GATEWAY_TIMEOUT,
+                    _ => Code::BAD_GATEWAY,
+                };
+                let body = if code.is_success() {
+                    combined.render(accept)
+                } else {
+                    // An error response must fit one datagram (see `error_payload_limit`).
+                    combined.render_within(accept, error_payload_limit(ep))
+                };
+                Reply::with(code, accept, body.unwrap_or_default())
+            }
+            Err(e) => Reply::error(Code::BAD_GATEWAY, e.to_string()),
+        };
+        self.finish_reply(ep, now, reply_to, reply);
+        None
+    }
+
+    /// Sends a query's reply to its client, or hands it to the parent query.
+    pub(super) fn finish_reply(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: ReplyTo,
+        reply: Reply,
+    ) {
+        match to {
+            ReplyTo::Client(r) => self.send_reply(ep, now, &r, reply),
+            ReplyTo::Parent { task, index } => {
+                let source = self
+                    .config
+                    .authorities
+                    .first()
+                    .copied()
+                    .unwrap_or_else(|| SocketAddr::from(([0u16; 8], 0)));
+                let response = MemberResponse {
+                    source,
+                    code: reply.code,
+                    content_format: reply.content_format,
+                    // What the reply would take on the wire.
+                    size: 4 + 8 + 4 + reply.body.len() + 1,
+                    payload: reply.body,
+                };
+                self.step(ep, now, task, Input::Local(index, response));
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Answering clients: codes, Content-Format, Location-Path, Max-Age, diagnostics, and the
+//! cache that serves later Block2 requests of large replies.
+
+use super::EntityManager;
+use crate::block_cache::{etag, CacheKey, CachedReply};
+use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
+use covey_proto::{opt, Endpoint, IncomingId, Instant, Response};
+
+/// Where a reply goes: the request, and its key in the Block2 cache.
+#[derive(Debug, Clone)]
+pub(crate) struct Responder {
+    pub id: IncomingId,
+    pub key: CacheKey,
+}
+
+/// A reply to a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reply {
+    pub code: Code,
+    pub content_format: Option<ContentFormat>,
+    /// `e/<name>` as Location-Path (2.01 Created).
+    pub location: Option<String>,
+    pub max_age: Option<u32>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// An error with a diagnostic payload naming the problem.
+    pub fn error(code: Code, diagnostic: String) -> Reply {
+        Reply {
+            code,
+            content_format: None,
+            location: None,
+            max_age: None,
+            body: diagnostic.into_bytes(),
+        }
+    }
+
+    /// 2.05 Content.
+    pub fn content(format: ContentFormat, body: Vec<u8>) -> Reply {
+        Reply::with(Code::CONTENT, format, body)
+    }
+
+    /// Any code with a body in `format`.
+    pub fn with(code: Code, format: ContentFormat, body: Vec<u8>) -> Reply {
+        Reply {
+            code,
+            content_format: Some(format),
+            location: None,
+            max_age: None,
+            body,
+        }
+    }
+
+    /// "Busy, try again shortly": 5.03 with Max-Age.
+    pub fn busy(name: &str) -> Reply {
+        Reply {
+            max_age: Some(2),
+            ..Reply::error(
+                Code::SERVICE_UNAVAILABLE,
+                format!("entity {name} is being created, changed or deleted; try again"),
+            )
+        }
+    }
+}
+
+impl EntityManager {
+    /// Sends `reply`; a body larger than one block is kept for the Block2 requests that
+    /// will follow.
+    pub(super) fn send_reply(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: &Responder,
+        mut reply: Reply,
+    ) {
+        let limit = error_payload_limit(ep);
+        if !reply.code.is_success() && reply.body.len() > limit {
+            // The engine sends error responses in one datagram only: cut the diagnostic.
+            reply.body = truncate_text(&reply.body, limit);
+        }
+        let mut tag = None;
+        if reply.body.len() > ep.config().block_size() {
+            let t = etag(&reply.body);
+            tag = Some(t);
+            self.cache.put(
+                to.key.clone(),
+                CachedReply {
+                    code: reply.code,
+                    content_format: reply.content_format,
+                    body: reply.body.clone(),
+                    etag: t,
+                },
+                now + self.config.block_cache_lifetime,
+            );
+        }
+        respond(ep, now, to.id, &reply, tag);
+    }
+
+    pub(super) fn send_cached(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: &Responder,
+        cached: CachedReply,
+    ) {
+        let reply = Reply {
+            code: cached.code,
+            content_format: cached.content_format,
+            location: None,
+            max_age: None,
+            body: cached.body,
+        };
+        respond(ep, now, to.id, &reply, Some(cached.etag));
+    }
+}
+
+/// Largest payload of an error response: the engine slices only success responses into
+/// blocks, so an error must fit one datagram.
+pub(crate) fn error_payload_limit(ep: &Endpoint) -> usize {
+    let c = ep.config();
+    c.max_message_size.saturating_sub(64).min(c.block_size())
+}
+
+/// `text` cut to at most `limit` bytes at a character boundary, marked as cut.
+fn truncate_text(text: &[u8], limit: usize) -> Vec<u8> {
+    const MARK: &str = "...";
+    let text = String::from_utf8_lossy(text);
+    let mut end = limit.saturating_sub(MARK.len()).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &text[..end]).into_bytes()
+}
+
+fn respond(ep: &mut Endpoint, now: Instant, id: IncomingId, reply: &Reply, etag: Option<[u8; 4]>) {
+    let (mut cf, mut age) = ([0u8; 4], [0u8; 4]);
+    let etag_bytes = etag.unwrap_or_default();
+    let mut options: Vec<CoapOption<'_>> = Vec::new();
+    if let Some(t) = etag.as_ref().map(|_| &etag_bytes) {
+        options.push(opt(OptionNumber::ETAG, t));
+    }
+    if let Some(location) = &reply.location {
+        for segment in location.split('/') {
+            options.push(opt(OptionNumber::LOCATION_PATH, segment.as_bytes()));
+        }
+    }
+    if let Some(format) = reply.content_format {
+        options.push(opt(
+            OptionNumber::CONTENT_FORMAT,
+            uint::encode(u32::from(format.0), &mut cf),
+        ));
+    }
+    if let Some(max_age) = reply.max_age {
+        options.push(opt(OptionNumber::MAX_AGE, uint::encode(max_age, &mut age)));
+    }
+    // The client may have given up already; nothing else to do then.
+    let _ = ep.respond(
+        now,
+        id,
+        &Response {
+            code: reply.code,
+            options: &options,
+            payload: &reply.body,
+        },
+    );
+}

@@ -1,0 +1,68 @@
+//! A client request to the EM, copied out of the engine so its handling can span events.
+
+use crate::block_cache::CacheKey;
+use covey_core::{Code, ContentFormat, OptionNumber};
+use covey_proto::{Endpoint, IncomingId};
+use std::net::SocketAddr;
+
+/// A request from a client.
+#[derive(Debug, Clone)]
+pub(crate) struct IncomingRequest {
+    /// The client.
+    pub source: SocketAddr,
+    /// The method.
+    pub method: Code,
+    /// Uri-Path segments.
+    pub path: Vec<String>,
+    /// Uri-Query arguments.
+    pub query: Vec<String>,
+    /// Accept.
+    pub accept: Option<ContentFormat>,
+    /// Content-Format of the payload.
+    pub content_format: Option<ContentFormat>,
+    /// The payload (a Block1 upload reassembled).
+    pub payload: Vec<u8>,
+    /// Hop-Limit (RFC 8768), present when another EM forwards a query.
+    pub hop_limit: Option<u8>,
+    /// If-None-Match: create only if absent.
+    pub if_none_match: bool,
+    /// The Block2 block asked for, if any.
+    pub block2_num: Option<u32>,
+}
+
+impl IncomingRequest {
+    /// Copies request `id` from the engine.
+    pub fn read(ep: &Endpoint, id: IncomingId) -> Option<IncomingRequest> {
+        let r = ep.request(id)?;
+        let m = &r.message;
+        Some(IncomingRequest {
+            source: r.source,
+            method: m.code(),
+            path: m
+                .uri_path()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            query: m.uri_query().map(str::to_string).collect(),
+            accept: m.accept(),
+            content_format: m.content_format(),
+            payload: r.payload().to_vec(),
+            hop_limit: m
+                .uint_option(OptionNumber::HOP_LIMIT)
+                .map(|h| u8::try_from(h).unwrap_or(u8::MAX)),
+            if_none_match: m.has_option(OptionNumber::IF_NONE_MATCH),
+            block2_num: m.block2().map(|b| b.num),
+        })
+    }
+
+    /// What identifies this request's reply for later Block2 requests.
+    pub fn cache_key(&self) -> CacheKey {
+        CacheKey {
+            source: self.source,
+            method: self.method,
+            path: self.path.clone(),
+            query: self.query.clone(),
+            accept: self.accept,
+        }
+    }
+}

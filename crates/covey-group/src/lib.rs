@@ -1,0 +1,49 @@
+//! The Covey Entity Manager (EM): clients create *entities* — groups of CoAP member
+//! resources — and use each like one resource. The EM fans requests out to the members by
+//! unicast (paced, CON or NON) or by one multicast request to a group it sets up, collects
+//! the replies until `enr` arrived or the deadline, and answers with one combined reply
+//! (text, JSON, CBOR, SenML JSON/CBOR). Entities nest, live in SQLite, and the EM is a
+//! sans-IO [`covey_proto::App`], so it runs under the tokio driver and in the simulator.
+//!
+//! ```no_run
+//! use covey_group::{EmConfig, EntityManager};
+//! let em = EntityManager::open(EmConfig::default(), "entities.db").expect("database");
+//! // Hand `em` to a driver as its App (e.g. `ServerBuilder::app(Box::new(em))`).
+//! # let _ = em;
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod block_cache;
+pub mod config;
+pub mod delay;
+pub mod document;
+pub mod entity;
+mod entity_manager;
+mod fanout;
+mod incoming;
+pub mod listing;
+pub mod member;
+pub mod member_value;
+mod membership;
+pub mod multicast_pool;
+pub mod operation;
+mod probe;
+pub mod profile;
+pub mod query;
+pub mod reply;
+mod response;
+pub mod senml;
+pub mod store;
+mod task_io;
+mod timers;
+pub mod validation;
+
+pub use config::EmConfig;
+pub use entity::Entity;
+pub use entity_manager::{EmError, EntityManager};
+pub use multicast_pool::{GroupPool, MulticastPool};
+pub use operation::Operation;
+pub use profile::{Delay, Ect, Emt, Profile};
+pub use store::{EntityRecord, MemoryStore, SqliteStore, Store, StoreError};

@@ -1,0 +1,110 @@
+//! The entity registry behind a [`Store`] trait: [`SqliteStore`] (embedded, the default)
+//! and [`MemoryStore`] (tests and the simulator).
+//!
+//! A multicast creation is written twice: first as `Pending` (reserving the name and the
+//! group address, in one transaction with the pool position), then made `Active` once every
+//! member joined. An EM killed in between finds the pending record at its next start, asks
+//! the members to leave and removes it, so a creation is never left half-made.
+
+mod memory;
+mod sqlite;
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+use std::net::Ipv6Addr;
+
+/// Whether a stored entity is usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordState {
+    /// A multicast creation whose members are still joining.
+    Pending,
+    /// Created.
+    Active,
+}
+
+impl RecordState {
+    /// The name stored in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordState::Pending => "pending",
+            RecordState::Active => "active",
+        }
+    }
+
+    /// The state of a stored name.
+    pub fn from_name(name: &str) -> Option<RecordState> {
+        match name {
+            "pending" => Some(RecordState::Pending),
+            "active" => Some(RecordState::Active),
+            _ => None,
+        }
+    }
+}
+
+/// One stored entity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityRecord {
+    /// The entity name (unique).
+    pub name: String,
+    /// Pending or active.
+    pub state: RecordState,
+    /// The profile as given, a JSON document (see `Profile::to_stored_json`).
+    pub profile: String,
+    /// The group address of a multicast entity.
+    pub group: Option<Ipv6Addr>,
+    /// Member URIs found to be entities themselves.
+    pub nested: Vec<String>,
+}
+
+/// Everything a store holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredState {
+    /// Every entity, pending ones included.
+    pub entities: Vec<EntityRecord>,
+    /// Where the multicast pool continues.
+    pub pool_cursor: Option<u32>,
+}
+
+/// Why the store failed; one line naming the database and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be opened or written.
+    #[error("entity database {path}: {message}")]
+    Unusable {
+        /// The database path.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The file is not a (healthy) SQLite database.
+    #[error("entity database {path} is corrupt: {message}")]
+    Corrupt {
+        /// The database path.
+        path: String,
+        /// What SQLite said.
+        message: String,
+    },
+    /// An entity of that name is already stored.
+    #[error("entity \"{0}\" is already stored")]
+    Duplicate(String),
+    /// No entity of that name is stored.
+    #[error("entity \"{0}\" is not stored")]
+    Missing(String),
+}
+
+/// Where entities are kept across restarts. Every call is one transaction.
+pub trait Store: Send {
+    /// Everything stored.
+    fn load(&mut self) -> Result<StoredState, StoreError>;
+
+    /// Adds a new entity, and saves the pool position with it when given.
+    fn insert(&mut self, record: &EntityRecord, pool_cursor: Option<u32>)
+        -> Result<(), StoreError>;
+
+    /// Replaces a stored entity.
+    fn update(&mut self, record: &EntityRecord) -> Result<(), StoreError>;
+
+    /// Removes an entity (no error if absent).
+    fn remove(&mut self, name: &str) -> Result<(), StoreError>;
+}

@@ -1,0 +1,66 @@
+//! What a task of the EM acts through: the engine, the clock, and the tables that route
+//! the engine's answers and timers back to the task.
+
+use crate::timers::{TaskId, TimerKey, Timers};
+use covey_proto::{Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+/// A task's view of the engine for one event.
+pub(crate) struct TaskIo<'a> {
+    /// The engine.
+    pub ep: &'a mut Endpoint,
+    /// The time of the event.
+    pub now: Instant,
+    routes: &'a mut HashMap<RequestId, TaskId>,
+    timers: &'a mut Timers,
+    task: TaskId,
+}
+
+impl<'a> TaskIo<'a> {
+    pub fn new(
+        ep: &'a mut Endpoint,
+        now: Instant,
+        routes: &'a mut HashMap<RequestId, TaskId>,
+        timers: &'a mut Timers,
+        task: TaskId,
+    ) -> TaskIo<'a> {
+        TaskIo {
+            ep,
+            now,
+            routes,
+            timers,
+            task,
+        }
+    }
+
+    /// Sends a request whose answer comes back to this task.
+    pub fn send(
+        &mut self,
+        remote: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+    ) -> Result<RequestId, RequestError> {
+        let id = self.ep.send_request(self.now, remote, request, params)?;
+        self.routes.insert(id, self.task);
+        Ok(id)
+    }
+
+    /// Abandons a request of this task.
+    pub fn cancel(&mut self, id: RequestId) {
+        if self.routes.get(&id) == Some(&self.task) {
+            self.routes.remove(&id);
+            self.ep.cancel(self.now, id);
+        }
+    }
+
+    /// Wakes this task with `tag` at `at`.
+    pub fn set_timer(&mut self, at: Instant, tag: u8) -> TimerKey {
+        self.timers.add(at, self.task, tag)
+    }
+
+    /// Cancels a timer of this task.
+    pub fn cancel_timer(&mut self, key: TimerKey) {
+        self.timers.cancel(key);
+    }
+}
