@@ -5,7 +5,7 @@
 #![warn(missing_docs)]
 
 extern crate alloc;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 extern crate std;
 
 pub mod app;
@@ -22,6 +22,8 @@ mod reply_cache;
 pub mod request;
 mod rng;
 pub mod stats;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod storage;
 pub mod time;
 pub mod transmission_parameters;
