@@ -878,3 +878,54 @@ fn requests_tell_which_local_socket_they_arrived_on() {
     let r = ep.request(id).unwrap();
     assert_eq!((r.local, r.group, r.multicast), (Some(local), None, false));
 }
+
+#[test]
+fn reset_of_a_replaced_con_notification_still_ends_the_observation() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let server_config = Config {
+        observe_con_every: 1,
+        ..Config::default()
+    };
+    let server = net.add(addr(2), server_config, 2, Some(observable_server()));
+    let opts = observe_request();
+    let now = net.now;
+    net.nodes[client]
+        .endpoint
+        .send_request(
+            now,
+            addr(2),
+            &Request {
+                method: Code::GET,
+                options: &opts,
+                payload: b"",
+            },
+            RequestParams::default(),
+        )
+        .unwrap();
+    net.flush(client);
+    net.run_for(Duration::from_secs(1));
+    // Notifications are lost; the second replaces the first while it is unconfirmed.
+    net.drop_rule = Some(Box::new(|from, _, _| *from == addr(2)));
+    let before = net.log.len();
+    for value in ["a", "b"] {
+        let now = net.now;
+        net.nodes[server].endpoint.notify(
+            now,
+            TEMP,
+            &Response::with_payload(Code::CONTENT, value.as_bytes()),
+        );
+        net.flush(server);
+        net.run_for(Duration::from_millis(100));
+    }
+    let mids: Vec<u16> = net.log[before..]
+        .iter()
+        .map(|s| Message::parse(&s.bytes).unwrap().message_id())
+        .collect();
+    assert_eq!(mids.len(), 2);
+    assert_ne!(mids[0], mids[1]);
+    let mut rst = [0u8; 4];
+    MessageEncoder::new(&mut rst, MessageType::Reset, Code::EMPTY, mids[0], &[]).unwrap();
+    net.inject(addr(1), server, &rst);
+    assert_eq!(net.nodes[server].endpoint.observer_count(TEMP), 0);
+}

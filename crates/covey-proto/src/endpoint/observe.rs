@@ -26,6 +26,8 @@ pub(crate) struct Observer {
     pub in_flight: Option<SlabKey>,
     /// Message ID of the last NON notification, so an RST to it cancels.
     pub last_non_mid: Option<u16>,
+    /// Message ID of the CON notification the one in flight replaced, for the same reason.
+    pub replaced_mid: Option<u16>,
     pub last_con: Instant,
     pub since_con: u32,
 }
@@ -176,6 +178,7 @@ impl Endpoint {
                 sequence: self.rng.next_u64() as u32 & 0xFF_FFFF,
                 in_flight: None,
                 last_non_mid: None,
+                replaced_mid: None,
                 last_con: now,
                 since_con: 0,
             })
@@ -192,7 +195,7 @@ impl Endpoint {
             return;
         };
         self.observer_index.remove(&(o.remote, o.token));
-        if let Some(mid) = o.last_non_mid {
+        for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
             self.notification_mids.remove(&(o.remote, mid));
         }
         if let Some(tx) = o.in_flight {
@@ -278,6 +281,13 @@ impl Endpoint {
                     t.message_id = mid;
                     self.transmissions_by_mid.remove(&old);
                     self.transmissions_by_mid.insert((remote, mid), tx);
+                    // An RST to the replaced copy still ends the observation.
+                    self.notification_mids.insert(old, key);
+                    if let Some(o) = self.observers.get_mut(key) {
+                        if let Some(earlier) = o.replaced_mid.replace(old.1) {
+                            self.notification_mids.remove(&(remote, earlier));
+                        }
+                    }
                 }
                 self.outbox.push(remote, OutSource::Transmission(tx));
             } else {
@@ -327,6 +337,10 @@ impl Endpoint {
     pub(crate) fn on_notification_ended(&mut self, now: Instant, key: SlabKey, acknowledged: bool) {
         if let Some(o) = self.observers.get_mut(key) {
             o.in_flight = None;
+            if let (true, Some(mid)) = (acknowledged, o.replaced_mid.take()) {
+                let remote = o.remote;
+                self.notification_mids.remove(&(remote, mid));
+            }
         }
         if !acknowledged {
             self.remove_observer(now, key);
@@ -343,7 +357,12 @@ impl Endpoint {
         match self.notification_mids.remove(&(remote, mid)) {
             Some(key) => {
                 if let Some(o) = self.observers.get_mut(key) {
-                    o.last_non_mid = None;
+                    if o.last_non_mid == Some(mid) {
+                        o.last_non_mid = None;
+                    }
+                    if o.replaced_mid == Some(mid) {
+                        o.replaced_mid = None;
+                    }
                 }
                 self.remove_observer(now, key);
                 true
