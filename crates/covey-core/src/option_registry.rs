@@ -88,6 +88,20 @@ registry! {
     REQUEST_TAG = 292, "Request-Tag", Opaque, 0..=8, true;
 }
 
+/// Registry index of each option number below 64 (`u8::MAX` when unknown).
+static SMALL_NUMBER_INDEX: [u8; 64] = {
+    let mut table = [u8::MAX; 64];
+    let mut i = 0;
+    while i < OPTION_REGISTRY.len() {
+        let n = OPTION_REGISTRY[i].number.0 as usize;
+        if n < 64 {
+            table[n] = i as u8;
+        }
+        i += 1;
+    }
+    table
+};
+
 impl OptionNumber {
     /// Critical: an endpoint that does not recognise it must reject the message.
     pub const fn is_critical(self) -> bool {
@@ -111,6 +125,10 @@ impl OptionNumber {
 
     /// The registry entry, if this crate knows the option.
     pub fn definition(self) -> Option<&'static OptionDefinition> {
+        // The common options (below 64) by table, since this runs for every option received.
+        if let Some(&index) = SMALL_NUMBER_INDEX.get(self.0 as usize) {
+            return OPTION_REGISTRY.get(index as usize);
+        }
         OPTION_REGISTRY
             .binary_search_by_key(&self.0, |d| d.number.0)
             .ok()

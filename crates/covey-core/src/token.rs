@@ -3,7 +3,7 @@
 use crate::MAX_TOKEN_LEN;
 
 /// A token of 0–8 bytes stored inline, so it is `Copy` and never allocates.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Token {
     len: u8,
     bytes: [u8; MAX_TOKEN_LEN],
@@ -50,6 +50,14 @@ impl Token {
     /// True for the zero-length token.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+impl core::hash::Hash for Token {
+    /// One word write: tokens key the tables a client consults for every response.
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        // Unused bytes are always zero, so the length disambiguates the rest.
+        state.write_u64(u64::from_le_bytes(self.bytes) ^ ((self.len as u64) << 59));
     }
 }
 

@@ -6,8 +6,8 @@ use crate::event::IncomingId;
 use crate::hash::{map_with_capacity, Map};
 use crate::reply_cache::ReplyRef;
 use crate::Instant;
-use alloc::collections::VecDeque;
-use core::net::SocketAddr;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// What was done with the first copy of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,38 +23,54 @@ pub(crate) enum DedupState {
     Ignore,
 }
 
-pub(crate) type DedupKey = (SocketAddr, u16);
+pub(crate) type DedupKey = crate::hash::MidKey;
 
-#[derive(Debug)]
+/// Where an entry lives, so its state can change without hashing the key again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DedupHandle(u64);
+
+#[derive(Debug, Clone, Copy)]
 struct Entry {
+    key: DedupKey,
     fingerprint: u64,
     state: DedupState,
+    expires: Instant,
+    /// Position in insertion order; a slot whose entry was replaced holds a newer one.
     sequence: u64,
 }
 
-/// Bounded table of recently seen messages; the oldest entry goes first when full.
+/// Bounded table of recently seen messages: a ring of entries in insertion order (the oldest
+/// goes first when full or expired) and a map from key to ring position.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    map: Map<DedupKey, Entry>,
-    order: VecDeque<(DedupKey, u64, Instant)>,
-    capacity: usize,
-    sequence: u64,
+    map: Map<DedupKey, u64>,
+    ring: Vec<Option<Entry>>,
+    /// Sequence number of the oldest entry still in the ring, and of the next one.
+    oldest: u64,
+    next: u64,
 }
 
 impl DedupCache {
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
+        let capacity = capacity.max(1);
         DedupCache {
             map: map_with_capacity(capacity, seed),
-            order: VecDeque::with_capacity(capacity.max(1)),
-            capacity: capacity.max(1),
-            sequence: 0,
+            ring: vec![None; capacity],
+            oldest: 0,
+            next: 0,
         }
+    }
+
+    fn slot(&self, sequence: u64) -> Option<&Entry> {
+        self.ring[(sequence % self.ring.len() as u64) as usize]
+            .as_ref()
+            .filter(|e| e.sequence == sequence)
     }
 
     /// The state of an earlier copy of this exact message, if remembered.
     pub fn lookup(&self, key: &DedupKey, fingerprint: u64) -> Option<DedupState> {
-        self.map
-            .get(key)
+        let &sequence = self.map.get(key)?;
+        self.slot(sequence)
             .filter(|e| e.fingerprint == fingerprint)
             .map(|e| e.state)
     }
@@ -67,47 +83,57 @@ impl DedupCache {
         fingerprint: u64,
         state: DedupState,
         expires: Instant,
-    ) {
+    ) -> DedupHandle {
         self.expire(now);
-        if self.order.len() >= self.capacity {
+        if self.next - self.oldest >= self.ring.len() as u64 {
             self.pop_oldest();
         }
-        self.sequence += 1;
-        self.map.insert(
+        let sequence = self.next;
+        self.next += 1;
+        let len = self.ring.len() as u64;
+        self.ring[(sequence % len) as usize] = Some(Entry {
             key,
-            Entry {
-                fingerprint,
-                state,
-                sequence: self.sequence,
-            },
-        );
-        self.order.push_back((key, self.sequence, expires));
+            fingerprint,
+            state,
+            expires,
+            sequence,
+        });
+        self.map.insert(key, sequence);
+        DedupHandle(sequence)
     }
 
     /// Moves an entry to a new state (e.g. once the application answered).
-    pub fn update(&mut self, key: &DedupKey, state: DedupState) {
-        if let Some(e) = self.map.get_mut(key) {
-            e.state = state;
+    pub fn update(&mut self, handle: DedupHandle, state: DedupState) {
+        let len = self.ring.len() as u64;
+        if let Some(e) = self.ring[(handle.0 % len) as usize].as_mut() {
+            if e.sequence == handle.0 {
+                e.state = state;
+            }
         }
     }
 
     /// Forgets entries whose lifetime ended.
     pub fn expire(&mut self, now: Instant) {
-        while let Some(&(_, _, expires)) = self.order.front() {
-            if expires > now {
-                break;
+        while self.oldest < self.next {
+            match self.slot(self.oldest) {
+                Some(e) if e.expires > now => break,
+                _ => self.pop_oldest(),
             }
-            self.pop_oldest();
         }
     }
 
     fn pop_oldest(&mut self) {
-        if let Some((key, sequence, _)) = self.order.pop_front() {
-            // A newer message with the same key keeps its own entry. One lookup (the entry)
-            // instead of a `get` then a `remove`: this runs for every message once full.
-            if let hashbrown::hash_map::Entry::Occupied(e) = self.map.entry(key) {
-                if e.get().sequence == sequence {
-                    e.remove();
+        if self.oldest >= self.next {
+            return;
+        }
+        let len = self.ring.len() as u64;
+        let sequence = self.oldest;
+        self.oldest += 1;
+        if let Some(e) = self.ring[(sequence % len) as usize].take() {
+            // A newer message with the same key keeps its own entry.
+            if let hashbrown::hash_map::Entry::Occupied(m) = self.map.entry(e.key) {
+                if *m.get() == sequence {
+                    m.remove();
                 }
             }
         }
@@ -122,10 +148,10 @@ impl DedupCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core::net::{IpAddr, Ipv6Addr};
+    use core::net::{IpAddr, Ipv6Addr, SocketAddr};
 
     fn key(mid: u16) -> DedupKey {
-        (SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 5683), mid)
+        DedupKey::new(SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 5683), mid)
     }
 
     #[test]

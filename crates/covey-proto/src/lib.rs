@@ -22,9 +22,9 @@ mod reply_cache;
 pub mod request;
 mod rng;
 pub mod stats;
+mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
-mod storage;
 pub mod time;
 pub mod transmission_parameters;
 mod wire;

@@ -2,7 +2,7 @@
 
 use crate::cc::PeerEstimator;
 use crate::config::Config;
-use crate::hash::{map_with_capacity, Map};
+use crate::hash::{map_with_capacity, AddrKey, Map};
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -62,7 +62,7 @@ pub(crate) type PeerKey = SlabKey;
 #[derive(Debug)]
 pub(crate) struct PeerTable {
     peers: Slab<Peer>,
-    by_addr: Map<SocketAddr, PeerKey>,
+    by_addr: Map<AddrKey, PeerKey>,
 }
 
 impl PeerTable {
@@ -74,7 +74,7 @@ impl PeerTable {
     }
 
     pub fn lookup(&self, addr: &SocketAddr) -> Option<PeerKey> {
-        self.by_addr.get(addr).copied()
+        self.by_addr.get(&AddrKey(*addr)).copied()
     }
 
     /// The peer for `addr`, created (evicting an idle one if needed) when absent.
@@ -107,7 +107,7 @@ impl PeerTable {
             probe_allowed_at: now,
         };
         let key = self.peers.insert(peer).ok()?;
-        self.by_addr.insert(addr, key);
+        self.by_addr.insert(AddrKey(addr), key);
         Some(key)
     }
 
@@ -119,7 +119,7 @@ impl PeerTable {
             .min_by_key(|(_, p)| p.last_used)
             .map(|(k, _)| k)?;
         let peer = self.peers.remove(victim)?;
-        self.by_addr.remove(&peer.addr);
+        self.by_addr.remove(&AddrKey(peer.addr));
         Some(())
     }
 

@@ -132,6 +132,14 @@ pub(crate) fn reencode(
 
 fn encode_slice(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
     let mut enc = MessageEncoder::new(buf, m.message_type, m.code, m.message_id, m.token)?;
+    // Fast path: one list already in order, as most applications write it.
+    if m.extra.is_empty() && m.options.windows(2).all(|w| w[0].number <= w[1].number) {
+        for o in m.options {
+            enc.option(o.number, o.value)?;
+        }
+        enc.payload(m.payload)?;
+        return Ok(enc.finish());
+    }
     // Selection by (number, list, position): option lists are short, and this keeps
     // repeated options in the caller's order without sorting into a temporary.
     let mut last: Option<(u16, usize, usize)> = None;

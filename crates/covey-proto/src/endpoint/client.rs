@@ -344,7 +344,7 @@ impl Endpoint {
     /// Sends the exchange's next request message (the first one, or the next block of a
     /// block-wise transfer) with a fresh message ID.
     fn transmit_exchange(&mut self, now: Instant, key: SlabKey, first: bool) {
-        let reuse = self.config.mid_reuse();
+        let reuse = self.lifetimes.mid_reuse;
         let Some(ex) = self.exchanges.get(key) else {
             return;
         };
@@ -645,11 +645,9 @@ impl Endpoint {
         now: Instant,
         key: SlabKey,
         source: SocketAddr,
+        m: &Message<'_>,
         datagram: &[u8],
     ) {
-        let Ok(m) = Message::parse(datagram) else {
-            return;
-        };
         let max_body = self.config.max_body_size;
         let Some(ex) = self.exchanges.get_mut(key) else {
             return;

@@ -10,7 +10,7 @@ mod server;
 use crate::config::Config;
 use crate::dedup::DedupCache;
 use crate::event::{Event, IncomingId, ResponseKey, TimerId};
-use crate::hash::{map_with_capacity, Map, SeededState};
+use crate::hash::{map_with_capacity, Map, MidKey, SeededState};
 use crate::outbox::{OutSource, Outbox};
 use crate::peer::{PeerKey, PeerTable};
 use crate::reply_cache::ReplyCache;
@@ -206,10 +206,19 @@ impl TimerLayout {
     }
 }
 
+/// Durations derived from the configuration once, as they are needed per message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lifetimes {
+    pub exchange: Duration,
+    pub non: Duration,
+    pub mid_reuse: Duration,
+}
+
 /// A CoAP endpoint (client and server at once) without I/O.
 #[derive(Debug)]
 pub struct Endpoint {
     pub(crate) config: Config,
+    pub(crate) lifetimes: Lifetimes,
     pub(crate) rng: Rng,
     pub(crate) hasher: SeededState,
     pub(crate) peers: PeerTable,
@@ -218,7 +227,7 @@ pub struct Endpoint {
     pub(crate) tokens: Map<Token, SlabKey>,
     pub(crate) transmissions: Slab<Transmission>,
     pub(crate) transmission_bufs: Vec<DatagramBuf>,
-    pub(crate) transmissions_by_mid: Map<(SocketAddr, u16), SlabKey>,
+    pub(crate) transmissions_by_mid: Map<MidKey, SlabKey>,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: Vec<DatagramBuf>,
     pub(crate) held: Slab<HeldResponse>,
@@ -234,7 +243,7 @@ pub struct Endpoint {
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<observe::Observer>,
     pub(crate) observer_index: Map<(SocketAddr, Token), SlabKey>,
-    pub(crate) notification_mids: Map<(SocketAddr, u16), SlabKey>,
+    pub(crate) notification_mids: Map<MidKey, SlabKey>,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
 }
@@ -271,6 +280,11 @@ impl Endpoint {
             timer_layout,
             app_timers: Slab::with_capacity(config.max_app_timers),
             stats: Stats::default(),
+            lifetimes: Lifetimes {
+                exchange: config.transmission.exchange_lifetime(),
+                non: config.transmission.non_lifetime(),
+                mid_reuse: config.mid_reuse(),
+            },
             observers: Slab::with_capacity(config.max_observers),
             observer_index: map_with_capacity(config.max_observers, rng.next_u64()),
             notification_mids: map_with_capacity(config.max_observers, rng.next_u64()),
@@ -317,7 +331,7 @@ impl Endpoint {
     /// windows, leisure delays and application timers.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        let idle = self.config.transmission.exchange_lifetime();
+        let idle = self.lifetimes.exchange;
         if let Some(cutoff) = now.as_nanos().checked_sub(idle.as_nanos() as u64) {
             self.uploads.expire(Instant::from_nanos(cutoff));
         }

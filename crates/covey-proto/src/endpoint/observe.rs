@@ -4,6 +4,7 @@
 use super::reliability::TransmissionOwner;
 use super::server::IncomingState;
 use super::{Endpoint, RespondError};
+use crate::hash::MidKey;
 use crate::outbox::OutSource;
 use crate::peer::PeerKey;
 use crate::request::Response;
@@ -196,7 +197,7 @@ impl Endpoint {
         };
         self.observer_index.remove(&(o.remote, o.token));
         for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
-            self.notification_mids.remove(&(o.remote, mid));
+            self.notification_mids.remove(&MidKey::new(o.remote, mid));
         }
         if let Some(tx) = o.in_flight {
             self.end_transmission(now, tx, super::reliability::TransmissionEnd::TimedOut);
@@ -216,7 +217,7 @@ impl Endpoint {
         let (con_every, con_interval, reuse) = (
             self.config.observe_con_every.max(1),
             self.config.observe_con_interval,
-            self.config.mid_reuse(),
+            self.lifetimes.mid_reuse,
         );
         let Some(o) = self.observers.get_mut(key) else {
             return false;
@@ -277,15 +278,16 @@ impl Endpoint {
                     return false;
                 }
                 if let Some(t) = self.transmissions.get_mut(tx) {
-                    let old = (t.destination, t.message_id);
+                    let old = MidKey::new(t.destination, t.message_id);
                     t.message_id = mid;
                     self.transmissions_by_mid.remove(&old);
-                    self.transmissions_by_mid.insert((remote, mid), tx);
+                    self.transmissions_by_mid
+                        .insert(MidKey::new(remote, mid), tx);
                     // An RST to the replaced copy still ends the observation.
                     self.notification_mids.insert(old, key);
                     if let Some(o) = self.observers.get_mut(key) {
-                        if let Some(earlier) = o.replaced_mid.replace(old.1) {
-                            self.notification_mids.remove(&(remote, earlier));
+                        if let Some(earlier) = o.replaced_mid.replace(old.mid) {
+                            self.notification_mids.remove(&MidKey::new(remote, earlier));
                         }
                     }
                 }
@@ -325,10 +327,10 @@ impl Endpoint {
             self.outbox.push(remote, OutSource::Slot(slot));
             if let Some(o) = self.observers.get_mut(key) {
                 if let Some(old) = o.last_non_mid.replace(mid) {
-                    self.notification_mids.remove(&(remote, old));
+                    self.notification_mids.remove(&MidKey::new(remote, old));
                 }
             }
-            self.notification_mids.insert((remote, mid), key);
+            self.notification_mids.insert(MidKey::new(remote, mid), key);
         }
         true
     }
@@ -339,7 +341,7 @@ impl Endpoint {
             o.in_flight = None;
             if let (true, Some(mid)) = (acknowledged, o.replaced_mid.take()) {
                 let remote = o.remote;
-                self.notification_mids.remove(&(remote, mid));
+                self.notification_mids.remove(&MidKey::new(remote, mid));
             }
         }
         if !acknowledged {
@@ -354,7 +356,7 @@ impl Endpoint {
         remote: SocketAddr,
         mid: u16,
     ) -> bool {
-        match self.notification_mids.remove(&(remote, mid)) {
+        match self.notification_mids.remove(&MidKey::new(remote, mid)) {
             Some(key) => {
                 if let Some(o) = self.observers.get_mut(key) {
                     if o.last_non_mid == Some(mid) {

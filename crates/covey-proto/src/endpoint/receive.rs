@@ -6,6 +6,7 @@ use super::server::unrecognised_critical_option;
 use super::{Endpoint, LocalAddr};
 use crate::dedup::DedupState;
 use crate::hash::fingerprint;
+use crate::hash::MidKey;
 use crate::stats::DropCause;
 use crate::Instant;
 use core::net::SocketAddr;
@@ -66,7 +67,7 @@ impl Endpoint {
         }
         let Some(&tx) = self
             .transmissions_by_mid
-            .get(&(remote, message.message_id()))
+            .get(&MidKey::new(remote, message.message_id()))
         else {
             // An RST may reject a NON notification, ending that observation.
             if !(reset && self.reset_notification(now, remote, message.message_id())) {
@@ -99,7 +100,7 @@ impl Endpoint {
                     ex.retransmissions = t.retransmissions;
                 }
             }
-            self.on_response(now, ex_key, remote, datagram);
+            self.on_response(now, ex_key, remote, message, datagram);
             return;
         }
         let end = if reset {
@@ -132,7 +133,7 @@ impl Endpoint {
             }
             return;
         }
-        let dedup_key = (remote, message.message_id());
+        let dedup_key = MidKey::new(remote, message.message_id());
         let print = fingerprint(&self.hasher, datagram);
         if let Some(state) = self.dedup.lookup(&dedup_key, print) {
             if code.is_request() {
@@ -176,14 +177,14 @@ impl Endpoint {
         multicast: bool,
         message: &Message<'_>,
         datagram: &[u8],
-        dedup_key: (SocketAddr, u16),
+        dedup_key: MidKey,
         print: u64,
     ) {
         let confirmable = message.message_type() == MessageType::Confirmable;
         let lifetime = if confirmable {
-            self.config.transmission.exchange_lifetime()
+            self.lifetimes.exchange
         } else {
-            self.config.transmission.non_lifetime()
+            self.lifetimes.non
         };
         let matched = self.tokens.get(&message.token()).copied().filter(|k| {
             self.exchanges
@@ -231,6 +232,6 @@ impl Endpoint {
                 }
             }
         }
-        self.on_response(now, ex_key, remote, datagram);
+        self.on_response(now, ex_key, remote, message, datagram);
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Endpoint, TimerKind};
 use crate::cc::RtoEstimator;
+use crate::hash::MidKey;
 use crate::outbox::OutSource;
 use crate::peer::PeerKey;
 use crate::stats::TRACKED_ATTEMPTS;
@@ -86,7 +87,7 @@ impl Endpoint {
             };
         }
         self.transmissions_by_mid
-            .insert((destination, message_id), key);
+            .insert(MidKey::new(destination, message_id), key);
         self.outbox.push(destination, OutSource::Transmission(key));
         self.set_timer_for(TimerKind::Transmission, key, now + timeout);
     }
@@ -121,7 +122,7 @@ impl Endpoint {
         let t = self.transmissions.remove(key)?;
         self.transmission_bufs[key.index()].clear();
         self.transmissions_by_mid
-            .remove(&(t.destination, t.message_id));
+            .remove(&MidKey::new(t.destination, t.message_id));
         self.cancel_timer_for(TimerKind::Transmission, key);
         if let Some(p) = self.peers.get_mut(t.peer) {
             p.refs = p.refs.saturating_sub(1);

@@ -6,7 +6,7 @@ use super::block::{slice_block2, UploadStep};
 use super::observe::ObserveRequest;
 use super::reliability::TransmissionOwner;
 use super::{Endpoint, LocalAddr, RespondError, TimerKind};
-use crate::dedup::{DedupKey, DedupState};
+use crate::dedup::{DedupHandle, DedupKey, DedupState};
 use crate::event::{Event, IncomingId};
 use crate::outbox::OutSource;
 use crate::request::Response;
@@ -39,6 +39,8 @@ pub(crate) struct IncomingExchange {
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if known.
     pub local: Option<SocketAddr>,
+    /// Its deduplication entry.
+    pub dedup: DedupHandle,
     /// Answered by the engine from a cached block-wise body.
     pub from_cache: bool,
     /// An empty ACK was sent: the response must be separate.
@@ -62,6 +64,8 @@ struct ResponseTarget {
     token: Token,
     confirmable: bool,
     acked: bool,
+    /// The request's deduplication entry, which records the reply.
+    dedup: DedupHandle,
 }
 
 /// Engine-added options of one response (Observe, Block1, Block2, Size2) plus the caller's.
@@ -125,6 +129,7 @@ impl Endpoint {
             token: inc.token,
             confirmable: inc.confirmable,
             acked: inc.acked,
+            dedup: inc.dedup,
         };
         let (multicast, block1, block2, from_cache) =
             (inc.multicast, inc.block1, inc.block2, inc.from_cache);
@@ -205,7 +210,7 @@ impl Endpoint {
             self.remove_incoming(key);
             return Err(RespondError::Overload);
         };
-        let reuse = self.config.mid_reuse();
+        let reuse = self.lifetimes.mid_reuse;
         let Some(mid) = self
             .peers
             .get_mut(peer)
@@ -249,17 +254,14 @@ impl Endpoint {
                 .replies
                 .encode(&m)
                 .map_err(|_| RespondError::TooLarge)?;
-            self.dedup.update(
-                &(target.remote, target.message_id),
-                DedupState::Replied(reply),
-            );
+            self.dedup.update(target.dedup, DedupState::Replied(reply));
             self.outbox.push(target.remote, OutSource::Reply(reply));
             return Ok(());
         }
         let peer = self
             .peer_for(target.remote, now)
             .ok_or(RespondError::Overload)?;
-        let reuse = self.config.mid_reuse();
+        let reuse = self.lifetimes.mid_reuse;
         m.message_id = self
             .peers
             .get_mut(peer)
@@ -407,17 +409,17 @@ impl Endpoint {
             IncomingState::Waiting if inc.confirmable && !inc.acked => {
                 // The application is slow: acknowledge now, respond separately later.
                 inc.acked = true;
-                let (remote, mid) = (inc.remote, inc.message_id);
+                let (remote, mid, dedup) = (inc.remote, inc.message_id, inc.dedup);
                 self.send_empty(remote, MessageType::Acknowledgement, mid, true);
-                self.dedup.update(&(remote, mid), DedupState::EmptyAcked);
+                self.dedup.update(dedup, DedupState::EmptyAcked);
                 self.stats.separate_responses += 1;
                 let expiry = self.config.response_timeout;
                 self.set_timer_for(TimerKind::Incoming, key, now + expiry);
             }
             IncomingState::Waiting => {
                 // Never answered: forget it so the slot can serve others.
-                let (remote, mid) = (inc.remote, inc.message_id);
-                self.dedup.update(&(remote, mid), DedupState::Ignore);
+                let dedup = inc.dedup;
+                self.dedup.update(dedup, DedupState::Ignore);
                 self.remove_incoming(key);
             }
         }
@@ -476,26 +478,28 @@ impl Endpoint {
             return;
         }
         let lifetime = if confirmable {
-            self.config.transmission.exchange_lifetime()
+            self.lifetimes.exchange
         } else {
-            self.config.transmission.non_lifetime()
-        };
-        let target = ResponseTarget {
-            remote,
-            message_id: message.message_id(),
-            token: message.token(),
-            confirmable,
-            acked: false,
+            self.lifetimes.non
         };
         // Until the application answers, duplicates of a CON wait for its response.
-        self.dedup.insert(
+        let dedup = self.dedup.insert(
             now,
             dedup_key,
             fingerprint,
             DedupState::Ignore,
             now + lifetime,
         );
-        if let Some(number) = unrecognised_critical_option(message) {
+        let target = ResponseTarget {
+            remote,
+            message_id: message.message_id(),
+            token: message.token(),
+            confirmable,
+            acked: false,
+            dedup,
+        };
+        let scan = RequestOptions::scan(message);
+        if let Some(number) = scan.unrecognised_critical {
             if multicast {
                 self.stats.drop(DropCause::MulticastSuppressed);
                 return;
@@ -513,7 +517,7 @@ impl Endpoint {
             self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic.as_bytes());
             return;
         }
-        let block2 = match message.option(OptionNumber::BLOCK2).map(Block::decode) {
+        let block2 = match scan.block2.map(Block::decode) {
             Some(Err(_)) => {
                 self.reply_error(
                     now,
@@ -529,7 +533,7 @@ impl Endpoint {
         };
         let mut body = None;
         let mut block1 = None;
-        match message.option(OptionNumber::BLOCK1).map(Block::decode) {
+        match scan.block1.map(Block::decode) {
             Some(Err(_)) => {
                 self.reply_error(
                     now,
@@ -542,7 +546,7 @@ impl Endpoint {
             }
             Some(Ok(b)) => {
                 let key = self.uploads.key(remote, message);
-                let size1 = message.uint_option(OptionNumber::SIZE1);
+                let size1 = scan.size1.and_then(uint::decode);
                 match self.uploads.receive(now, key, b, message.payload(), size1) {
                     UploadStep::Continue(ack) => {
                         let mut value = [0u8; 4];
@@ -598,7 +602,7 @@ impl Endpoint {
             }
             None => {}
         }
-        let observe = match message.observe() {
+        let observe = match scan.observe.and_then(uint::decode) {
             Some(0) if matches!(message.code(), Code::GET | Code::FETCH) => {
                 ObserveRequest::Register
             }
@@ -613,6 +617,7 @@ impl Endpoint {
             multicast,
             group,
             local,
+            dedup,
             from_cache: false,
             acked: false,
             state: IncomingState::Waiting,
@@ -643,7 +648,7 @@ impl Endpoint {
         self.incoming_bufs[key.index()].copy_from(datagram);
         if confirmable {
             self.dedup
-                .update(&dedup_key, DedupState::Processing(IncomingId(key)));
+                .update(dedup, DedupState::Processing(IncomingId(key)));
         }
         let wait = if confirmable {
             self.config.piggyback_window
@@ -714,21 +719,76 @@ impl Endpoint {
 pub(crate) fn unrecognised_critical_option(message: &Message<'_>) -> Option<OptionNumber> {
     let mut previous = None;
     for o in message.options() {
-        let number = o.number;
-        let repeated = previous == Some(number);
-        previous = Some(number);
-        if !number.is_critical() {
-            continue;
-        }
-        let recognised = match number.definition() {
-            Some(d) => number.length_is_valid(o.value.len()) && (d.repeatable || !repeated),
-            None => false,
-        };
-        if !recognised {
-            return Some(number);
+        let repeated = previous == Some(o.number);
+        previous = Some(o.number);
+        if !is_recognised(o.number, o.value, repeated) {
+            return Some(o.number);
         }
     }
     None
+}
+
+/// The options of a request the engine acts on, found in one pass over them.
+struct RequestOptions<'a> {
+    unrecognised_critical: Option<OptionNumber>,
+    block1: Option<&'a [u8]>,
+    block2: Option<&'a [u8]>,
+    size1: Option<&'a [u8]>,
+    observe: Option<&'a [u8]>,
+}
+
+impl<'a> RequestOptions<'a> {
+    fn scan(message: &Message<'a>) -> RequestOptions<'a> {
+        let mut found = RequestOptions {
+            unrecognised_critical: None,
+            block1: None,
+            block2: None,
+            size1: None,
+            observe: None,
+        };
+        let mut previous = None;
+        for o in message.options() {
+            let number = o.number;
+            let repeated = previous == Some(number);
+            previous = Some(number);
+            let slot = match number {
+                OptionNumber::BLOCK1 => &mut found.block1,
+                OptionNumber::BLOCK2 => &mut found.block2,
+                OptionNumber::SIZE1 => &mut found.size1,
+                OptionNumber::OBSERVE => &mut found.observe,
+                _ => {
+                    if found.unrecognised_critical.is_none()
+                        && !is_recognised(number, o.value, repeated)
+                    {
+                        found.unrecognised_critical = Some(number);
+                    }
+                    continue;
+                }
+            };
+            if slot.is_none() {
+                *slot = Some(o.value);
+            }
+            if found.unrecognised_critical.is_none() && !is_recognised(number, o.value, repeated) {
+                found.unrecognised_critical = Some(number);
+            }
+        }
+        found
+    }
+}
+
+/// Whether an option would be recognised: elective ones always are (they may be ignored);
+/// a critical one must be known, within its length bounds, and not a forbidden repeat.
+fn is_recognised(number: OptionNumber, value: &[u8], repeated: bool) -> bool {
+    if !number.is_critical() {
+        return true;
+    }
+    match number.definition() {
+        Some(d) => {
+            (d.min_len as usize..=d.max_len as usize).contains(&value.len())
+                && (d.repeatable || !repeated)
+        }
+        None => false,
+    }
 }
 
 /// A short diagnostic payload built without allocating.
