@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs when missing, then checks formatting, lints,
-# runs every test (unit, property, interop with libcoap and Wireshark) and a short fuzz pass.
+# runs every test (unit, property, interop with libcoap, aiocoap and Wireshark) and a short
+# fuzz pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,8 @@ log() { printf '\n== %s\n' "$*"; }
 need_debs=()
 command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
 command -v tshark >/dev/null || need_debs+=(tshark)
+# aiocoap runs in a virtual environment, which needs Python's venv module.
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_debs+=(python3-venv)
 if [ ${#need_debs[@]} -gt 0 ]; then
   log "installing ${need_debs[*]}"
   sudo_cmd=""
@@ -20,6 +23,14 @@ if [ ${#need_debs[@]} -gt 0 ]; then
 fi
 
 mkdir -p target
+
+# aiocoap (PyPI) for the interop tests, in target/venv (ignored by git); pinned.
+AIOCOAP_VERSION=0.4.17
+if ! target/venv/bin/pip show aiocoap 2>/dev/null | grep -qx "Version: $AIOCOAP_VERSION"; then
+  log "installing aiocoap $AIOCOAP_VERSION into target/venv"
+  python3 -m venv target/venv
+  target/venv/bin/pip install -q "aiocoap==$AIOCOAP_VERSION"
+fi
 
 log "format"
 cargo fmt --all -- --check

@@ -45,6 +45,13 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Decode one CoAP message given as hex or on standard input.
     Decode(commands::decode::DecodeArgs),
+    /// Load a CoAP server (closed loop) and print requests/s and latency; --against libcoap
+    /// compares covey serve with libcoap's server.
+    Bench(commands::bench::BenchArgs),
+    /// Run an Entity Manager: clients create entities (groups of resources) under /e.
+    Gateway(commands::gateway::GatewayArgs),
+    /// Create, list, show, delete and query entities on a gateway.
+    Entity(commands::entity::EntityArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +66,9 @@ fn main() -> ExitCode {
         Command::Discover(a) => commands::client::run(Verb::Discover, a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Decode(a) => commands::decode::run(&a).map_err(Failure::from),
+        Command::Bench(a) => commands::bench::run(a),
+        Command::Gateway(a) => commands::gateway::run(a),
+        Command::Entity(a) => commands::entity::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,7 +19,7 @@ mod options;
 mod request;
 mod response;
 pub mod server;
-mod socket;
+pub mod socket;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, ResponseStream};
 pub use driver::{Driver, DriverBuilder, Trace, TraceDirection};

@@ -103,9 +103,9 @@ impl Options {
     /// The path as `/a/b` (`/` when there is none).
     pub fn path(&self) -> String {
         let mut path = String::new();
-        for segment in self.path_segments() {
+        for segment in self.get_all(OptionNumber::URI_PATH) {
             path.push('/');
-            path.push_str(&segment);
+            path.push_str(&String::from_utf8_lossy(segment));
         }
         if path.is_empty() {
             path.push('/');
@@ -143,15 +143,29 @@ impl Options {
         self.list.is_empty()
     }
 
-    /// Borrowed options for the engine.
-    pub(crate) fn as_coap(&self) -> Vec<CoapOption<'_>> {
-        self.list
-            .iter()
-            .map(|(number, value)| CoapOption {
+    /// Calls `f` with the options borrowed for the engine; a short list is lent from the
+    /// stack, so answering a request allocates nothing here.
+    pub(crate) fn with_coap<R>(&self, f: impl FnOnce(&[CoapOption<'_>]) -> R) -> R {
+        const INLINE: usize = 16;
+        fn coap((number, value): &(OptionNumber, Vec<u8>)) -> CoapOption<'_> {
+            CoapOption {
                 number: *number,
                 value,
-            })
-            .collect()
+            }
+        }
+        if self.list.len() <= INLINE {
+            let mut inline = [CoapOption {
+                number: OptionNumber(0),
+                value: &[],
+            }; INLINE];
+            for (slot, option) in inline.iter_mut().zip(&self.list) {
+                *slot = coap(option);
+            }
+            f(&inline[..self.list.len()])
+        } else {
+            let all: Vec<CoapOption<'_>> = self.list.iter().map(coap).collect();
+            f(&all)
+        }
     }
 }
 
@@ -175,5 +189,12 @@ mod tests {
         o.set_uint(OptionNumber::CONTENT_FORMAT, 0);
         assert_eq!(o.get(OptionNumber::CONTENT_FORMAT), Some(&[][..]));
         assert_eq!(Options::new().path(), "/");
+        let numbers = o.with_coap(|c| c.iter().map(|o| o.number.0).collect::<Vec<_>>());
+        assert_eq!(numbers, vec![11, 11, 15, 15, 12]);
+        let mut many = Options::new();
+        for i in 0..40u8 {
+            many.push(OptionNumber::URI_QUERY, vec![i]);
+        }
+        assert_eq!(many.with_coap(|c| c.len()), 40);
     }
 }

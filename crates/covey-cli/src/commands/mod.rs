@@ -1,5 +1,8 @@
 //! One module per `covey` subcommand.
 
+pub mod bench;
 pub mod client;
 pub mod decode;
+pub mod entity;
+pub mod gateway;
 pub mod serve;

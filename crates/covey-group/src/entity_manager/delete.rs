@@ -48,11 +48,21 @@ impl EntityManager {
                 return self.send_reply(ep, now, &to, store_failure(name, err));
             }
             self.entities.remove(name);
-            let reply = Reply::with(
-                Code::DELETED,
-                ContentFormat::TEXT_PLAIN,
-                format!("deleted {}\n", self.entity_uri(name)).into_bytes(),
-            );
+            let uri = self.entity_uri(name);
+            let reply = if req.accept == Some(ContentFormat::JSON) {
+                let doc = json!({"entity": uri, "group": null, "left": 0, "members": []});
+                Reply::with(
+                    Code::DELETED,
+                    ContentFormat::JSON,
+                    serde_json::to_vec(&doc).unwrap_or_default(),
+                )
+            } else {
+                Reply::with(
+                    Code::DELETED,
+                    ContentFormat::TEXT_PLAIN,
+                    format!("deleted {uri}\n").into_bytes(),
+                )
+            };
             return self.send_reply(ep, now, &to, reply);
         };
         let mut change = MembershipChange::new(

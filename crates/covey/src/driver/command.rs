@@ -74,10 +74,12 @@ pub(crate) enum Command {
     Cancel { ticket: u64 },
     /// End the observation of `ticket` politely (GET with Observe 1).
     Deregister { ticket: u64 },
-    /// Notify the observers of `resource` with `response`; replies how many were notified.
+    /// Notify the observers of `resource` with `response`, sent as `kind`; replies how many
+    /// were notified.
     Notify {
         resource: u64,
         response: Response,
+        kind: covey_proto::NotificationType,
         reply: oneshot::Sender<usize>,
     },
     /// Report the engine's counters.

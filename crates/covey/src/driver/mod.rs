@@ -24,7 +24,7 @@ pub use service::{ResponseFuture, Service};
 pub use trace::{Trace, TraceDirection, TraceFn};
 
 use crate::multicast::Membership;
-use crate::socket::{self, RecvBatch};
+use crate::socket::{self, RecvBatch, SendBatch};
 use crate::Error;
 
 /// Commands that may wait in the channel before callers are slowed down.
@@ -42,6 +42,7 @@ pub struct DriverBuilder {
     multicast_interface: u32,
     groups: Vec<(IpAddr, Option<u32>)>,
     grace: Duration,
+    busy_poll: Duration,
 }
 
 impl std::fmt::Debug for DriverBuilder {
@@ -67,6 +68,7 @@ impl Default for DriverBuilder {
             multicast_interface: 0,
             groups: Vec::new(),
             grace: Duration::from_secs(5),
+            busy_poll: Duration::ZERO,
         }
     }
 }
@@ -139,6 +141,14 @@ impl DriverBuilder {
         self
     }
 
+    /// After a datagram arrives, keep polling the sockets for this long before sleeping
+    /// (default zero: off). Under steady traffic this saves the wake-up from `epoll` per
+    /// request (lower latency, more requests/s) at the cost of a busy CPU while it lasts.
+    pub fn busy_poll(mut self, spin: Duration) -> DriverBuilder {
+        self.busy_poll = spin;
+        self
+    }
+
     /// Binds the sockets and starts the driver task on the current tokio runtime.
     pub fn spawn(self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
@@ -171,6 +181,12 @@ impl DriverBuilder {
             handlers_running: 0,
             recv: RecvBatch::new(max_message_size, gro),
             send_buf: vec![0; max_message_size.max(64)],
+            send_batches: (0..local_addrs.len())
+                .map(|_| SendBatch::new(socket::SEND_BATCH_MAX, max_message_size.max(64)))
+                .collect(),
+            noop_waker: task::noop_waker(),
+            busy_poll: self.busy_poll,
+            spin_until: None,
             trace: self.trace,
             grace: self.grace,
             closing: None,

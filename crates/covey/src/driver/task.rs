@@ -25,7 +25,7 @@ use super::routes::PeerRoutes;
 use super::service::{ResponseFuture, Service};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
-use crate::socket::{canonical_ip, canonical_socket_addr, RecvBatch, Socket};
+use crate::socket::{canonical_ip, canonical_socket_addr, RecvBatch, SendBatch, Socket};
 use crate::{Error, Request, Response};
 
 /// Commands handled per wake-up before the task sends, so a busy client cannot starve sockets.
@@ -47,6 +47,14 @@ pub(crate) struct Task {
     pub handlers_running: usize,
     pub recv: RecvBatch,
     pub send_buf: Vec<u8>,
+    /// Datagrams waiting for one `sendmmsg`, one batch per socket.
+    pub send_batches: Vec<SendBatch>,
+    /// The waker of the one in-place poll of a handler (made once, not per request).
+    pub noop_waker: Waker,
+    /// How long to keep polling the sockets after a datagram arrived before sleeping.
+    pub busy_poll: Duration,
+    /// The busy poll goes on until then.
+    pub spin_until: Option<std::time::Instant>,
     pub trace: Option<TraceFn>,
     pub grace: Duration,
     pub closing: Option<Closing>,
@@ -163,6 +171,28 @@ impl Task {
         if self.sleep.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Wakeup::Timer);
         }
+        if let Some(until) = self.spin_until {
+            // Busy poll: traffic is flowing, so look for the next datagram directly instead
+            // of sleeping in epoll (a wake-up costs more than the gap between requests).
+            if std::time::Instant::now() < until {
+                for k in 0..n {
+                    let i = (self.next_socket + k) % n;
+                    let (mut slices, meta, slots) = self.recv.parts();
+                    match self.sockets[i].try_recv(&mut slices[..slots], &mut meta[..slots]) {
+                        Ok(count) => {
+                            self.next_socket = (i + 1) % n;
+                            return Poll::Ready(Wakeup::Datagrams(i, count));
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Poll::Ready(Wakeup::RecvError(i, e)),
+                    }
+                }
+                // Yield, so other tasks (spawned handlers, callers) still run in between.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.spin_until = None;
+        }
         Poll::Pending
     }
 
@@ -175,12 +205,17 @@ impl Task {
         if let Some(c) = &self.closing {
             at = at.min(c.deadline);
         }
-        if self.sleep.deadline() != at {
+        // Only ever moved earlier: a sleep that fires before the engine's (later) deadline
+        // is one cheap spurious wake-up, while resetting it for every request is not.
+        if at < self.sleep.deadline() || self.sleep.is_elapsed() {
             self.sleep.as_mut().reset(at);
         }
     }
 
     fn on_datagrams(&mut self, socket: usize, count: usize) {
+        if !self.busy_poll.is_zero() {
+            self.spin_until = Some(std::time::Instant::now() + self.busy_poll);
+        }
         // Taken out so events can be processed between datagrams while the batch is read.
         let recv = std::mem::take(&mut self.recv);
         for i in 0..count {
@@ -263,15 +298,18 @@ impl Task {
             Command::Notify {
                 resource,
                 response,
+                kind,
                 reply,
             } => {
-                let options = response.options.as_coap();
-                let r = covey_proto::Response {
-                    code: response.code,
-                    options: &options,
-                    payload: &response.payload,
-                };
-                let _ = reply.send(self.ep.notify(now, resource, &r));
+                let notified = response.options.with_coap(|options| {
+                    let r = covey_proto::Response {
+                        code: response.code,
+                        options,
+                        payload: &response.payload,
+                    };
+                    self.ep.notify_as(now, resource, &r, kind)
+                });
+                let _ = reply.send(notified);
             }
             Command::Stats(reply) => {
                 let _ = reply.send(self.ep.stats().clone());
@@ -286,18 +324,20 @@ impl Task {
         remote: SocketAddr,
         request: &Outgoing,
     ) -> Result<covey_proto::RequestId, Error> {
-        let options = request.options.as_coap();
-        let r = covey_proto::Request {
-            method: request.method,
-            options: &options,
-            payload: &request.payload,
-        };
         let params = RequestParams {
             confirmable: request.confirmable,
             token: request.token,
         };
-        self.ep
-            .send_request(now, remote, &r, params)
+        request
+            .options
+            .with_coap(|options| {
+                let r = covey_proto::Request {
+                    method: request.method,
+                    options,
+                    payload: &request.payload,
+                };
+                self.ep.send_request(now, remote, &r, params)
+            })
             .map_err(request_error)
     }
 
@@ -375,8 +415,7 @@ impl Task {
         // Polled once in place: most handlers are ready at once and need no task.
         let polled = catch_unwind(AssertUnwindSafe(|| {
             let mut future = service.call(request);
-            let waker = Waker::from(Arc::new(NoopWake));
-            let mut cx = Context::from_waker(&waker);
+            let mut cx = Context::from_waker(&self.noop_waker);
             match future.as_mut().poll(&mut cx) {
                 Poll::Ready(response) => Ok(response),
                 Poll::Pending => Err(future),
@@ -415,19 +454,20 @@ impl Task {
         observable: Option<u64>,
         response: &Response,
     ) {
-        let options = response.options.as_coap();
-        let r = covey_proto::Response {
-            code: response.code,
-            options: &options,
-            payload: &response.payload,
-        };
-        let result = match observable {
-            Some(resource) => self
-                .ep
-                .respond_observable(now, id, resource, &r)
-                .map(|_| ()),
-            None => self.ep.respond(now, id, &r),
-        };
+        let result = response.options.with_coap(|options| {
+            let r = covey_proto::Response {
+                code: response.code,
+                options,
+                payload: &response.payload,
+            };
+            match observable {
+                Some(resource) => self
+                    .ep
+                    .respond_observable(now, id, resource, &r)
+                    .map(|_| ()),
+                None => self.ep.respond(now, id, &r),
+            }
+        });
         match result {
             Ok(()) => {}
             Err(RespondError::TooLarge) => {
@@ -437,7 +477,7 @@ impl Task {
         }
     }
 
-    /// Sends everything the engine has queued.
+    /// Sends everything the engine has queued, in one `sendmmsg` batch per socket.
     async fn flush(&mut self) {
         let now = self.clock.now();
         while let Some(t) = self.ep.poll_transmit(now, &mut self.send_buf) {
@@ -457,9 +497,26 @@ impl Task {
                 self.on_send_error(now, t.destination, e);
                 continue;
             };
-            let sent = self.sockets[i].send(t.destination, datagram).await;
+            if self.send_batches[i].is_full() {
+                self.send_pending(now, i).await;
+            }
+            self.send_batches[i].push(t.destination, &self.send_buf[..t.size]);
+        }
+        for i in 0..self.send_batches.len() {
+            if !self.send_batches[i].is_empty() {
+                self.send_pending(now, i).await;
+            }
+        }
+    }
+
+    /// Sends the batch of socket `i` until it is empty; a datagram the kernel refuses is
+    /// reported and dropped, the rest still go.
+    async fn send_pending(&mut self, now: Instant, i: usize) {
+        while let Some((destination, _)) = self.send_batches[i].front() {
+            let sent = self.sockets[i].send_batch(&mut self.send_batches[i]).await;
             if let Err(e) = sent {
-                self.on_send_error(now, t.destination, e);
+                self.send_batches[i].skip();
+                self.on_send_error(now, destination, e);
             }
         }
     }
@@ -541,6 +598,11 @@ impl Drop for RespondGuard {
 }
 
 /// A waker for the one in-place poll of a handler; the spawned task polls it properly.
+pub(crate) fn noop_waker() -> Waker {
+    Waker::from(Arc::new(NoopWake))
+}
+
+/// Wakes nobody.
 struct NoopWake;
 
 impl Wake for NoopWake {

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use covey_proto::{App, Config};
 
+pub use covey_proto::NotificationType;
 pub use group_membership::MC_PATH;
 pub use resource::{handler, Attributes, Handler, Resource};
 pub use router::Router;
@@ -19,7 +20,7 @@ pub use well_known::WELL_KNOWN_CORE;
 
 use crate::driver::{Driver, DriverBuilder, TraceFn};
 use crate::multicast::Membership;
-use crate::{Client, Error};
+use crate::{Client, Error, Response};
 
 /// How to build a [`Server`]: sockets, resources, multicast.
 #[derive(Debug, Default)]
@@ -103,6 +104,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps polling the sockets for `spin` after each datagram before sleeping (see
+    /// [`DriverBuilder::busy_poll`]).
+    pub fn busy_poll(mut self, spin: Duration) -> ServerBuilder {
+        self.driver = self.driver.busy_poll(spin);
+        self
+    }
+
     /// Binds and starts serving on the current tokio runtime.
     pub fn start(mut self) -> Result<Server, Error> {
         let membership = Arc::new(OnceLock::new());
@@ -167,10 +175,8 @@ impl Server {
     /// Sends the current representation of the observable resource at `path` (from its GET
     /// handler) to every observer; returns how many were notified.
     pub async fn notify(&self, path: &str) -> Result<usize, Error> {
-        let Some((resource, handler)) = self.router.observable_get(path) else {
-            return Err(Error::InvalidRequest(format!(
-                "{path} is not an observable resource"
-            )));
+        let Some((resource, kind, handler)) = self.router.observable_get(path) else {
+            return Err(not_observable(path));
         };
         let mut options = crate::Options::new();
         for segment in path.trim_matches('/').split('/').filter(|s| !s.is_empty()) {
@@ -185,11 +191,31 @@ impl Server {
             multicast_group: None,
         };
         let response = handler(request).await;
+        self.send_notification(resource, kind, response).await
+    }
+
+    /// Sends `response` to every observer of the observable resource at `path`; an error
+    /// response (e.g. 4.04 after the resource was deleted) ends their observations
+    /// (RFC 7641 §4.2). Returns how many were notified.
+    pub async fn notify_with(&self, path: &str, response: Response) -> Result<usize, Error> {
+        let Some((resource, kind)) = self.router.observable(path) else {
+            return Err(not_observable(path));
+        };
+        self.send_notification(resource, kind, response).await
+    }
+
+    async fn send_notification(
+        &self,
+        resource: u64,
+        kind: NotificationType,
+        response: Response,
+    ) -> Result<usize, Error> {
         let (reply, count) = tokio::sync::oneshot::channel();
         self.driver
             .command(crate::driver::Command::Notify {
                 resource,
                 response,
+                kind,
                 reply,
             })
             .await?;
@@ -200,4 +226,8 @@ impl Server {
     pub async fn shutdown(&self) {
         self.driver.shutdown().await;
     }
+}
+
+fn not_observable(path: &str) -> Error {
+    Error::InvalidRequest(format!("{path} is not an observable resource"))
 }

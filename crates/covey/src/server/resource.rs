@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use covey_core::{Code, ContentFormat};
+use covey_proto::NotificationType;
 
 use crate::driver::ResponseFuture;
 use crate::{Request, Response};
@@ -44,6 +45,7 @@ pub struct Resource {
     pub(crate) fallback: Option<Handler>,
     pub(crate) attributes: Attributes,
     pub(crate) hidden: bool,
+    pub(crate) notifications: NotificationType,
 }
 
 impl std::fmt::Debug for Resource {
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Resource {
             )
             .field("any_method", &self.fallback.is_some())
             .field("attributes", &self.attributes)
+            .field("notifications", &self.notifications)
             .finish()
     }
 }
@@ -158,6 +161,13 @@ impl Resource {
     /// Marks the resource observable (`obs`).
     pub fn obs(mut self) -> Resource {
         self.attributes.observable = true;
+        self
+    }
+
+    /// How [`Server::notify`](super::Server::notify) sends this resource's notifications:
+    /// always CON, NON, or (the default) NON with a periodic CON (RFC 7641 §4.5).
+    pub fn notifications(mut self, kind: NotificationType) -> Resource {
+        self.notifications = kind;
         self
     }
 

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use covey_core::Code;
+use covey_proto::NotificationType;
 
 use super::resource::Resource;
 use super::well_known::{self, WELL_KNOWN_CORE};
@@ -85,15 +86,28 @@ impl Router {
             .map(|(i, _)| i)
     }
 
-    /// The observable resource at `path` (its engine key) and its GET handler.
-    pub(crate) fn observable_get(&self, path: &str) -> Option<(u64, super::Handler)> {
+    /// The observable resource at `path`: its engine key and how its notifications are sent.
+    pub(crate) fn observable(&self, path: &str) -> Option<(u64, NotificationType)> {
         let i = self.find_index(&normalise(path))?;
         let resource = &self.routes[i].resource;
-        if !resource.attributes.observable {
-            return None;
-        }
-        let handler = resource.handler_for(Code::GET)?.clone();
-        Some((i as u64, handler))
+        resource
+            .attributes
+            .observable
+            .then_some((i as u64, resource.notifications))
+    }
+
+    /// The observable resource at `path` (its engine key, notification type) and its GET
+    /// handler.
+    pub(crate) fn observable_get(
+        &self,
+        path: &str,
+    ) -> Option<(u64, NotificationType, super::Handler)> {
+        let (key, kind) = self.observable(path)?;
+        let handler = self.routes[key as usize]
+            .resource
+            .handler_for(Code::GET)?
+            .clone();
+        Some((key, kind, handler))
     }
 }
 

@@ -11,9 +11,16 @@ pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// `addr` with an IPv4-mapped IPv6 address turned into IPv4.
+/// `addr` with an IPv4-mapped IPv6 address turned into IPv4; other IPv6 addresses keep
+/// their scope id, which link-local peers need.
 pub(crate) fn canonical_socket_addr(addr: SocketAddr) -> SocketAddr {
-    SocketAddr::new(canonical_ip(addr.ip()), addr.port())
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => addr,
+        },
+        SocketAddr::V4(_) => addr,
+    }
 }
 
 /// The destination as a socket of the given family needs it.
@@ -43,5 +50,7 @@ mod tests {
         let v6: SocketAddr = "[::1]:5683".parse().unwrap();
         assert_eq!(canonical_socket_addr(v6), v6);
         assert_eq!(for_socket(v6, true), v6);
+        let scoped = SocketAddr::V6(SocketAddrV6::new("fe80::2".parse().unwrap(), 5683, 0, 3));
+        assert_eq!(canonical_socket_addr(scoped), scoped, "scope id kept");
     }
 }

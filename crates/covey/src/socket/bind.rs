@@ -13,6 +13,12 @@ const BUFFER_BYTES: usize = 4 << 20;
 
 /// Binds a UDP socket to `addr`; an unspecified IPv6 address also accepts IPv4.
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<Socket> {
+    let (socket, dual_stack) = bind_std(addr)?;
+    Socket::new(socket, dual_stack)
+}
+
+/// Binds a non-blocking std UDP socket to `addr`; also returns whether it is dual-stack.
+pub(crate) fn bind_std(addr: SocketAddr) -> io::Result<(std::net::UdpSocket, bool)> {
     let domain = Domain::for_address(addr);
     let raw = RawSocket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     let dual_stack = match addr {
@@ -35,5 +41,5 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<Socket> {
     }
     raw.set_nonblocking(true)?;
     raw.bind(&addr.into())?;
-    Socket::new(raw.into(), dual_stack)
+    Ok((raw.into(), dual_stack))
 }

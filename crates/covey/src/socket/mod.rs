@@ -1,21 +1,28 @@
 //! The UDP socket layer: sockets bound with socket2, batched receive (recvmmsg) with the
-//! destination address of each datagram (pktinfo) through quinn-udp, and address mapping
-//! between dual-stack sockets and the engine.
+//! destination address of each datagram (pktinfo) through quinn-udp, batched send
+//! (sendmmsg), and address mapping between dual-stack sockets and the engine. [`BatchSocket`]
+//! offers the same batches to tight loops outside the async driver (e.g. `covey bench`).
 
 mod addr;
+mod batch_socket;
 mod bind;
+mod poll_set;
 mod recv_batch;
+mod send_batch;
 
 use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
-use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
+use quinn_udp::{RecvMeta, UdpSocketState};
 use tokio::io::Interest;
 
 pub(crate) use addr::{canonical_ip, canonical_socket_addr};
+pub use batch_socket::BatchSocket;
 pub(crate) use bind::bind;
-pub(crate) use recv_batch::RecvBatch;
+pub use poll_set::PollSet;
+pub use recv_batch::RecvBatch;
+pub use send_batch::{SendBatch, SEND_BATCH_MAX};
 
 /// One bound UDP socket with its quinn-udp state.
 #[derive(Debug)]
@@ -96,22 +103,31 @@ impl Socket {
         }
     }
 
-    /// Sends one datagram, waiting while the socket buffer is full.
-    pub async fn send(&self, destination: SocketAddr, contents: &[u8]) -> io::Result<()> {
-        let destination = addr::for_socket(destination, self.is_ipv6());
-        let transmit = Transmit {
-            destination,
-            ecn: None,
-            contents,
-            segment_size: None,
-            src_ip: None,
-        };
+    /// Receives a batch if one is queued, without waiting and without registering for
+    /// readiness (the driver's busy poll); `WouldBlock` when nothing is queued.
+    pub fn try_recv(
+        &self,
+        bufs: &mut [IoSliceMut<'_>],
+        meta: &mut [RecvMeta],
+    ) -> io::Result<usize> {
+        self.state.recv((&self.io).into(), bufs, meta)
+    }
+
+    /// Sends the waiting datagrams of `batch` (sendmmsg), waiting while the socket buffer
+    /// is full; returns after the kernel took at least one, or with the error of the first.
+    pub async fn send_batch(&self, batch: &mut SendBatch) -> io::Result<usize> {
+        use std::os::fd::AsFd;
+        let ipv6 = self.is_ipv6();
         loop {
             match self.io.try_io(Interest::WRITABLE, || {
-                self.state.try_send((&self.io).into(), &transmit)
+                send_batch::send_mmsg(self.io.as_fd(), batch, |d| addr::for_socket(d, ipv6))
             }) {
+                Ok(n) => {
+                    batch.advance(n);
+                    return Ok(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.io.writable().await?,
-                result => return result,
+                Err(e) => return Err(e),
             }
         }
     }

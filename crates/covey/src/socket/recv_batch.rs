@@ -1,15 +1,16 @@
 //! Receive buffers for one recvmmsg batch, allocated once.
 
 use std::io::IoSliceMut;
+use std::net::SocketAddr;
 
 use quinn_udp::RecvMeta;
 
 /// Upper bound on the memory of one batch.
 const MAX_BATCH_BYTES: usize = 2 << 20;
 
-/// Buffers and metadata for up to `quinn_udp::BATCH_SIZE` datagrams.
+/// Buffers and metadata for one batched receive (recvmmsg) of up to 32 datagrams.
 #[derive(Debug)]
-pub(crate) struct RecvBatch {
+pub struct RecvBatch {
     data: Vec<u8>,
     slot: usize,
     slots: usize,
@@ -32,7 +33,7 @@ impl RecvBatch {
     /// Buffers for datagrams of up to `max_datagram` bytes, with room for `gro_segments`
     /// coalesced datagrams per slot. A slot is larger than `max_datagram`, so a truncated
     /// datagram is always longer than the engine accepts and is dropped there.
-    pub fn new(max_datagram: usize, gro_segments: usize) -> RecvBatch {
+    pub(crate) fn new(max_datagram: usize, gro_segments: usize) -> RecvBatch {
         let slot = (max_datagram + 1).max(1500) * gro_segments.max(1);
         let slots = (MAX_BATCH_BYTES / slot).clamp(1, quinn_udp::BATCH_SIZE);
         RecvBatch {
@@ -43,8 +44,16 @@ impl RecvBatch {
         }
     }
 
+    /// The datagrams of a receive that filled `count` slots, each with its sender (IPv4
+    /// senders on a dual-stack socket as plain IPv4).
+    pub fn received(&self, count: usize) -> impl Iterator<Item = (SocketAddr, &[u8])> + '_ {
+        (0..count.min(self.slots))
+            .flat_map(move |i| self.datagrams(i))
+            .map(|(meta, d)| (super::canonical_socket_addr(meta.addr), d))
+    }
+
     /// The slices and metadata to receive into.
-    pub fn parts(
+    pub(crate) fn parts(
         &mut self,
     ) -> (
         [IoSliceMut<'_>; quinn_udp::BATCH_SIZE],
@@ -57,7 +66,7 @@ impl RecvBatch {
     }
 
     /// Each datagram of slot `i` (several when the kernel coalesced them), with its metadata.
-    pub fn datagrams(&self, i: usize) -> impl Iterator<Item = (&RecvMeta, &[u8])> + '_ {
+    pub(crate) fn datagrams(&self, i: usize) -> impl Iterator<Item = (&RecvMeta, &[u8])> + '_ {
         let meta = &self.meta[i];
         let start = i * self.slot;
         let len = meta.len.min(self.slot);

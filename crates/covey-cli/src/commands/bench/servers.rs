@@ -1,0 +1,207 @@
+//! The servers `covey bench` starts itself: libcoap's `coap-server-notls` and `covey serve`,
+//! each pinned to one CPU, on a loopback port; readiness probing and RSS.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use covey_core::{CoapOption, Code, OptionNumber};
+use covey_proto::{Config, Endpoint, Event, LocalAddr, Request, RequestParams};
+
+/// libcoap's server binary (Debian `libcoap3-bin`).
+pub const LIBCOAP_SERVER: &str = "coap-server-notls";
+
+/// Which server to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    /// libcoap's `coap-server-notls -A 127.0.0.1 -p PORT`.
+    Libcoap,
+    /// `covey serve --bind 127.0.0.1:PORT` (this binary).
+    Covey,
+}
+
+impl ServerKind {
+    /// The name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Libcoap => "libcoap",
+            ServerKind::Covey => "covey",
+        }
+    }
+}
+
+/// A running server process; killed when dropped.
+#[derive(Debug)]
+pub struct Spawned {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The command line it was started with.
+    pub command: String,
+}
+
+impl Spawned {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its resident set size now, in KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        rss_kib(self.pid())
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `kind` on 127.0.0.1:`port`, pinned to `cpu` (covey with `busy_poll_us`), and
+/// waits until it answers a GET of `path_options`.
+pub fn spawn(
+    kind: ServerKind,
+    port: u16,
+    cpu: Option<usize>,
+    busy_poll_us: u64,
+    path_options: &[(OptionNumber, Vec<u8>)],
+) -> io::Result<Spawned> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut command = match kind {
+        ServerKind::Libcoap => {
+            let mut c = Command::new(LIBCOAP_SERVER);
+            c.args(["-A", "127.0.0.1", "-p", &port.to_string()]);
+            c
+        }
+        ServerKind::Covey => {
+            let mut c = Command::new(std::env::current_exe()?);
+            c.args(["serve", "--bind", &addr.to_string()]);
+            if busy_poll_us > 0 {
+                c.args(["--busy-poll-us", &busy_poll_us.to_string()]);
+            }
+            c
+        }
+    };
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let text = format!("{command:?}").replace('"', "");
+    let text = match cpu {
+        Some(cpu) => format!("taskset -c {cpu} {text}"),
+        None => text,
+    };
+    // The child inherits the CPU affinity of the thread that forks it: a short-lived thread
+    // pinned to `cpu` starts it, so no other thread of ours changes its affinity.
+    let child = std::thread::scope(|s| {
+        s.spawn(|| {
+            if let Some(cpu) = cpu {
+                if !super::load::pin_current_thread(cpu) {
+                    return Err(io::Error::other(format!("cannot pin to CPU {cpu}")));
+                }
+            }
+            command.spawn()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("spawning thread panicked")))
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("cannot start {text}: {e}")))?;
+    let mut spawned = Spawned {
+        child,
+        addr,
+        command: text,
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(status) = spawned.child.try_wait()? {
+            return Err(io::Error::other(format!(
+                "{} exited at start ({status})",
+                spawned.command
+            )));
+        }
+        if probe(addr, path_options, Duration::from_millis(200)) {
+            return Ok(spawned);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("{} did not answer within 10 s", spawned.command),
+    ))
+}
+
+/// Whether a CON GET of `options` to `addr` is answered within `wait`.
+pub fn probe(addr: SocketAddr, options: &[(OptionNumber, Vec<u8>)], wait: Duration) -> bool {
+    let bind = if addr.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    };
+    let Ok(socket) = UdpSocket::bind(bind) else {
+        return false;
+    };
+    let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
+    let origin = Instant::now();
+    let now = || covey_proto::Instant::from_nanos(origin.elapsed().as_nanos() as u64);
+    let mut ep = Endpoint::new(Config::default(), 1);
+    let options: Vec<CoapOption<'_>> = options
+        .iter()
+        .map(|(number, value)| CoapOption {
+            number: *number,
+            value,
+        })
+        .collect();
+    let request = Request {
+        method: Code::GET,
+        options: &options,
+        payload: &[],
+    };
+    if ep
+        .send_request(now(), addr, &request, RequestParams::default())
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = [0u8; 1500];
+    while origin.elapsed() < wait {
+        while let Some(t) = ep.poll_transmit(now(), &mut buf) {
+            let _ = socket.send_to(&buf[..t.size], t.destination);
+        }
+        if let Ok((n, from)) = socket.recv_from(&mut buf) {
+            ep.handle_datagram(now(), from, LocalAddr::UNICAST, &buf[..n]);
+        }
+        while let Some(event) = ep.poll_event() {
+            if matches!(event, Event::Response { .. }) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A loopback UDP port free right now.
+pub fn free_port() -> io::Result<u16> {
+    Ok(UdpSocket::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// The resident set size of process `pid` in KiB (`VmRSS` in `/proc/PID/status`).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Whether libcoap's server is installed.
+pub fn libcoap_installed() -> bool {
+    Command::new(LIBCOAP_SERVER)
+        .arg("-?")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}

@@ -1,0 +1,247 @@
+//! The gateway's replies as text for a terminal: the entity list, a profile, a combined reply.
+
+use std::fmt::Write;
+
+use covey_core::link_format::links;
+use serde_json::{json, Map, Value};
+
+use crate::exit::{ExitKind, Failure};
+
+/// The entities of a `GET /e` link-format document: name, path, URI and every attribute.
+pub fn entity_list(text: &str, base: &str) -> Result<Vec<Value>, Failure> {
+    let mut out = Vec::new();
+    for link in links(text) {
+        let link = link.map_err(|e| {
+            Failure::new(
+                ExitKind::Other,
+                format!("the gateway's entity list is not link format: {e}"),
+            )
+        })?;
+        let path = link.target();
+        let Some(name) = path.strip_prefix("/e/") else {
+            continue;
+        };
+        let mut entry = Map::new();
+        entry.insert("name".into(), json!(name));
+        entry.insert("path".into(), json!(path));
+        entry.insert("uri".into(), json!(format!("{base}{path}")));
+        for a in link.attributes() {
+            let value = match a.value {
+                Some(v) => json!(v.unquoted_str().unwrap_or(v.inner())),
+                None => json!(true),
+            };
+            entry.insert(a.name.to_string(), value);
+        }
+        out.push(Value::Object(entry));
+    }
+    Ok(out)
+}
+
+/// A table of entities: name, communication type, URI.
+pub fn list_table(entities: &[Value]) -> String {
+    if entities.is_empty() {
+        return "no entities\n".into();
+    }
+    let width = entities
+        .iter()
+        .map(|e| text(&e["name"]).len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!("{:width$}  {:9}  URI\n", "NAME", "ECT");
+    for e in entities {
+        let _ = writeln!(
+            out,
+            "{:width$}  {:9}  {}",
+            text(&e["name"]),
+            text(&e["ect"]),
+            text(&e["uri"])
+        );
+    }
+    out
+}
+
+/// A profile document, one field a line, members one a line.
+pub fn profile(doc: &Value) -> String {
+    let mut out = String::new();
+    let Some(fields) = doc.as_object() else {
+        return format!("{doc}\n");
+    };
+    for (key, value) in fields {
+        match value {
+            Value::Array(items) if key == "er" || key == "unjoined" => {
+                for (i, item) in items.iter().enumerate() {
+                    let label = if i == 0 { key.as_str() } else { "" };
+                    let _ = writeln!(out, "{label:9} {}", text(item));
+                }
+            }
+            Value::Array(items) => {
+                let words: Vec<String> = items.iter().map(text).collect();
+                let _ = writeln!(out, "{key:9} {}", words.join(" "));
+            }
+            other => {
+                let _ = writeln!(out, "{key:9} {}", text(other));
+            }
+        }
+    }
+    out
+}
+
+/// A combined reply (`application/json`): the result, who answered, their values, who
+/// is missing.
+pub fn combined(doc: &Value) -> String {
+    let mut out = String::new();
+    let op = text(&doc["op"]);
+    let entity = text(&doc["entity"]);
+    match &doc["value"] {
+        Value::Null if op == "lst" || op == "fanout" => {
+            let _ = writeln!(out, "{entity} ({op})");
+        }
+        Value::Null => {
+            let _ = writeln!(out, "{entity} {op}: no value");
+        }
+        v => {
+            let _ = writeln!(out, "{entity} {op}: {}", text(v));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "answered: {} of {}",
+        text(&doc["answered"]),
+        text(&doc["members"])
+    );
+    let replies = doc["replies"].as_array().cloned().unwrap_or_default();
+    let width = replies
+        .iter()
+        .flat_map(|r| {
+            let own = std::iter::once(text(&r["member"]).len());
+            let nested = r["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| text(&v["name"]).len() + 2);
+            own.chain(nested)
+        })
+        .max()
+        .unwrap_or(0);
+    for r in &replies {
+        let code = text(&r["code"]);
+        let after = r["t"]
+            .as_f64()
+            .map_or(String::new(), |t| format!("{:.0} ms", t * 1000.0));
+        match r["values"].as_array() {
+            Some(values) => {
+                let _ = writeln!(
+                    out,
+                    "  {:width$}  {:>10}  {code}  {after}",
+                    text(&r["member"]),
+                    format!("{} values", values.len())
+                );
+                for v in values {
+                    let name = format!("  {}", text(&v["name"]));
+                    let _ = writeln!(out, "  {name:width$}  {:>10}", text(&v["value"]));
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  {:width$}  {:>10}  {code}  {after}",
+                    text(&r["member"]),
+                    short(&text(&r["value"]))
+                );
+            }
+        }
+    }
+    let missing: Vec<String> = doc["missing"]
+        .as_array()
+        .map(|m| m.iter().map(text).collect())
+        .unwrap_or_default();
+    if !missing.is_empty() {
+        let _ = writeln!(out, "missing: {}", missing.join(" "));
+    }
+    if let Some(more) = doc["missing_more"].as_u64() {
+        let _ = writeln!(out, "(and {more} more missing)");
+    }
+    out
+}
+
+/// A member's value on one line: its first line, at most 40 characters.
+fn short(value: &str) -> String {
+    let first = value.lines().next().unwrap_or_default();
+    if first.len() == value.len() && first.chars().count() <= 40 {
+        return first.to_string();
+    }
+    let cut: String = first.chars().take(37).collect();
+    format!("{cut}... ({} bytes)", value.len())
+}
+
+/// A JSON value as plain text: strings without quotes, numbers without binary noise
+/// (at most 9 decimals: 23.899999999999995 reads 23.9).
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(x) if x.is_finite() && x.abs() < 1e15 => {
+                let fixed = format!("{x:.9}");
+                fixed
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string()
+            }
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_profiles_and_replies_read_well() {
+        let list = entity_list(
+            r#"</e/room1>;rt="core.entity";ect=unicast;ct="0 50",</e/f>;ect=multicast"#,
+            "coap://[::1]",
+        )
+        .unwrap();
+        assert_eq!(list[0]["name"], "room1");
+        assert_eq!(list[0]["uri"], "coap://[::1]/e/room1");
+        assert_eq!(list[0]["rt"], "core.entity");
+        assert_eq!(list[1]["ect"], "multicast");
+        let table = list_table(&list);
+        assert!(
+            table.contains("room1  unicast    coap://[::1]/e/room1"),
+            "{table}"
+        );
+        assert_eq!(list_table(&[]), "no entities\n");
+
+        let p = profile(
+            &json!({"name":"r","er":["coap://a/x","coap://b/x"],"eo":["avg","lst"],"enr":2}),
+        );
+        assert_eq!(
+            p,
+            "name      r\ner        coap://a/x\n          coap://b/x\neo        avg lst\nenr       2\n"
+        );
+
+        let c = combined(&json!({
+            "entity":"coap://[::1]/e/r","op":"avg","value":21.5,"members":3,"answered":2,
+            "replies":[{"member":"coap://a/x","code":"2.05","value":21,"t":0.0012},
+                       {"member":"coap://b/x","code":"2.05","values":[{"name":"n1","value":22}],"t":0.002}],
+            "missing":["coap://c/x"]}));
+        assert!(
+            c.starts_with("coap://[::1]/e/r avg: 21.5\nanswered: 2 of 3\n"),
+            "{c}"
+        );
+        assert!(c.contains("coap://a/x          21  2.05  1 ms"), "{c}");
+        assert!(c.contains("    n1                22"), "{c}");
+        assert!(c.ends_with("missing: coap://c/x\n"), "{c}");
+        assert_eq!(short("21.5"), "21.5");
+        assert_eq!(text(&json!(23.899999999999995)), "23.9");
+        assert_eq!(text(&json!(-0.5)), "-0.5");
+        assert_eq!(text(&json!(20.0)), "20");
+        assert_eq!(text(&json!(7)), "7");
+        assert_eq!(short("line one\nline two"), "line one... (17 bytes)");
+    }
+}

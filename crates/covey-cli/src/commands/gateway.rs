@@ -1,0 +1,319 @@
+//! `covey gateway`: a CoAP server whose resources are the Entity Manager's (`/e`,
+//! `/e/<name>`, `/e/<name>/profile`, `/.well-known/core`), entities kept in SQLite, until
+//! Ctrl-C or SIGTERM.
+
+mod local_addresses;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+use covey::{Config, Driver};
+use covey_group::{EmConfig, EntityManager, GroupPool, SqliteStore, Store};
+
+use crate::exit::{ExitKind, Failure};
+
+/// Queries the EM can fan out at once with every member request in flight: the engine's
+/// exchange table holds `max_in_flight` member requests for each.
+pub const CONCURRENT_QUERIES: usize = 64;
+
+/// Arguments of `covey gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = "[::]:5683")]
+    bind: Vec<SocketAddr>,
+
+    /// The entity database (SQLite, created if missing) [default:
+    /// $XDG_DATA_HOME/covey/entities.db, else ~/.local/share/covey/entities.db]
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    /// Group addresses for multicast entities: a multicast IPv6 prefix of length 112 to 127.
+    #[arg(long, value_name = "PREFIX", default_value = "ff1e::89:0/112")]
+    group_pool: String,
+
+    /// Target data rate R towards the members, bytes/s, for delay=auto (D = S·G / (R·(G−1))).
+    #[arg(long, value_name = "BYTES_PER_S", default_value_t = 1000)]
+    target_rate: u32,
+
+    /// Another address clients reach this gateway at (repeatable), e.g. behind a NAT. The
+    /// bound addresses (every interface address for a wildcard bind) are always included;
+    /// the first address given names the entities in replies.
+    #[arg(long, value_name = "ADDR")]
+    authority: Vec<SocketAddr>,
+
+    /// How long a member may take to answer a query before it counts as missing.
+    #[arg(long, value_name = "SECS", default_value_t = 50.0)]
+    member_timeout: f64,
+
+    /// How long every member has to answer the checks when an entity is created.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    validation_timeout: f64,
+
+    /// How long a query of a multicast entity collects replies: the members' leisure (a
+    /// margin of 2 s is added).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    multicast_leisure: f64,
+
+    /// ACK_TIMEOUT of the confirmable requests to the members; RFC 7252's default is 2.
+    #[arg(long, value_name = "SECS")]
+    ack_timeout: Option<f64>,
+
+    /// NSTART: requests outstanding at once towards one member node (RFC 7252's default
+    /// is 1; members on distinct nodes are asked in parallel anyway).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    nstart: usize,
+
+    /// Log more (-v: requests and start-up, -vv: every exchange).
+    #[arg(short = 'v', long, action = ArgAction::Count)]
+    verbose: u8,
+}
+
+/// Starts the gateway and runs until interrupted.
+pub fn run(args: GatewayArgs) -> Result<(), Failure> {
+    crate::logging::init(args.verbose.max(1));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::new(ExitKind::Other, format!("cannot start runtime: {e}")))?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: GatewayArgs) -> Result<(), Failure> {
+    let mut em = EmConfig {
+        group_pool: args.group_pool.parse::<GroupPool>().map_err(usage)?,
+        target_rate: args.target_rate,
+        member_timeout: seconds("--member-timeout", args.member_timeout)?,
+        validation_timeout: seconds("--validation-timeout", args.validation_timeout)?,
+        multicast_leisure: seconds("--multicast-leisure", args.multicast_leisure)?,
+        ..EmConfig::default()
+    };
+    if args.target_rate == 0 {
+        return Err(usage("--target-rate must be at least 1 byte/s"));
+    }
+    if !(1..=64).contains(&args.nstart) {
+        return Err(usage("--nstart must be 1 to 64"));
+    }
+    let mut config = engine_config(&em);
+    config.transmission.nstart = args.nstart;
+    if let Some(secs) = args.ack_timeout {
+        config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
+    }
+    let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
+    let store = open_store(&path)?;
+    em.authorities = args.authority.clone();
+    let gateway = Gateway::start(&args.bind, em, Box::new(store), config)?;
+    for addr in gateway.driver.local_addrs() {
+        tracing::info!("listening on {addr}");
+    }
+    tracing::info!(
+        "entity database {} ({} entities); entities named coap://{}/e/<name>",
+        path.display(),
+        gateway.entities,
+        gateway
+            .authorities
+            .first()
+            .map_or_else(String::new, |a| authority(*a))
+    );
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    gateway.driver.shutdown().await;
+    Ok(())
+}
+
+/// A running Entity Manager on its own driver.
+#[derive(Debug)]
+pub struct Gateway {
+    /// The driver serving the EM.
+    pub driver: Driver,
+    /// The addresses the EM takes as its own.
+    pub authorities: Vec<SocketAddr>,
+    /// Entities loaded from the store at start.
+    pub entities: usize,
+}
+
+impl Gateway {
+    /// Binds `binds` (port 0 replaced by a free port), tells the EM the addresses it is
+    /// reached at, and serves it on the current tokio runtime. The engine's PRNG is seeded
+    /// afresh at every start, so message IDs and tokens differ from those of a previous run.
+    pub fn start(
+        binds: &[SocketAddr],
+        mut em: EmConfig,
+        store: Box<dyn Store>,
+        config: Config,
+    ) -> Result<Gateway, Failure> {
+        let binds = binds
+            .iter()
+            .map(|b| concrete_port(*b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut authorities = std::mem::take(&mut em.authorities);
+        for bind in &binds {
+            for a in local_addresses::reached_at(*bind) {
+                if !authorities.contains(&a) {
+                    authorities.push(a);
+                }
+            }
+        }
+        em.authorities = authorities.clone();
+        em.epoch = Some(unix_now());
+        let manager = EntityManager::new(em, store).map_err(|e| other(e.to_string()))?;
+        let entities = manager.entities().count();
+        let mut builder = Driver::with_app(Box::new(manager)).config(config);
+        for b in &binds {
+            builder = builder.bind(*b);
+        }
+        let driver = builder.spawn()?;
+        Ok(Gateway {
+            driver,
+            authorities,
+            entities,
+        })
+    }
+}
+
+/// The engine configuration of a gateway: RFC 7252 transmission parameters, with tables
+/// sized for fan-out (`CONCURRENT_QUERIES` queries with `max_in_flight` member requests
+/// each, a thousand members).
+pub fn engine_config(em: &EmConfig) -> Config {
+    let mut c = Config::default();
+    c.max_exchanges = em.max_in_flight.max(1) * CONCURRENT_QUERIES;
+    c.max_peers = 4096;
+    c.max_incoming = 1024;
+    c.max_events = 8192;
+    // A retransmission copy per member request in flight, plus the outgoing queue.
+    c.max_buffers = 2 * c.max_exchanges + 2048;
+    c.max_queued_per_peer = 4 * CONCURRENT_QUERIES;
+    c.max_dedup_entries = 65_536;
+    // The EM sends its own message IDs to every member for every query: under load that is
+    // more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows (RFC 7252
+    // §4.4). With 1 s an ID comes round within the lifetime only for a member that gets
+    // more than 65 536 requests a second; members that match responses by token as well
+    // (covey, libcoap) are not confused by that. (The same choice as `covey serve`.)
+    c.mid_reuse_interval = Some(covey_proto::Duration::from_secs(1));
+    c
+}
+
+/// Opens the SQLite store at `path`, creating its folder; a failure is one line.
+pub fn open_store(path: &Path) -> Result<SqliteStore, Failure> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            other(format!(
+                "entity database {}: cannot create {}: {e}",
+                path.display(),
+                dir.display()
+            ))
+        })?;
+    }
+    SqliteStore::open(path).map_err(|e| other(e.to_string()))
+}
+
+/// `addr`, or with port 0 a port that was free a moment ago (the EM must know its port
+/// before the socket is bound).
+fn concrete_port(addr: SocketAddr) -> Result<SocketAddr, Failure> {
+    if addr.port() != 0 {
+        return Ok(addr);
+    }
+    let socket = UdpSocket::bind(addr)
+        .map_err(|e| Failure::new(ExitKind::Other, format!("cannot bind {addr}: {e}")))?;
+    socket
+        .local_addr()
+        .map_err(|e| Failure::new(ExitKind::Other, format!("cannot bind {addr}: {e}")))
+}
+
+/// `host:port` as in a URI.
+pub fn authority(a: SocketAddr) -> String {
+    match a {
+        SocketAddr::V6(v6) => format!("[{}]:{}", v6.ip(), v6.port()),
+        SocketAddr::V4(v4) => v4.to_string(),
+    }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn usage(e: impl ToString) -> Failure {
+    Failure::new(ExitKind::Usage, e.to_string())
+}
+
+fn other(message: String) -> Failure {
+    Failure::new(ExitKind::Other, message)
+}
+
+/// A positive, finite number of seconds given for `flag`.
+fn seconds(flag: &str, secs: f64) -> Result<covey_proto::Duration, Failure> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .map(|d| covey_proto::Duration::from_nanos(d.as_nanos().min(u64::MAX as u128) as u64))
+        .ok_or_else(|| {
+            usage(format!(
+                "{flag} wants a positive number of seconds, not {secs}"
+            ))
+        })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exchange_table_holds_every_member_request_in_flight() {
+        let em = EmConfig::default();
+        let c = engine_config(&em);
+        assert!(c.max_exchanges >= em.max_in_flight * CONCURRENT_QUERIES);
+        assert!(c.max_peers > em.max_members);
+        assert!(c.mid_reuse() < c.transmission.exchange_lifetime());
+    }
+
+    #[test]
+    fn port_zero_becomes_a_real_port() {
+        let a = concrete_port("127.0.0.1:0".parse().unwrap()).unwrap();
+        assert_ne!(a.port(), 0);
+        assert_eq!(
+            authority("[::1]:5683".parse().unwrap()),
+            "[::1]:5683".to_string()
+        );
+    }
+
+    #[test]
+    fn an_unwritable_database_is_one_line() {
+        let dir = std::env::temp_dir().join(format!("covey-gw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let corrupt = dir.join("corrupt.db");
+        std::fs::write(&corrupt, vec![0x55u8; 8192]).unwrap();
+        let e = open_store(&corrupt).unwrap_err();
+        assert!(e.message.contains("corrupt.db"), "{}", e.message);
+        assert!(!e.message.contains('\n'));
+        // A directory where the file should be.
+        let e = open_store(&dir).unwrap_err();
+        assert!(!e.message.contains('\n'), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
