@@ -103,9 +103,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     server_cpu: Option<usize>,
 
-    /// `--busy-poll-us` for the `covey serve` the benchmark starts (0: off, its default).
-    #[arg(long, value_name = "MICROS", default_value_t = 0)]
-    busy_poll_us: u64,
+    /// `--busy-poll-us` for the `covey serve` the benchmark starts (default: serve's own).
+    #[arg(long, value_name = "MICROS")]
+    busy_poll_us: Option<u64>,
 
     /// Loopback port for the started servers (default: a free one).
     #[arg(long, value_name = "PORT")]

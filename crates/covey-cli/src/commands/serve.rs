@@ -41,10 +41,10 @@ pub struct ServeArgs {
     #[arg(long)]
     mc: bool,
 
-    /// After each datagram, keep polling the socket this many microseconds before sleeping:
-    /// lower latency and more requests/s under steady load, a busy CPU while it lasts
-    /// (0: off).
-    #[arg(long, value_name = "MICROS", default_value_t = 0)]
+    /// After datagrams arrive, keep polling the socket up to this many microseconds before
+    /// sleeping: a few µs instead of a wake-up per request under steady load. Adaptive: a
+    /// spin that catches nothing turns it off until requests come that close again (0: off).
+    #[arg(long, value_name = "MICROS", default_value_t = 50)]
     busy_poll_us: u64,
 
     /// Log more (-v: requests and groups, -vv: every exchange).

@@ -19,6 +19,7 @@ use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
 
+use super::busy_poll::BusyPoll;
 use super::command::{Command, Outgoing};
 use super::exchanges::Exchanges;
 use super::routes::PeerRoutes;
@@ -51,10 +52,8 @@ pub(crate) struct Task {
     pub send_batches: Vec<SendBatch>,
     /// The waker of the one in-place poll of a handler (made once, not per request).
     pub noop_waker: Waker,
-    /// How long to keep polling the sockets after a datagram arrived before sleeping.
-    pub busy_poll: Duration,
-    /// The busy poll goes on until then.
-    pub spin_until: Option<std::time::Instant>,
+    /// Adaptive busy polling of the sockets after datagrams arrived.
+    pub busy_poll: BusyPoll,
     pub trace: Option<TraceFn>,
     pub grace: Duration,
     pub closing: Option<Closing>,
@@ -171,10 +170,10 @@ impl Task {
         if self.sleep.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Wakeup::Timer);
         }
-        if let Some(until) = self.spin_until {
+        if self.busy_poll.wants_clock() {
             // Busy poll: traffic is flowing, so look for the next datagram directly instead
             // of sleeping in epoll (a wake-up costs more than the gap between requests).
-            if std::time::Instant::now() < until {
+            if self.busy_poll.keep_spinning(std::time::Instant::now()) {
                 for k in 0..n {
                     let i = (self.next_socket + k) % n;
                     let (mut slices, meta, slots) = self.recv.parts();
@@ -191,7 +190,6 @@ impl Task {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            self.spin_until = None;
         }
         Poll::Pending
     }
@@ -213,8 +211,8 @@ impl Task {
     }
 
     fn on_datagrams(&mut self, socket: usize, count: usize) {
-        if !self.busy_poll.is_zero() {
-            self.spin_until = Some(std::time::Instant::now() + self.busy_poll);
+        if self.busy_poll.is_on() {
+            self.busy_poll.on_datagrams(std::time::Instant::now());
         }
         // Taken out so events can be processed between datagrams while the batch is read.
         let recv = std::mem::take(&mut self.recv);

@@ -144,17 +144,23 @@ pub(crate) fn send_mmsg(
     let mut headers: [libc::mmsghdr; SEND_BATCH_MAX] = unsafe { std::mem::zeroed() };
     let mut count = 0;
     for (destination, datagram) in batch.pending().take(SEND_BATCH_MAX) {
-        let addr = addrs[count].insert(socket2::SockAddr::from(map(destination)));
+        addrs[count] = Some(socket2::SockAddr::from(map(destination)));
         iovs[count] = libc::iovec {
             iov_base: datagram.as_ptr() as *mut libc::c_void,
             iov_len: datagram.len(),
         };
-        let header = &mut headers[count].msg_hdr;
-        header.msg_name = addr.as_ptr() as *mut libc::c_void;
-        header.msg_namelen = addr.len();
-        header.msg_iov = &mut iovs[count];
-        header.msg_iovlen = 1;
         count += 1;
+    }
+    // Pointers are taken only once the arrays are filled, so nothing moves or is reborrowed
+    // under them.
+    let iov_base = iovs.as_mut_ptr();
+    for (i, (header, addr)) in headers.iter_mut().zip(&addrs).take(count).enumerate() {
+        if let Some(addr) = addr {
+            header.msg_hdr.msg_name = addr.as_ptr() as *mut libc::c_void;
+            header.msg_hdr.msg_namelen = addr.len();
+        }
+        header.msg_hdr.msg_iov = iov_base.wrapping_add(i);
+        header.msg_hdr.msg_iovlen = 1;
     }
     if count == 0 {
         return Ok(0);

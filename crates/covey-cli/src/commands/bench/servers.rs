@@ -66,7 +66,7 @@ pub fn spawn(
     kind: ServerKind,
     port: u16,
     cpu: Option<usize>,
-    busy_poll_us: u64,
+    busy_poll_us: Option<u64>,
     path_options: &[(OptionNumber, Vec<u8>)],
 ) -> io::Result<Spawned> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
@@ -79,8 +79,8 @@ pub fn spawn(
         ServerKind::Covey => {
             let mut c = Command::new(std::env::current_exe()?);
             c.args(["serve", "--bind", &addr.to_string()]);
-            if busy_poll_us > 0 {
-                c.args(["--busy-poll-us", &busy_poll_us.to_string()]);
+            if let Some(us) = busy_poll_us {
+                c.args(["--busy-poll-us", &us.to_string()]);
             }
             c
         }
