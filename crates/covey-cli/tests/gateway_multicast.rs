@@ -8,14 +8,16 @@
 //! failure. Needs root (CAP_NET_ADMIN) and iproute2.
 
 mod gateway_support;
+mod netns;
 mod support;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Output, Stdio};
+use std::net::Ipv6Addr;
 use std::time::{Duration, Instant};
 
 use gateway_support::senml_json;
-use support::{run_limited, stderr, stdout};
+use netns::{ip, ip_quiet, is_root, netns_list, Lab};
+use support::{stderr, stdout};
 
 /// Host numbers: the gateway, the members with /mc, the one without, the client.
 const GATEWAY: usize = 1;
@@ -23,8 +25,6 @@ const MEMBERS: [usize; 3] = [2, 3, 4];
 const NO_MC: usize = 5;
 const CLIENT: usize = 6;
 const HOSTS: usize = 6;
-/// The longest any single `ip` command may take.
-const IP_LIMIT: Duration = Duration::from_secs(10);
 
 #[test]
 fn multicast_entity_life_cycle_in_namespaces() {
@@ -33,8 +33,8 @@ fn multicast_entity_life_cycle_in_namespaces() {
         "this test creates network namespaces and must run as root (CAP_NET_ADMIN)"
     );
     let prefix = format!("covey-em-{}", std::process::id());
-    let mut lab = Lab::new(&prefix);
-    lab.build();
+    let mut lab = Lab::new(&prefix, Duration::from_secs(30));
+    build(&mut lab);
     let db = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}.db"));
     let _ = std::fs::remove_file(&db);
     let gateway_args = [
@@ -52,7 +52,7 @@ fn multicast_entity_life_cycle_in_namespaces() {
     }
     lab.start(NO_MC, &["serve", "--bind", "[::]:5683"]);
     for n in [GATEWAY, MEMBERS[0], MEMBERS[1], MEMBERS[2], NO_MC] {
-        lab.wait_until_serving(n);
+        lab.wait_until_serving(n, ula(n), CLIENT);
     }
     let gw = format!("coap://[{}]", ula(GATEWAY));
     let member = |n: usize| format!("coap://[{}]/sensors/temp", ula(n));
@@ -222,7 +222,7 @@ fn multicast_entity_life_cycle_in_namespaces() {
     // members were asked to join again (re-verification), and it answers.
     lab.kill(GATEWAY);
     lab.start(GATEWAY, &gateway_args);
-    lab.wait_until_serving(GATEWAY);
+    lab.wait_until_serving(GATEWAY, ula(GATEWAY), CLIENT);
     let profile: serde_json::Value =
         serde_json::from_str(&lab.covey_ok(CLIENT, &["entity", "show", &gw, "again"])).unwrap();
     assert_eq!(profile["mcastURI"], "coap://[ff1e::89:3]/sensors/temp");
@@ -243,144 +243,37 @@ fn multicast_entity_life_cycle_in_namespaces() {
 }
 
 /// The unique local address of host `n`.
-fn ula(n: usize) -> String {
-    format!("fd00:c0f::{n:x}")
+fn ula(n: usize) -> Ipv6Addr {
+    netns::ula(0xc0f, n)
 }
 
-/// Namespaces, bridge and processes of one run; dropping it stops the processes and
-/// deletes the namespaces (which deletes their veths and the bridge).
-struct Lab {
-    prefix: String,
-    namespaces: Vec<String>,
-    processes: Vec<(usize, Child, std::path::PathBuf)>,
-}
-
-impl Lab {
-    fn new(prefix: &str) -> Lab {
-        Lab {
-            prefix: prefix.to_string(),
-            namespaces: Vec::new(),
-            processes: Vec::new(),
-        }
-    }
-
-    fn host(&self, n: usize) -> String {
-        format!("{}-h{n}", self.prefix)
-    }
-
-    fn add_namespace(&mut self, name: &str) {
-        ip(&["netns", "add", name]);
-        self.namespaces.push(name.to_string());
-        ip(&["-n", name, "link", "set", "lo", "up"]);
-    }
-
-    /// The bridge namespace with `br0` (multicast snooping off: every group datagram is
-    /// flooded), and hosts 1..=HOSTS each with `eth0` on it: fd00:c0f::N/64 without DAD and
-    /// a route for ff00::/8 (global-scope groups) on eth0.
-    fn build(&mut self) {
-        let bridge = format!("{}-br", self.prefix);
-        self.add_namespace(&bridge);
-        ip(&[
+/// Hosts 1..=HOSTS on the bridge, each `eth0` with fd00:c0f::N/64 without DAD and a route
+/// for ff00::/8 (global-scope groups).
+fn build(lab: &mut Lab) {
+    lab.build(HOSTS, |host, n| {
+        let cidr = format!("{}/64", ula(n));
+        ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
+        ip(&["-n", host, "link", "set", "eth0", "up"]);
+        // The kernel adds `multicast ff00::/8 dev eth0 table local` when eth0 comes up;
+        // make sure, since the group is not link-local and there is no default route.
+        let _ = ip_quiet(&[
             "-n",
-            &bridge,
-            "link",
+            host,
+            "-6",
+            "route",
             "add",
-            "br0",
-            "type",
-            "bridge",
-            "mcast_snooping",
-            "0",
+            "multicast",
+            "ff00::/8",
+            "dev",
+            "eth0",
+            "table",
+            "local",
         ]);
-        ip(&["-n", &bridge, "link", "set", "br0", "up"]);
-        for n in 1..=HOSTS {
-            let host = self.host(n);
-            self.add_namespace(&host);
-            let port = format!("v{n}");
-            ip(&[
-                "link", "add", &port, "netns", &bridge, "type", "veth", "peer", "name", "eth0",
-                "netns", &host,
-            ]);
-            ip(&["-n", &bridge, "link", "set", &port, "master", "br0", "up"]);
-            sysctl_in(&host, "net.ipv6.conf.all.disable_ipv6=0");
-            sysctl_in(&host, "net.ipv6.conf.eth0.disable_ipv6=0");
-            let cidr = format!("{}/64", ula(n));
-            ip(&["-n", &host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
-            ip(&["-n", &host, "link", "set", "eth0", "up"]);
-            // The kernel adds `multicast ff00::/8 dev eth0 table local` when eth0 comes up;
-            // make sure, since the group is not link-local and there is no default route.
-            let _ = ip_quiet(&[
-                "-n",
-                &host,
-                "-6",
-                "route",
-                "add",
-                "multicast",
-                "ff00::/8",
-                "dev",
-                "eth0",
-                "table",
-                "local",
-            ]);
-        }
-    }
+    });
+}
 
-    /// Starts `covey ARGS` in host `n`, its standard error in a log file.
-    fn start(&mut self, n: usize, args: &[&str]) {
-        let log = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("{}-h{n}.log", self.prefix));
-        let file = std::fs::File::create(&log).expect("create a log");
-        let child = Command::new("ip")
-            .args(["netns", "exec", &self.host(n), env!("CARGO_BIN_EXE_covey")])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("start covey in a namespace");
-        self.processes.push((n, child, log));
-    }
-
-    /// Kills (SIGKILL) the processes of host `n`.
-    fn kill(&mut self, n: usize) {
-        for (m, child, _) in &mut self.processes {
-            if *m == n {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-
-    /// Polls host `n` with a unicast GET from the client (at most about 10 s).
-    fn wait_until_serving(&mut self, n: usize) {
-        let uri = format!("coap://[{}]:5683/.well-known/core", ula(n));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            // The last process started on host `n` is the one expected to serve.
-            if let Some((_, child, _)) = self.processes.iter_mut().rev().find(|p| p.0 == n) {
-                if let Ok(Some(status)) = child.try_wait() {
-                    panic!("host {n} exited ({status}):\n{}", self.logs());
-                }
-            }
-            if self
-                .covey_in(CLIENT, &["get", "-B", "0.3", &uri])
-                .status
-                .success()
-            {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("host {n} did not answer:\n{}", self.logs());
-    }
-
-    /// Runs `covey ARGS` in host `n`, for at most 30 s.
-    fn covey_in(&self, n: usize, args: &[&str]) -> Output {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.host(n), env!("CARGO_BIN_EXE_covey")])
-            .args(args);
-        run_limited(cmd, Duration::from_secs(30))
-    }
-
+// The gateway test's own helpers on the shared lab.
+impl Lab {
     /// Standard output of `covey ARGS` in host `n`, which must succeed.
     #[track_caller]
     fn covey_ok(&self, n: usize, args: &[&str]) -> String {
@@ -404,99 +297,4 @@ impl Lab {
             .map(str::to_string)
             .collect()
     }
-
-    fn logs(&self) -> String {
-        self.processes
-            .iter()
-            .map(|(n, _, log)| {
-                let text = std::fs::read_to_string(log).unwrap_or_default();
-                format!("--- host {n}:\n{text}")
-            })
-            .collect()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for (_, child, log) in &mut self.processes {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_file(log);
-        }
-        // Hosts first, then the bridge; deleting a namespace deletes its interfaces.
-        for name in self.namespaces.iter().rev() {
-            if let Err(e) = ip_quiet(&["netns", "del", name]) {
-                eprintln!("cannot delete namespace {name}: {e}");
-            }
-        }
-    }
-}
-
-/// Runs `ip ARGS` with a time limit; panics with its output if it fails.
-fn ip(args: &[&str]) {
-    if let Err(e) = ip_quiet(args) {
-        panic!("{e}");
-    }
-}
-
-/// Runs `ip ARGS` with a time limit, without panicking (for cleanup).
-fn ip_quiet(args: &[&str]) -> Result<String, String> {
-    let mut child = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run ip (install iproute2): {e}"))?;
-    let deadline = Instant::now() + IP_LIMIT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "ip {} took longer than {IP_LIMIT:?}",
-                    args.join(" ")
-                ));
-            }
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(stdout(&out))
-    } else {
-        Err(format!(
-            "ip {} failed: {}",
-            args.join(" "),
-            stderr(&out).trim()
-        ))
-    }
-}
-
-/// Sets a sysctl inside namespace `ns` only.
-fn sysctl_in(ns: &str, setting: &str) {
-    ip(&["netns", "exec", ns, "sysctl", "-qw", setting]);
-}
-
-/// The names `ip netns list` shows.
-fn netns_list() -> Vec<String> {
-    ip_quiet(&["netns", "list"])
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .map(str::to_string)
-        .collect()
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }

@@ -4,22 +4,24 @@
 //! server, spread in time by the servers' leisure (RFC 7252 §8.2). Everything the test creates
 //! is removed when it ends, also on failure. Needs root (CAP_NET_ADMIN) and iproute2.
 
+mod netns;
 mod support;
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use covey_proto::Config;
-use support::{run_limited, stderr, stdout};
+use netns::{ip, is_root, netns_list, Lab};
+use support::stdout;
 
 /// The group the servers join (link-local scope, "All CoAP Nodes").
 const GROUP: &str = "ff02::fd";
 /// Namespaces 1..=SERVERS run servers; the one after them runs the client.
 const SERVERS: usize = 3;
-/// The longest any single `ip` command may take.
-const IP_LIMIT: Duration = Duration::from_secs(10);
+/// The client's host.
+const CLIENT: usize = SERVERS + 1;
 
 #[test]
 fn three_servers_answer_one_multicast_get_spread_by_leisure() {
@@ -28,20 +30,28 @@ fn three_servers_answer_one_multicast_get_spread_by_leisure() {
         "this test creates network namespaces and must run as root (CAP_NET_ADMIN)"
     );
     let prefix = format!("covey-mc-{}", std::process::id());
-    let mut lab = Lab::new(&prefix);
-    lab.build();
-    let client = lab.host(SERVERS + 1);
+    let mut lab = Lab::new(&prefix, Duration::from_secs(20));
+    build(&mut lab);
 
     for n in 1..=SERVERS {
-        lab.start_server(n);
+        lab.start(
+            n,
+            &[
+                "serve",
+                "--bind",
+                "[::]:5683",
+                "--group",
+                &format!("{GROUP}%eth0"),
+            ],
+        );
     }
     for n in 1..=SERVERS {
-        lab.wait_until_serving(n);
+        lab.wait_until_serving(n, ula(n), CLIENT);
     }
 
     // A unicast baseline: the round trip over the bridge without leisure.
     let unicast = lab.covey_in(
-        &client,
+        CLIENT,
         &[
             "get",
             "--json",
@@ -61,7 +71,7 @@ fn three_servers_answer_one_multicast_get_spread_by_leisure() {
     let window = config.multicast_window();
     let started = Instant::now();
     let out = lab.covey_in(
-        &client,
+        CLIENT,
         &[
             "get",
             "--json",
@@ -71,7 +81,7 @@ fn three_servers_answer_one_multicast_get_spread_by_leisure() {
         ],
     );
     let run_time = started.elapsed();
-    assert!(out.status.success(), "{out:?}\n{}", lab.server_logs());
+    assert!(out.status.success(), "{out:?}\n{}", lab.logs());
     let answers = responses(&out);
 
     assert_eq!(
@@ -174,230 +184,18 @@ fn link_local(n: usize) -> Ipv6Addr {
 
 /// The unique local address of host `n`, used for the unicast readiness checks.
 fn ula(n: usize) -> Ipv6Addr {
-    Ipv6Addr::new(0xfd00, 0xc0e, 0, 0, 0, 0, 0, n as u16)
+    netns::ula(0xc0e, n)
 }
 
-/// The namespaces, bridge and servers of one run; dropping it stops the servers and deletes
-/// the namespaces (which deletes their veths and the bridge).
-struct Lab {
-    prefix: String,
-    /// Created namespaces, in creation order.
-    namespaces: Vec<String>,
-    servers: Vec<Server>,
-}
-
-struct Server {
-    child: Child,
-    log: std::path::PathBuf,
-}
-
-impl Lab {
-    fn new(prefix: &str) -> Lab {
-        Lab {
-            prefix: prefix.to_string(),
-            namespaces: Vec::new(),
-            servers: Vec::new(),
+/// Hosts 1..=SERVERS+1 on the bridge, each `eth0` with fe80::N and fd00:c0e::N, no DAD.
+fn build(lab: &mut Lab) {
+    lab.build(CLIENT, |host, n| {
+        // Fixed addresses instead of generated ones.
+        ip(&["-n", host, "link", "set", "eth0", "addrgenmode", "none"]);
+        for addr in [link_local(n), ula(n)] {
+            let cidr = format!("{addr}/64");
+            ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
         }
-    }
-
-    fn bridge(&self) -> String {
-        format!("{}-br", self.prefix)
-    }
-
-    fn host(&self, n: usize) -> String {
-        format!("{}-h{n}", self.prefix)
-    }
-
-    fn add_namespace(&mut self, name: &str) {
-        ip(&["netns", "add", name]);
-        self.namespaces.push(name.to_string());
-        ip(&["-n", name, "link", "set", "lo", "up"]);
-    }
-
-    /// The bridge namespace with `br0` (multicast snooping off, so every group datagram is
-    /// flooded), and hosts 1..=4 each with `eth0` on it: fe80::N and fd00:c0e::N, no DAD.
-    fn build(&mut self) {
-        let bridge = self.bridge();
-        self.add_namespace(&bridge);
-        ip(&[
-            "-n",
-            &bridge,
-            "link",
-            "add",
-            "br0",
-            "type",
-            "bridge",
-            "mcast_snooping",
-            "0",
-        ]);
-        ip(&["-n", &bridge, "link", "set", "br0", "up"]);
-        for n in 1..=SERVERS + 1 {
-            let host = self.host(n);
-            self.add_namespace(&host);
-            let port = format!("v{n}");
-            // Both ends are created inside their namespaces: nothing appears in the host's.
-            ip(&[
-                "link", "add", &port, "netns", &bridge, "type", "veth", "peer", "name", "eth0",
-                "netns", &host,
-            ]);
-            ip(&["-n", &bridge, "link", "set", &port, "master", "br0", "up"]);
-            sysctl_in(&host, "net.ipv6.conf.all.disable_ipv6=0");
-            sysctl_in(&host, "net.ipv6.conf.eth0.disable_ipv6=0");
-            // Fixed addresses instead of generated ones.
-            ip(&["-n", &host, "link", "set", "eth0", "addrgenmode", "none"]);
-            for addr in [link_local(n), ula(n)] {
-                let cidr = format!("{addr}/64");
-                ip(&["-n", &host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
-            }
-            ip(&["-n", &host, "link", "set", "eth0", "up"]);
-        }
-    }
-
-    fn start_server(&mut self, n: usize) {
-        let host = self.host(n);
-        let log = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("{}-server{n}.log", self.prefix));
-        let file = std::fs::File::create(&log).expect("create a server log");
-        let child = Command::new("ip")
-            .args(["netns", "exec", &host, env!("CARGO_BIN_EXE_covey")])
-            .args([
-                "serve",
-                "--bind",
-                "[::]:5683",
-                "--group",
-                &format!("{GROUP}%eth0"),
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()
-            .expect("start covey serve in a namespace");
-        self.servers.push(Server { child, log });
-    }
-
-    /// Polls server `n` with a unicast GET from the client's namespace (at most about 10 s).
-    fn wait_until_serving(&mut self, n: usize) {
-        let client = self.host(SERVERS + 1);
-        let uri = format!("coap://[{}]:5683/.well-known/core", ula(n));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.servers[n - 1].child.try_wait() {
-                panic!("server {n} exited ({status}):\n{}", self.server_logs());
-            }
-            if self
-                .covey_in(&client, &["get", "-B", "0.3", &uri])
-                .status
-                .success()
-            {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("server {n} did not answer:\n{}", self.server_logs());
-    }
-
-    /// Runs `covey ARGS` in namespace `ns`, for at most 20 s.
-    fn covey_in(&self, ns: &str, args: &[&str]) -> Output {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_covey")])
-            .args(args);
-        run_limited(cmd, Duration::from_secs(20))
-    }
-
-    fn server_logs(&self) -> String {
-        self.servers
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let log = std::fs::read_to_string(&s.log).unwrap_or_default();
-                format!("--- server {}:\n{log}", i + 1)
-            })
-            .collect()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for server in &mut self.servers {
-            let _ = server.child.kill();
-            let _ = server.child.wait();
-            let _ = std::fs::remove_file(&server.log);
-        }
-        // Hosts first, then the bridge; deleting a namespace deletes its interfaces.
-        for name in self.namespaces.iter().rev() {
-            if let Err(e) = ip_quiet(&["netns", "del", name]) {
-                eprintln!("cannot delete namespace {name}: {e}");
-            }
-        }
-    }
-}
-
-/// Runs `ip ARGS` with a time limit; panics with its output if it fails.
-fn ip(args: &[&str]) {
-    if let Err(e) = ip_quiet(args) {
-        panic!("{e}");
-    }
-}
-
-/// Runs `ip ARGS` with a time limit, without panicking (for cleanup).
-fn ip_quiet(args: &[&str]) -> Result<String, String> {
-    let mut cmd = Command::new("ip");
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run ip (install iproute2): {e}"))?;
-    let deadline = Instant::now() + IP_LIMIT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "ip {} took longer than {IP_LIMIT:?}",
-                    args.join(" ")
-                ));
-            }
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(stdout(&out))
-    } else {
-        Err(format!(
-            "ip {} failed: {}",
-            args.join(" "),
-            stderr(&out).trim()
-        ))
-    }
-}
-
-/// Sets a sysctl inside namespace `ns` only.
-fn sysctl_in(ns: &str, setting: &str) {
-    ip(&["netns", "exec", ns, "sysctl", "-qw", setting]);
-}
-
-/// The names `ip netns list` shows.
-fn netns_list() -> Vec<String> {
-    ip_quiet(&["netns", "list"])
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .map(str::to_string)
-        .collect()
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
+        ip(&["-n", host, "link", "set", "eth0", "up"]);
+    });
 }

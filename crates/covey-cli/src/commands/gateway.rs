@@ -117,7 +117,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
             .first()
             .map_or_else(String::new, |a| authority(*a))
     );
-    wait_for_signal().await;
+    super::signal::wait_for_signal().await;
     tracing::info!("shutting down");
     gateway.driver.shutdown().await;
     Ok(())
@@ -255,28 +255,6 @@ fn seconds(flag: &str, secs: f64) -> Result<covey_proto::Duration, Failure> {
                 "{flag} wants a positive number of seconds, not {secs}"
             ))
         })
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 #[cfg(test)]

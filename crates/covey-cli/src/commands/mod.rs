@@ -6,3 +6,4 @@ pub mod decode;
 pub mod entity;
 pub mod gateway;
 pub mod serve;
+mod signal;

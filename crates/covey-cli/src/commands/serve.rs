@@ -94,7 +94,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     }
     let notifier = tokio::spawn(notify_observers(server.clone()));
     let plugtest = plugtest.map(|p| tokio::spawn(p.run(server.clone())));
-    wait_for_signal().await;
+    super::signal::wait_for_signal().await;
     notifier.abort();
     if let Some(task) = plugtest {
         task.abort();
@@ -133,27 +133,5 @@ async fn notify_observers(server: Server) {
                 return;
             }
         }
-    }
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -7,6 +7,7 @@
 //! thread's CPU time.
 
 mod members;
+mod runtime_thread;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use serde_json::json;
 use crate::commands::gateway::{authority, engine_config, Gateway};
 use crate::exit::{ExitKind, Failure};
 use crate::output::print;
+use runtime_thread::RuntimeThread;
 
 /// The name the EM's thread carries, to find its CPU time in `/proc`.
 const EM_THREAD: &str = "covey-em";
@@ -202,61 +204,35 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
 /// The gateway on a thread of its own.
 struct GatewayThread {
     addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: RuntimeThread,
 }
 
 impl GatewayThread {
     fn start() -> Result<GatewayThread, Failure> {
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(EM_THREAD.into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(r) => r,
+        let (thread, addr) = RuntimeThread::start(
+            EM_THREAD,
+            "the gateway thread",
+            |ready_tx, stop_rx| async move {
+                let em = EmConfig::default();
+                let config = engine_config(&em);
+                let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+                match Gateway::start(&[bind], em, Box::new(MemoryStore::new()), config) {
+                    Ok(g) => {
+                        let _ = ready_tx.send(Ok(g.driver.local_addrs()[0]));
+                        let _ = stop_rx.await;
+                        g.driver.shutdown().await;
+                    }
                     Err(e) => {
-                        let _ = ready_tx.send(Err(other(format!("cannot start runtime: {e}"))));
-                        return;
+                        let _ = ready_tx.send(Err(e));
                     }
-                };
-                runtime.block_on(async move {
-                    let em = EmConfig::default();
-                    let config = engine_config(&em);
-                    let bind = SocketAddr::from(([127, 0, 0, 1], 0));
-                    match Gateway::start(&[bind], em, Box::new(MemoryStore::new()), config) {
-                        Ok(g) => {
-                            let _ = ready_tx.send(Ok(g.driver.local_addrs()[0]));
-                            let _ = stop_rx.await;
-                            g.driver.shutdown().await;
-                        }
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                        }
-                    }
-                });
-            })
-            .map_err(|e| other(format!("cannot start the gateway thread: {e}")))?;
-        let addr = ready_rx
-            .recv()
-            .map_err(|_| other("the gateway thread ended"))??;
-        Ok(GatewayThread {
-            addr,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        })
+                }
+            },
+        )?;
+        Ok(GatewayThread { addr, thread })
     }
 
-    fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+    fn stop(self) {
+        self.thread.stop();
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use covey_core::{Code, ContentFormat, Message, MessageEncoder, MessageType, OptionNumber};
 use tokio::net::UdpSocket;
 
+use super::runtime_thread::RuntimeThread;
 use crate::exit::{ExitKind, Failure};
 
 /// The reading every member reports.
@@ -17,8 +18,7 @@ const READING: &[u8] = b"21.5";
 pub struct Members {
     /// Their addresses, in order.
     pub addrs: Vec<SocketAddr>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: RuntimeThread,
 }
 
 fn other(message: String) -> Failure {
@@ -28,68 +28,43 @@ fn other(message: String) -> Failure {
 impl Members {
     /// Binds `count` sockets and serves them on a thread called `thread_name`.
     pub fn start(count: usize, thread_name: &str) -> Result<Members, Failure> {
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(thread_name.into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(other(format!("cannot start runtime: {e}"))));
-                        return;
-                    }
-                };
-                runtime.block_on(async move {
-                    let mut addrs = Vec::with_capacity(count);
-                    let mut tasks = Vec::with_capacity(count);
-                    for _ in 0..count {
-                        let socket = match UdpSocket::bind(("127.0.0.1", 0)).await {
-                            Ok(s) => Arc::new(s),
-                            Err(e) => {
-                                let _ = ready_tx
-                                    .send(Err(other(format!("cannot bind a member socket: {e}"))));
-                                return;
-                            }
-                        };
-                        match socket.local_addr() {
-                            Ok(a) => addrs.push(a),
-                            Err(e) => {
-                                let _ = ready_tx.send(Err(other(format!("member socket: {e}"))));
-                                return;
-                            }
+        let (thread, addrs) = RuntimeThread::start(
+            thread_name,
+            "the members' thread",
+            move |ready_tx, stop_rx| async move {
+                let mut addrs = Vec::with_capacity(count);
+                let mut tasks = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let socket = match UdpSocket::bind(("127.0.0.1", 0)).await {
+                        Ok(s) => Arc::new(s),
+                        Err(e) => {
+                            let _ = ready_tx
+                                .send(Err(other(format!("cannot bind a member socket: {e}"))));
+                            return;
                         }
-                        tasks.push(tokio::spawn(serve(socket)));
+                    };
+                    match socket.local_addr() {
+                        Ok(a) => addrs.push(a),
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(other(format!("member socket: {e}"))));
+                            return;
+                        }
                     }
-                    let _ = ready_tx.send(Ok(addrs));
-                    let _ = stop_rx.await;
-                    for t in tasks {
-                        t.abort();
-                    }
-                });
-            })
-            .map_err(|e| other(format!("cannot start the members' thread: {e}")))?;
-        let addrs = ready_rx
-            .recv()
-            .map_err(|_| other("the members' thread ended".into()))??;
-        Ok(Members {
-            addrs,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        })
+                    tasks.push(tokio::spawn(serve(socket)));
+                }
+                let _ = ready_tx.send(Ok(addrs));
+                let _ = stop_rx.await;
+                for t in tasks {
+                    t.abort();
+                }
+            },
+        )?;
+        Ok(Members { addrs, thread })
     }
 
     /// Stops every member.
-    pub fn stop(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+    pub fn stop(self) {
+        self.thread.stop();
     }
 }
 
