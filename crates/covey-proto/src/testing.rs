@@ -2,7 +2,10 @@
 //! links with delay and loss, multicast groups whose membership apps can change, and a log
 //! of every datagram. Test support only (feature `testing`), shared by the crates above.
 
-use crate::{dispatch_events, App, Config, Duration, Endpoint, Event, Instant, LocalAddr};
+use crate::{
+    dispatch_events, App, Config, Duration, Endpoint, Event, Instant, LocalAddr, Request,
+    RequestError, RequestId, RequestParams,
+};
 use std::boxed::Box;
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -247,6 +250,22 @@ impl Network {
             bytes,
             dropped: dropped_all,
         });
+    }
+
+    /// Node `i` sends `request` to `to` now, and its datagrams go on the wire at once.
+    pub fn request(
+        &mut self,
+        i: usize,
+        to: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+    ) -> Result<RequestId, RequestError> {
+        let now = self.now;
+        let id = self.nodes[i]
+            .endpoint
+            .send_request(now, to, request, params);
+        self.flush(i);
+        id
     }
 
     /// Injects a datagram arriving at node `i` now, as if from `from`.

@@ -85,22 +85,18 @@ fn block2_download_of_100_kb_completes_intact_under_10_percent_loss() {
         2,
         Some(large_server(body.clone(), Rc::default())),
     );
-    let now = net.now;
     let opts = [opt(OptionNumber::URI_PATH, b"large")];
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request {
+            method: Code::GET,
+            options: &opts,
+            payload: b"",
+        },
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(3600));
     let seen = seen.borrow();
     assert_eq!(
@@ -140,22 +136,18 @@ fn block1_upload_of_100_kb_completes_intact_under_10_percent_loss() {
         2,
         Some(large_server(Vec::new(), uploads.clone())),
     );
-    let now = net.now;
     let opts = [opt(OptionNumber::URI_PATH, b"upload")];
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::PUT,
-                options: &opts,
-                payload: &body,
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request {
+            method: Code::PUT,
+            options: &opts,
+            payload: &body,
+        },
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(3600));
     assert_eq!(
         uploads.borrow().len(),
@@ -193,21 +185,17 @@ fn block1_server_preferring_smaller_blocks_rescales_the_upload() {
         2,
         Some(large_server(Vec::new(), uploads.clone())),
     );
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::PUT,
-                options: &[],
-                payload: &body,
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request {
+            method: Code::PUT,
+            options: &[],
+            payload: &body,
+        },
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(60));
     let blocks: Vec<(u32, u8)> = net
         .sent_by(addr(1))
@@ -249,17 +237,13 @@ fn etag_change_in_the_middle_of_a_download_is_an_error() {
         }
     }));
     net.add(addr(2), no_cache, 2, Some(server));
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request::new(Code::GET),
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(10));
     assert!(matches!(
         net.nodes[client].events[..],
@@ -347,6 +331,22 @@ fn observable_server() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> 
     }))
 }
 
+/// Registers node `client` as an observer of /temp on addr(2) and lets the registration
+/// complete.
+fn observe(net: &mut Network, client: usize) -> covey_proto::RequestId {
+    let opts = observe_request();
+    let request = Request {
+        method: Code::GET,
+        options: &opts,
+        payload: b"",
+    };
+    let id = net
+        .request(client, addr(2), &request, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(1));
+    id
+}
+
 fn observe_request() -> [covey_core::CoapOption<'static>; 2] {
     [
         opt(OptionNumber::OBSERVE, &[]),
@@ -374,23 +374,7 @@ fn observe_delivers_notifications_until_cancelled() {
         2,
         Some(observable_server()),
     );
-    let now = net.now;
-    let opts = observe_request();
-    let id = net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
-    net.run_for(Duration::from_secs(1));
+    let id = observe(&mut net, client);
     assert_eq!(net.nodes[server].endpoint.observer_count(TEMP), 1);
     for value in ["21", "22", "23", "24"] {
         let now = net.now;
@@ -447,23 +431,7 @@ fn forgetting_an_observation_makes_the_next_notification_reset_it() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     let client = net.add(addr(1), Config::default(), 1, None);
     let server = net.add(addr(2), Config::default(), 2, Some(observable_server()));
-    let now = net.now;
-    let opts = observe_request();
-    let id = net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
-    net.run_for(Duration::from_secs(1));
+    let id = observe(&mut net, client);
     let now = net.now;
     assert!(net.nodes[client].endpoint.cancel(now, id));
     net.nodes[server]
@@ -493,23 +461,7 @@ fn unacknowledged_con_notification_removes_the_observer() {
         2,
         Some(observable_server()),
     );
-    let now = net.now;
-    let opts = observe_request();
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
-    net.run_for(Duration::from_secs(1));
+    observe(&mut net, client);
     // The client goes silent.
     net.drop_rule = Some(Box::new(|from, _, _| *from == addr(1)));
     let now = net.now;
@@ -532,23 +484,7 @@ fn error_notification_and_plain_get_end_the_observation() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     let client = net.add(addr(1), Config::default(), 1, None);
     let server = net.add(addr(2), Config::default(), 2, Some(observable_server()));
-    let opts = observe_request();
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
-    net.run_for(Duration::from_secs(1));
+    observe(&mut net, client);
     let now = net.now;
     net.nodes[server]
         .endpoint
@@ -574,22 +510,18 @@ fn client_drops_reordered_and_duplicated_notifications() {
         1,
         Some(recording_client(seen.clone(), Rc::default())),
     );
-    let now = net.now;
     let opts = observe_request();
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::NON,
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request {
+            method: Code::GET,
+            options: &opts,
+            payload: b"",
+        },
+        RequestParams::NON,
+    )
+    .unwrap();
     let token = Message::parse(&net.log[0].bytes).unwrap().token();
     let notification = |mid: u16, seq: u32, payload: &str| {
         let mut buf = [0u8; 64];
@@ -787,22 +719,18 @@ fn large_post_with_a_large_response_runs_the_handler_once() {
         Some(recording_client(seen.clone(), Rc::default())),
     );
     net.add(addr(2), Config::default(), 2, Some(server));
-    let now = net.now;
     let opts = [opt(OptionNumber::URI_PATH, b"large-post")];
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::POST,
-                options: &opts,
-                payload: &body,
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request {
+            method: Code::POST,
+            options: &opts,
+            payload: &body,
+        },
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(30));
     assert_eq!(
         *calls.borrow(),
@@ -840,17 +768,13 @@ fn large_error_responses_are_sent_block_wise_too() {
     }));
     let client = net.add(addr(1), Config::default(), 1, Some(client_app));
     net.add(addr(2), Config::default(), 2, Some(server));
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request::new(Code::GET),
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(10));
     assert_eq!(
         *codes.borrow(),
@@ -888,23 +812,7 @@ fn reset_of_a_replaced_con_notification_still_ends_the_observation() {
         ..Config::default()
     };
     let server = net.add(addr(2), server_config, 2, Some(observable_server()));
-    let opts = observe_request();
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request {
-                method: Code::GET,
-                options: &opts,
-                payload: b"",
-            },
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
-    net.run_for(Duration::from_secs(1));
+    observe(&mut net, client);
     // Notifications are lost; the second replaces the first while it is unconfirmed.
     net.drop_rule = Some(Box::new(|from, _, _| *from == addr(2)));
     let before = net.log.len();

@@ -75,18 +75,14 @@ fn request_gets_a_piggybacked_response() {
         2,
         Some(echo_server(calls.clone())),
     );
-    let now = net.now;
     let opts = get("temp");
     let req = Request {
         method: Code::GET,
         options: &opts,
         payload: b"",
     };
-    net.nodes[client]
-        .endpoint
-        .send_request(now, addr(2), &req, RequestParams::default())
+    net.request(client, addr(2), &req, RequestParams::default())
         .unwrap();
-    net.flush(client);
     net.run_for(Duration::from_secs(1));
     assert_eq!(*calls.borrow(), 1);
     // Exactly one CON and one ACK crossed the network.
@@ -123,7 +119,6 @@ fn response_payload_is_readable_from_the_event() {
     }));
     let client = net.add(addr(1), Config::default(), 1, Some(client_app));
     net.add(addr(2), Config::default(), 2, Some(echo_server(calls)));
-    let now = net.now;
     let opts = [
         opt(OptionNumber::URI_PATH, b"a"),
         opt(OptionNumber::URI_PATH, b"b"),
@@ -133,11 +128,8 @@ fn response_payload_is_readable_from_the_event() {
         options: &opts,
         payload: b"",
     };
-    net.nodes[client]
-        .endpoint
-        .send_request(now, addr(2), &req, RequestParams::default())
+    net.request(client, addr(2), &req, RequestParams::default())
         .unwrap();
-    net.flush(client);
     net.run_for(Duration::from_secs(1));
     assert_eq!(
         *seen.borrow(),
@@ -238,18 +230,14 @@ fn lost_ack_is_answered_from_the_cache_without_calling_the_app_again() {
         2,
         Some(echo_server(calls.clone())),
     );
-    let now = net.now;
     let opts = get("x");
     let req = Request {
         method: Code::POST,
         options: &opts,
         payload: b"1",
     };
-    net.nodes[client]
-        .endpoint
-        .send_request(now, addr(2), &req, RequestParams::default())
+    net.request(client, addr(2), &req, RequestParams::default())
         .unwrap();
-    net.flush(client);
     net.run_for(Duration::from_secs(10));
     assert_eq!(*calls.borrow(), 1, "POST processed once");
     let acks: Vec<&Vec<u8>> = net.sent_by(addr(2)).iter().map(|s| &s.bytes).collect();
@@ -342,17 +330,13 @@ fn slow_application_gets_an_empty_ack_then_a_separate_response() {
     thread_local!(static PENDING: RefCell<Option<covey_proto::IncomingId>> = const { RefCell::new(None) });
     let client = net.add(addr(1), Config::default(), 1, None);
     let server = net.add(addr(2), Config::default(), 2, Some(server_app));
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request::new(Code::GET),
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    )
+    .unwrap();
     net.run_for(Duration::from_secs(10));
     let kinds: Vec<(String, MessageType, Code)> = net
         .log
@@ -471,17 +455,13 @@ fn reset_fails_the_request() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     net.drop_rule = Some(Box::new(|_, _, _| true));
     let client = net.add(addr(1), Config::default(), 1, None);
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request::new(Code::GET),
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    )
+    .unwrap();
     let mid = Message::parse(&net.log[0].bytes).unwrap().message_id();
     let mut rst = [0u8; 4];
     MessageEncoder::new(&mut rst, MessageType::Reset, Code::EMPTY, mid, &[]).unwrap();
@@ -648,11 +628,8 @@ fn cancel_stops_retransmissions_and_frees_the_nstart_slot() {
         .endpoint
         .send_request(now, addr(2), &get, RequestParams::default())
         .unwrap();
-    net.nodes[client]
-        .endpoint
-        .send_request(now, addr(2), &get, RequestParams::default())
+    net.request(client, addr(2), &get, RequestParams::default())
         .unwrap();
-    net.flush(client);
     assert_eq!(net.log.len(), 1);
     assert!(net.nodes[client].endpoint.cancel(now, first));
     net.flush(client);
@@ -676,12 +653,8 @@ fn probing_rate_limits_an_unresponsive_peer() {
     config.transmission.nstart = 4;
     let client = net.add(addr(1), config, 1, None);
     let get = Request::new(Code::GET);
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(now, addr(2), &get, RequestParams::default())
+    net.request(client, addr(2), &get, RequestParams::default())
         .unwrap();
-    net.flush(client);
     net.run_for(Duration::from_secs(70));
     assert_eq!(failures(&net, client), [Failure::Timeout]);
     // The peer is now unresponsive: PROBING_RATE (1 byte/s) spaces new messages by their size.
@@ -799,17 +772,13 @@ fn response_with_an_unrecognised_critical_option_is_rejected() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     net.drop_rule = Some(Box::new(|_, _, _| true));
     let client = net.add(addr(1), Config::default(), 1, None);
-    let now = net.now;
-    net.nodes[client]
-        .endpoint
-        .send_request(
-            now,
-            addr(2),
-            &Request::new(Code::GET),
-            RequestParams::default(),
-        )
-        .unwrap();
-    net.flush(client);
+    net.request(
+        client,
+        addr(2),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    )
+    .unwrap();
     let request = Message::parse(&net.log[0].bytes).unwrap();
     let (mid, token) = (request.message_id(), request.token());
     let mut buf = [0u8; 32];
