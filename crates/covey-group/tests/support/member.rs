@@ -166,7 +166,7 @@ impl App for Sensor {
         let path: Vec<String> = req.message.uri_path().map(str::to_string).collect();
         let query: Vec<String> = req.message.uri_query().map(str::to_string).collect();
         let payload = req.payload().to_vec();
-        let multicast = req.multicast;
+        let multicast = req.is_multicast();
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let mut cf = [0u8; 4];
         match (path.as_slice(), method) {

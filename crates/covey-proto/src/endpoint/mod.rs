@@ -125,8 +125,6 @@ impl core::fmt::Display for RespondError {
 pub struct Received<'a> {
     /// The sender.
     pub source: SocketAddr,
-    /// Whether it arrived on a group address.
-    pub multicast: bool,
     /// The group address it arrived on, if it came by multicast.
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if the driver told the engine.
@@ -138,6 +136,11 @@ pub struct Received<'a> {
 }
 
 impl<'a> Received<'a> {
+    /// Whether it arrived on a group address.
+    pub fn is_multicast(&self) -> bool {
+        self.group.is_some()
+    }
+
     /// The whole payload: the reassembled body, or the message's payload.
     pub fn payload(&self) -> &'a [u8] {
         self.body.unwrap_or_else(|| self.message.payload())
@@ -409,7 +412,6 @@ impl Endpoint {
         let message = Message::parse(self.held_bufs[key.0.index()].as_slice()).ok()?;
         Some(Received {
             source: held.source,
-            multicast: false,
             group: None,
             local: None,
             message,
@@ -423,7 +425,6 @@ impl Endpoint {
         let message = Message::parse(self.incoming_bufs[id.0.index()].as_slice()).ok()?;
         Some(Received {
             source: inc.remote,
-            multicast: inc.multicast,
             group: inc.group,
             local: inc.local,
             message,

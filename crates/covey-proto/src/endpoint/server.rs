@@ -34,7 +34,6 @@ pub(crate) struct IncomingExchange {
     pub message_id: u16,
     pub token: Token,
     pub confirmable: bool,
-    pub multicast: bool,
     /// The group address it was sent to, when it came by multicast.
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if known.
@@ -132,7 +131,7 @@ impl Endpoint {
             dedup: inc.dedup,
         };
         let (multicast, block1, block2, from_cache) =
-            (inc.multicast, inc.block1, inc.block2, inc.from_cache);
+            (inc.group.is_some(), inc.block1, inc.block2, inc.from_cache);
         if multicast && response.code.is_error() {
             self.stats.drop(DropCause::MulticastSuppressed);
             self.remove_incoming(key);
@@ -614,7 +613,6 @@ impl Endpoint {
             message_id: message.message_id(),
             token: message.token(),
             confirmable,
-            multicast,
             group,
             local,
             dedup,

@@ -387,7 +387,7 @@ impl Task {
         let Some(received) = self.ep.request(id) else {
             return;
         };
-        let group = if received.multicast {
+        let group = if received.is_multicast() {
             self.current_group
         } else {
             None
