@@ -1,0 +1,7 @@
+//! The Covey lab: a discrete-event simulator on virtual time whose nodes run the real
+//! covey-proto `Endpoint` and `App`s over modelled links and radios, and the scenarios that
+//! reproduce the seed papers' experiments.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod media;
