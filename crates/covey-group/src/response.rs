@@ -15,7 +15,7 @@ pub struct MemberResponse {
     pub content_format: Option<ContentFormat>,
     /// The whole payload (block-wise transfers reassembled).
     pub payload: Vec<u8>,
-    /// Its size on the wire in bytes (header, token, options and payload).
+    /// Its size on the wire in bytes (header, token, options and the whole payload).
     pub size: usize,
 }
 
@@ -24,12 +24,12 @@ impl MemberResponse {
     pub fn from_received(r: &Received<'_>) -> MemberResponse {
         let m = &r.message;
         let payload = r.payload().to_vec();
-        let marker = usize::from(!m.payload().is_empty());
         MemberResponse {
             source: r.source,
             code: m.code(),
             content_format: m.content_format(),
-            size: 4 + m.token_bytes().len() + m.options_bytes().len() + marker + payload.len(),
+            // The last message as received, with the whole body of a block-wise transfer.
+            size: r.wire_len - m.payload().len() + payload.len(),
             payload,
         }
     }

@@ -20,6 +20,7 @@ pub struct TimerId(pub(crate) SlabKey);
 
 /// Why an outgoing request ended without a (further) response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Failure {
     /// No ACK after MAX_RETRANSMIT retransmissions, or no response in time.
     Timeout,
@@ -47,6 +48,8 @@ impl core::fmt::Display for Failure {
         })
     }
 }
+
+impl core::error::Error for Failure {}
 
 /// Something the application must look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

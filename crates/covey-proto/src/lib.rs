@@ -35,7 +35,8 @@ pub use app::{
 pub use cc::Algorithm;
 pub use config::Config;
 pub use endpoint::{
-    Endpoint, LocalAddr, NotificationType, Received, RequestError, RespondError, Transmit,
+    Endpoint, LocalAddr, NotificationType, Received, Reception, RequestError, RespondError,
+    Transmit,
 };
 pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
 pub use request::{opt, Request, RequestParams, Response};

@@ -9,6 +9,10 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
 
+/// One of the endpoint's local socket addresses, interned (0: unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct LocalId(pub u16);
+
 /// Where the bytes of a queued datagram are.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum OutSource {
@@ -29,7 +33,7 @@ pub(crate) struct Outbox {
     free: Vec<usize>,
     slots_created: usize,
     max_slots: usize,
-    queue: VecDeque<(SocketAddr, OutSource)>,
+    queue: VecDeque<(SocketAddr, OutSource, LocalId)>,
     queue_capacity: usize,
 }
 
@@ -80,6 +84,7 @@ impl Outbox {
         &mut self,
         destination: SocketAddr,
         source: OutSource,
+        local: LocalId,
         pool: &mut BufferPool,
     ) -> bool {
         if self.queue.len() >= self.queue_capacity {
@@ -88,11 +93,11 @@ impl Outbox {
             }
             return false;
         }
-        self.queue.push_back((destination, source));
+        self.queue.push_back((destination, source, local));
         true
     }
 
-    pub fn pop(&mut self) -> Option<(SocketAddr, OutSource)> {
+    pub fn pop(&mut self) -> Option<(SocketAddr, OutSource, LocalId)> {
         self.queue.pop_front()
     }
 }

@@ -3,6 +3,7 @@
 use crate::cc::PeerEstimator;
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
+use crate::outbox::LocalId;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -34,6 +35,8 @@ pub(crate) struct Peer {
     pub unresponsive: bool,
     /// When the next message may go to an unresponsive peer.
     pub probe_allowed_at: Instant,
+    /// The local socket the peer last reached, to answer from.
+    pub local: LocalId,
 }
 
 impl Peer {
@@ -105,6 +108,7 @@ impl PeerTable {
             last_used: now,
             unresponsive: false,
             probe_allowed_at: now,
+            local: LocalId::default(),
         };
         let key = self.peers.insert(peer).ok()?;
         self.by_addr.insert(AddrKey(addr), key);

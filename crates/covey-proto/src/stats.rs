@@ -4,6 +4,7 @@ use crate::Duration;
 
 /// Why a datagram or request was dropped or refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DropCause {
     /// Not a parseable CoAP message.
     FormatError,
@@ -17,10 +18,25 @@ pub enum DropCause {
     MulticastSuppressed,
     /// A stale or duplicate notification.
     StaleNotification,
+    /// The queue of datagrams waiting for `poll_transmit` was full.
+    OutboxFull,
 }
 
 /// Number of [`DropCause`] variants.
-pub const DROP_CAUSES: usize = 6;
+pub const DROP_CAUSES: usize = 7;
+
+impl DropCause {
+    /// Every cause, in the order of `Stats::drops`.
+    pub const ALL: [DropCause; DROP_CAUSES] = [
+        DropCause::FormatError,
+        DropCause::TooLarge,
+        DropCause::Unmatched,
+        DropCause::Overload,
+        DropCause::MulticastSuppressed,
+        DropCause::StaleNotification,
+        DropCause::OutboxFull,
+    ];
+}
 
 /// Retransmission attempts tracked separately; later attempts share the last bucket.
 pub const TRACKED_ATTEMPTS: usize = 8;
@@ -30,10 +46,14 @@ pub const TRACKED_ATTEMPTS: usize = 8;
 pub struct Stats {
     /// Datagrams handed to the driver.
     pub transmissions: u64,
+    /// Bytes of those datagrams (UDP payloads).
+    pub bytes_sent: u64,
     /// Retransmissions; index i counts the (i+1)-th retransmission of a CON.
     pub retransmissions: [u64; TRACKED_ATTEMPTS],
     /// Datagrams received.
     pub received: u64,
+    /// Bytes of those datagrams (UDP payloads).
+    pub bytes_received: u64,
     /// Duplicate CON/NON messages detected.
     pub duplicates: u64,
     /// Drops by cause (index with `DropCause as usize`).
@@ -62,6 +82,11 @@ impl Stats {
     /// Drops counted for `cause`.
     pub fn drops_of(&self, cause: DropCause) -> u64 {
         self.drops[cause as usize]
+    }
+
+    /// Drops of every cause together.
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
     }
 
     /// Total retransmissions.

@@ -90,6 +90,7 @@ impl Error {
                 reason: "the network reported it unreachable".into(),
             },
             Failure::ProtocolError => Error::Protocol(remote),
+            _ => Error::Protocol(remote),
         }
     }
 }

@@ -442,8 +442,7 @@ impl Endpoint {
             }
             let size = self.outbox.buf(slot).len();
             self.charge_probe(now, peer, size);
-            self.outbox
-                .push(remote, OutSource::Slot(slot), &mut self.pool);
+            self.queue_datagram(remote, OutSource::Slot(slot));
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingResponse;
             }

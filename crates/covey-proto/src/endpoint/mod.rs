@@ -10,9 +10,9 @@ mod server;
 use crate::app::AppId;
 use crate::config::Config;
 use crate::dedup::DedupCache;
-use crate::event::{Event, IncomingId, ResponseKey, TimerId};
+use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, MidKey, SeededState};
-use crate::outbox::{OutSource, Outbox};
+use crate::outbox::{LocalId, OutSource, Outbox};
 use crate::peer::{PeerKey, PeerTable};
 use crate::reply_cache::ReplyCache;
 use crate::rng::Rng;
@@ -25,7 +25,10 @@ use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::net::{IpAddr, SocketAddr};
-use covey_core::{Message, Token};
+use covey_core::{Code, Message, MessageType, Token};
+
+/// Local socket addresses interned at most; others are reported as unknown.
+const MAX_LOCALS: usize = 64;
 
 pub(crate) use client::ClientExchange;
 pub use observe::NotificationType;
@@ -65,17 +68,45 @@ impl LocalAddr {
     }
 }
 
-/// A datagram to send, written into the caller's buffer by `poll_transmit`.
+/// A datagram to send, written into the caller's buffer by `poll_transmit`, with what a
+/// driver or simulator needs to know about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Transmit {
     /// Where to send it.
     pub destination: SocketAddr,
     /// Its length at the start of the buffer.
     pub size: usize,
+    /// Where to send it from: the local socket the peer last reached (or the request it
+    /// answers arrived on), and the group that request was sent to, when known.
+    pub source: LocalAddr,
+    /// CON, NON, ACK or RST.
+    pub message_type: MessageType,
+    /// Its code (a method, a response code, or Empty).
+    pub code: Code,
+    /// Its message ID.
+    pub message_id: u16,
+    /// The outgoing request it belongs to, when it is one of this endpoint's requests.
+    pub request: Option<RequestId>,
+    /// 0 for a first transmission, n for the n-th retransmission of a CON.
+    pub retransmission: u8,
+}
+
+/// What became of a datagram handed to `handle_datagram`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reception {
+    /// A new message, taken in (a request, a response, an ACK or RST that matched).
+    Accepted,
+    /// A copy of a message already seen, answered from the reply cache or ignored.
+    Duplicate,
+    /// Dropped or refused (answered with RST, 4.xx or 5.03 where the RFC says so).
+    Rejected(DropCause),
 }
 
 /// Why a request could not be started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RequestError {
     /// A table is full (exchanges, peers, the peer's queue).
     Overload,
@@ -101,8 +132,11 @@ impl core::fmt::Display for RequestError {
     }
 }
 
+impl core::error::Error for RequestError {}
+
 /// Why a response could not be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RespondError {
     /// The request was already answered or has expired.
     UnknownRequest,
@@ -122,6 +156,8 @@ impl core::fmt::Display for RespondError {
     }
 }
 
+impl core::error::Error for RespondError {}
+
 /// A received message as the application sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Received<'a> {
@@ -133,6 +169,8 @@ pub struct Received<'a> {
     pub local: Option<SocketAddr>,
     /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
+    /// Its size on the wire (the UDP payload) in bytes.
+    pub wire_len: usize,
     /// The reassembled body of a block-wise transfer, if there was one.
     pub body: Option<&'a [u8]>,
 }
@@ -147,6 +185,13 @@ impl<'a> Received<'a> {
     pub fn payload(&self) -> &'a [u8] {
         self.body.unwrap_or_else(|| self.message.payload())
     }
+}
+
+/// What `poll_transmit` reads from a queued datagram's entry.
+struct TransmitMeta {
+    source: LocalAddr,
+    request: Option<RequestId>,
+    retransmission: u8,
 }
 
 /// A response held until the application's next `poll_event`.
@@ -243,6 +288,10 @@ pub struct Endpoint {
     pub(crate) outbox: Outbox,
     /// Buffers for every stored datagram, by size class.
     pub(crate) pool: BufferPool,
+    /// Local socket addresses seen, so queued datagrams and peers name them by index + 1.
+    pub(crate) locals: Vec<SocketAddr>,
+    /// The local socket of the datagram or request being answered now, if any.
+    pub(crate) replying_from: LocalId,
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
@@ -289,6 +338,8 @@ impl Endpoint {
             replies: ReplyCache::new(config.max_buffers / 2),
             outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
+            locals: Vec::new(),
+            replying_from: LocalId::default(),
             events: VecDeque::new(),
             acting_app: AppId(0),
             app_rng: Rng::new(rng.next_u64()),
@@ -372,7 +423,8 @@ impl Endpoint {
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
     pub fn poll_transmit(&mut self, _now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        while let Some((destination, source)) = self.outbox.pop() {
+        while let Some((destination, source, local)) = self.outbox.pop() {
+            let meta = self.transmit_meta(source, local);
             let bytes: &[u8] = match source {
                 OutSource::Slot(slot) => self.outbox.buf(slot),
                 OutSource::Transmission(key) => match self.transmissions.get(key) {
@@ -397,13 +449,110 @@ impl Endpoint {
             }
             if fits {
                 self.stats.transmissions += 1;
-                return Some(Transmit { destination, size });
+                self.stats.bytes_sent += size as u64;
+                let header = covey_core::Header::parse(&buf[..size]).ok()?;
+                let request = meta.request.or_else(|| {
+                    // One of our NON requests: its token names the exchange.
+                    header.code.is_request().then(|| {
+                        let token = Message::parse(&buf[..size]).ok()?.token();
+                        self.tokens.get(&token).copied().map(RequestId)
+                    })?
+                });
+                return Some(Transmit {
+                    destination,
+                    size,
+                    source: meta.source,
+                    message_type: header.message_type,
+                    code: header.code,
+                    message_id: header.message_id,
+                    request,
+                    retransmission: meta.retransmission,
+                });
             }
             if size > 0 {
                 self.stats.drop(DropCause::TooLarge);
             }
         }
         None
+    }
+
+    /// What a queued datagram is, as far as its queue entry tells.
+    fn transmit_meta(&self, source: OutSource, local: LocalId) -> TransmitMeta {
+        let mut meta = TransmitMeta {
+            source: LocalAddr {
+                socket: self.local_addr(local),
+                multicast_group: None,
+            },
+            request: None,
+            retransmission: 0,
+        };
+        match source {
+            OutSource::Transmission(key) => {
+                if let Some(t) = self.transmissions.get(key) {
+                    meta.retransmission = t.retransmissions;
+                    meta.request = match t.owner {
+                        reliability::TransmissionOwner::Request(k)
+                        | reliability::TransmissionOwner::Ping(k) => Some(RequestId(k)),
+                        _ => None,
+                    };
+                    if meta.source.socket.is_none() {
+                        meta.source.socket = self
+                            .peers
+                            .get(t.peer)
+                            .and_then(|p| self.local_addr(p.local));
+                    }
+                }
+            }
+            OutSource::Incoming(key) => {
+                if let Some(inc) = self.incoming.get(key) {
+                    meta.source = LocalAddr {
+                        socket: inc.local,
+                        multicast_group: inc.group,
+                    };
+                }
+            }
+            OutSource::Slot(_) | OutSource::Reply(_) => {}
+        }
+        meta
+    }
+
+    /// The local socket address interned as `id`.
+    pub(crate) fn local_addr(&self, id: LocalId) -> Option<SocketAddr> {
+        (id.0 as usize)
+            .checked_sub(1)
+            .and_then(|i| self.locals.get(i))
+            .copied()
+    }
+
+    /// Interns a local socket address (unknown past `MAX_LOCALS` addresses).
+    pub(crate) fn local_id(&mut self, socket: Option<SocketAddr>) -> LocalId {
+        let Some(socket) = socket else {
+            return LocalId::default();
+        };
+        if let Some(i) = self.locals.iter().position(|&l| l == socket) {
+            return LocalId(i as u16 + 1);
+        }
+        if self.locals.len() >= MAX_LOCALS {
+            return LocalId::default();
+        }
+        self.locals.push(socket);
+        LocalId(self.locals.len() as u16)
+    }
+
+    /// Queues a datagram for `poll_transmit`, from the socket being answered from, else the
+    /// one the destination last reached; a full queue drops it and counts the drop.
+    pub(crate) fn queue_datagram(&mut self, destination: SocketAddr, source: OutSource) {
+        let local = match self.replying_from {
+            LocalId(0) => self
+                .peers
+                .lookup(&destination)
+                .and_then(|k| self.peers.get(k))
+                .map_or(LocalId::default(), |p| p.local),
+            id => id,
+        };
+        if !self.outbox.push(destination, source, local, &mut self.pool) {
+            self.stats.drop(DropCause::OutboxFull);
+        }
     }
 
     /// The next event for the application. A response announced by the previous event is
@@ -440,12 +589,14 @@ impl Endpoint {
     /// A response announced by an [`Event::Response`].
     pub fn response(&self, key: ResponseKey) -> Option<Received<'_>> {
         let held = self.held.get(key.0)?;
-        let message = Message::parse(self.held_bufs.get(key.0.index())).ok()?;
+        let bytes = self.held_bufs.get(key.0.index());
+        let message = Message::parse(bytes).ok()?;
         Some(Received {
             source: held.source,
             group: None,
             local: None,
             message,
+            wire_len: bytes.len(),
             body: held.body.as_deref(),
         })
     }
@@ -453,12 +604,14 @@ impl Endpoint {
     /// An incoming request announced by an [`Event::Request`] and not answered yet.
     pub fn request(&self, id: IncomingId) -> Option<Received<'_>> {
         let inc = self.incoming.get(id.0)?;
-        let message = Message::parse(self.incoming_bufs.get(id.0.index())).ok()?;
+        let bytes = self.incoming_bufs.get(id.0.index());
+        let message = Message::parse(bytes).ok()?;
         Some(Received {
             source: inc.remote,
             group: inc.group,
             local: inc.local,
             message,
+            wire_len: bytes.len(),
             body: inc.body.as_deref(),
         })
     }

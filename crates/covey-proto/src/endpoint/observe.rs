@@ -335,8 +335,7 @@ impl Endpoint {
                         self.untrack_notification(remote, earlier, key);
                     }
                 }
-                self.outbox
-                    .push(remote, OutSource::Transmission(tx), &mut self.pool);
+                self.queue_datagram(remote, OutSource::Transmission(tx));
             } else {
                 let Some(tx) = self.reserve_transmission(peer, remote) else {
                     return false;
@@ -379,8 +378,7 @@ impl Endpoint {
                 self.outbox.release(slot, &mut self.pool);
                 return false;
             }
-            self.outbox
-                .push(remote, OutSource::Slot(slot), &mut self.pool);
+            self.queue_datagram(remote, OutSource::Slot(slot));
             let old = self
                 .observers
                 .get_mut(key)

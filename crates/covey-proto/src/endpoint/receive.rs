@@ -3,25 +3,53 @@
 
 use super::reliability::{TransmissionEnd, TransmissionOwner};
 use super::server::unrecognised_critical_option;
-use super::{Endpoint, LocalAddr};
+use super::{Endpoint, LocalAddr, Reception};
 use crate::dedup::DedupState;
 use crate::hash::fingerprint;
 use crate::hash::MidKey;
+use crate::outbox::LocalId;
 use crate::stats::DropCause;
+use crate::stats::DROP_CAUSES;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{Header, Message, MessageType};
 
 impl Endpoint {
-    /// Feeds one received datagram from `remote` into the endpoint.
+    /// Feeds one received datagram from `remote` into the endpoint and says what became of
+    /// it. Replies leave from `local.socket` when the driver names it.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
         remote: SocketAddr,
         local: LocalAddr,
         datagram: &[u8],
-    ) {
+    ) -> Reception {
+        let (duplicates, drops) = (self.stats.duplicates, self.stats.drops);
+        let from = self.local_id(local.socket);
+        self.replying_from = from;
+        self.receive(now, remote, local, datagram);
+        self.replying_from = LocalId::default();
+        if from != LocalId::default() {
+            if let Some(p) = self
+                .peers
+                .lookup(&remote)
+                .and_then(|k| self.peers.get_mut(k))
+            {
+                p.local = from;
+            }
+        }
+        if self.stats.duplicates != duplicates {
+            return Reception::Duplicate;
+        }
+        match (0..DROP_CAUSES).find(|&i| self.stats.drops[i] != drops[i]) {
+            Some(i) => Reception::Rejected(DropCause::ALL[i]),
+            None => Reception::Accepted,
+        }
+    }
+
+    fn receive(&mut self, now: Instant, remote: SocketAddr, local: LocalAddr, datagram: &[u8]) {
         self.stats.received += 1;
+        self.stats.bytes_received += datagram.len() as u64;
         let multicast = local.multicast_group.is_some();
         if datagram.len() > self.config.max_message_size {
             self.stats.drop(DropCause::TooLarge);

@@ -88,8 +88,7 @@ impl Endpoint {
         }
         self.transmissions_by_mid
             .insert(MidKey::new(destination, message_id), key);
-        self.outbox
-            .push(destination, OutSource::Transmission(key), &mut self.pool);
+        self.queue_datagram(destination, OutSource::Transmission(key));
         self.set_timer_for(TimerKind::Transmission, key, now + timeout);
     }
 
@@ -166,8 +165,7 @@ impl Endpoint {
                 t.timeout = next;
             }
             self.stats.retransmissions[(attempt - 1).min(TRACKED_ATTEMPTS - 1)] += 1;
-            self.outbox
-                .push(destination, OutSource::Transmission(key), &mut self.pool);
+            self.queue_datagram(destination, OutSource::Transmission(key));
             self.set_timer_for(TimerKind::Transmission, key, now + next);
         } else {
             if let Some(p) = self.peers.get_mut(peer) {

@@ -118,6 +118,21 @@ impl Endpoint {
         response: &Response<'_>,
         extra: &[CoapOption<'_>],
     ) -> Result<(), RespondError> {
+        let local = self.incoming.get(id.0).and_then(|inc| inc.local);
+        let outer = self.replying_from;
+        self.replying_from = self.local_id(local);
+        let result = self.respond_to(now, id, response, extra);
+        self.replying_from = outer;
+        result
+    }
+
+    fn respond_to(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+    ) -> Result<(), RespondError> {
         let key = id.0;
         let inc = self.incoming.get(key).ok_or(RespondError::UnknownRequest)?;
         if inc.state != IncomingState::Waiting {
@@ -260,8 +275,7 @@ impl Endpoint {
                 .encode(&m, &mut self.pool)
                 .map_err(|_| RespondError::TooLarge)?;
             self.dedup.update(target.dedup, DedupState::Replied(reply));
-            self.outbox
-                .push(target.remote, OutSource::Reply(reply), &mut self.pool);
+            self.queue_datagram(target.remote, OutSource::Reply(reply));
             return Ok(());
         }
         let peer = self
@@ -307,8 +321,7 @@ impl Endpoint {
                 self.outbox.release(slot, &mut self.pool);
                 return Err(RespondError::TooLarge);
             }
-            self.outbox
-                .push(target.remote, OutSource::Slot(slot), &mut self.pool);
+            self.queue_datagram(target.remote, OutSource::Slot(slot));
         }
         Ok(())
     }
@@ -416,14 +429,21 @@ impl Endpoint {
         let Some(key) = self.incoming.key_at(index) else {
             return;
         };
+        // The empty ACK leaves from the socket the request came to.
+        let local = self.incoming.get(key).and_then(|inc| inc.local);
+        self.replying_from = self.local_id(local);
+        self.incoming_timeout(now, key);
+        self.replying_from = crate::outbox::LocalId::default();
+    }
+
+    fn incoming_timeout(&mut self, now: Instant, key: crate::storage::slab::SlabKey) {
         let Some(inc) = self.incoming.get_mut(key) else {
             return;
         };
         match inc.state {
             IncomingState::DelayedResponse => {
                 let remote = inc.remote;
-                self.outbox
-                    .push(remote, OutSource::Incoming(key), &mut self.pool);
+                self.queue_datagram(remote, OutSource::Incoming(key));
             }
             IncomingState::Waiting if inc.confirmable && !inc.acked => {
                 // The application is slow: acknowledge now, respond separately later.
@@ -463,14 +483,12 @@ impl Endpoint {
         };
         if cache {
             let reply = self.replies.encode(&m, &mut self.pool).ok()?;
-            self.outbox
-                .push(remote, OutSource::Reply(reply), &mut self.pool);
+            self.queue_datagram(remote, OutSource::Reply(reply));
             Some(reply)
         } else {
             let slot = self.outbox.take_slot()?;
             if self.outbox.buf_mut(slot).encode(&m, &mut self.pool).is_ok() {
-                self.outbox
-                    .push(remote, OutSource::Slot(slot), &mut self.pool);
+                self.queue_datagram(remote, OutSource::Slot(slot));
             } else {
                 self.outbox.release(slot, &mut self.pool);
             }
@@ -719,8 +737,7 @@ impl Endpoint {
         match state {
             DedupState::Replied(reply) => {
                 if self.replies.get(reply).is_some() {
-                    self.outbox
-                        .push(remote, OutSource::Reply(reply), &mut self.pool);
+                    self.queue_datagram(remote, OutSource::Reply(reply));
                 }
             }
             DedupState::EmptyAcked => {

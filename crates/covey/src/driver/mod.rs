@@ -6,7 +6,6 @@ mod app_host;
 mod busy_poll;
 mod command;
 mod exchanges;
-mod routes;
 mod service;
 mod task;
 mod trace;
@@ -174,7 +173,6 @@ impl DriverBuilder {
             ep: Endpoint::new(self.config, seed),
             clock: crate::clock::Clock::new(),
             sockets,
-            routes: Default::default(),
             commands: commands_rx,
             commands_open: true,
             responses,
@@ -194,7 +192,6 @@ impl DriverBuilder {
             trace: self.trace,
             grace: self.grace,
             closing: None,
-            current_group: None,
             sleep: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             next_socket: 0,
         };

@@ -4,7 +4,7 @@
 
 use std::future::{poll_fn, Future};
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use covey_core::Code;
 use covey_proto::{
-    App, AppContext, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
+    App, AppContext, Endpoint, Event, Transmit, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
 };
 use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
@@ -23,7 +23,6 @@ use super::app_host::DriverHost;
 use super::busy_poll::BusyPoll;
 use super::command::{Command, Outgoing};
 use super::exchanges::Exchanges;
-use super::routes::PeerRoutes;
 use super::service::{ResponseFuture, Service};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
@@ -39,7 +38,6 @@ pub(crate) struct Task {
     pub ep: Endpoint,
     pub clock: Clock,
     pub sockets: Vec<Arc<Socket>>,
-    pub routes: PeerRoutes,
     pub commands: mpsc::Receiver<Command>,
     pub commands_open: bool,
     pub responses: mpsc::UnboundedReceiver<HandlerDone>,
@@ -61,7 +59,6 @@ pub(crate) struct Task {
     pub trace: Option<TraceFn>,
     pub grace: Duration,
     pub closing: Option<Closing>,
-    pub current_group: Option<IpAddr>,
     pub sleep: Pin<Box<Sleep>>,
     pub next_socket: usize,
 }
@@ -241,14 +238,13 @@ impl Task {
                 datagram,
             });
         }
-        self.routes.learn(self.sockets.len(), remote, socket);
-        let local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
-        self.current_group = group;
+        let mut local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
+        if self.sockets.len() > 1 {
+            // The engine answers from the socket a peer last reached.
+            local = local.on_socket(self.sockets[socket].local_addr());
+        }
         self.ep
             .handle_datagram(self.clock.now(), remote, local, datagram);
-        // Drained per datagram so a request knows the group it came to.
-        self.process_events();
-        self.current_group = None;
     }
 
     fn on_command(&mut self, command: Command) {
@@ -399,12 +395,7 @@ impl Task {
         let Some(received) = self.ep.request(id) else {
             return;
         };
-        let group = if received.is_multicast() {
-            self.current_group
-        } else {
-            None
-        };
-        let request = Request::from_received(&received, group);
+        let request = Request::from_received(&received, received.group);
         let service = self
             .service
             .clone()
@@ -505,7 +496,7 @@ impl Task {
                     datagram,
                 });
             }
-            let Some(i) = self.routes.choose(&self.sockets, t.destination) else {
+            let Some(i) = self.socket_for(&t) else {
                 let e = io::Error::new(
                     io::ErrorKind::Unsupported,
                     "no bound socket of this address family",
@@ -523,6 +514,17 @@ impl Task {
                 self.send_pending(now, i).await;
             }
         }
+    }
+
+    /// The socket a datagram leaves on: the one the engine names, else the first that can
+    /// reach the destination's address family.
+    fn socket_for(&self, t: &Transmit) -> Option<usize> {
+        if let Some(local) = t.source.socket {
+            if let Some(i) = self.sockets.iter().position(|s| s.local_addr() == local) {
+                return Some(i);
+            }
+        }
+        self.sockets.iter().position(|s| s.can_reach(t.destination))
     }
 
     /// Sends the batch of socket `i` until it is empty; a datagram the kernel refuses is
@@ -582,9 +584,7 @@ fn request_error(e: RequestError) -> Error {
     match e {
         RequestError::Overload => Error::Overload,
         RequestError::TooLarge => Error::TooLarge,
-        RequestError::ConfirmableMulticast
-        | RequestError::TokenInUse
-        | RequestError::UnknownRequest => Error::InvalidRequest(e.to_string()),
+        _ => Error::InvalidRequest(e.to_string()),
     }
 }
 
