@@ -24,7 +24,7 @@ pub use event_queue::EventQueue;
 pub use node::Node;
 pub use node_app::{NodeApp, NodeContext};
 pub use packet_store::PacketStore;
-pub use random::{derive_seed, stream_rng, SimRng, Stream};
+pub use random::{derive_seed, splitmix64, stream_rng, SimRng, Stream};
 
 /// The medium's slot in the event queue; node `n` has slot `n + 1`.
 const MEDIUM_SLOT: usize = 0;
@@ -271,3 +271,6 @@ fn destination_of(addr: SocketAddr) -> Destination {
         },
     }
 }
+
+#[cfg(test)]
+mod tests;
