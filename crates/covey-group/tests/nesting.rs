@@ -269,13 +269,8 @@ fn cycles_across_two_entity_managers_are_found_through_profiles() {
     .unwrap();
     struct Other(covey_group::EntityManager);
     impl covey_proto::App for Other {
-        fn handle_event(
-            &mut self,
-            ep: &mut covey_proto::Endpoint,
-            now: covey_proto::Instant,
-            e: covey_proto::Event,
-        ) {
-            self.0.handle_event(ep, now, e)
+        fn handle_event(&mut self, cx: &mut covey_proto::AppContext<'_>, e: covey_proto::Event) {
+            self.0.handle_event(cx, e)
         }
     }
     net.add(

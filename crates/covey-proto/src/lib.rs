@@ -29,7 +29,9 @@ pub mod time;
 pub mod transmission_parameters;
 mod wire;
 
-pub use app::{dispatch_events, App};
+pub use app::{
+    dispatch_events, App, AppContext, AppId, AppSet, GroupError, Host, LogLevel, NullHost,
+};
 pub use cc::Algorithm;
 pub use config::Config;
 pub use endpoint::{

@@ -3,8 +3,8 @@
 //! of every datagram. Test support only (feature `testing`), shared by the crates above.
 
 use crate::{
-    dispatch_events, App, Config, Duration, Endpoint, Event, Instant, LocalAddr, Request,
-    RequestError, RequestId, RequestParams,
+    App, AppContext, AppSet, Config, Duration, Endpoint, Event, GroupError, Host, Instant,
+    LocalAddr, LogLevel, Request, RequestError, RequestId, RequestParams,
 };
 use std::boxed::Box;
 use std::cell::RefCell;
@@ -47,8 +47,55 @@ pub type EventLog = Vec<(Instant, Event)>;
 pub struct FnApp<F: FnMut(&mut Endpoint, Instant, Event)>(pub F);
 
 impl<F: FnMut(&mut Endpoint, Instant, Event)> App for FnApp<F> {
-    fn handle_event(&mut self, endpoint: &mut Endpoint, now: Instant, event: Event) {
-        (self.0)(endpoint, now, event)
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        (self.0)(cx.endpoint, cx.now, event)
+    }
+}
+
+/// The host of a test node: its group memberships live in the network's group table, and
+/// its Apps' log lines are kept for the test to read.
+pub struct TestHost {
+    addr: SocketAddr,
+    groups: GroupTable,
+    /// Log lines written by the node's Apps.
+    pub log: Vec<(LogLevel, std::string::String)>,
+}
+
+impl Host for TestHost {
+    fn join_group(&mut self, group: IpAddr) -> Result<(), GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let members = groups.entry(group).or_default();
+        if !members.contains(&self.addr) {
+            members.push(self.addr);
+        }
+        Ok(())
+    }
+
+    fn leave_group(&mut self, group: IpAddr) -> Result<(), GroupError> {
+        let mut groups = self.groups.borrow_mut();
+        let members = groups.get_mut(&group).ok_or(GroupError::NotJoined)?;
+        let before = members.len();
+        members.retain(|a| *a != self.addr);
+        if members.len() == before {
+            return Err(GroupError::NotJoined);
+        }
+        Ok(())
+    }
+
+    fn groups(&self) -> Vec<IpAddr> {
+        let mut joined: Vec<IpAddr> = self
+            .groups
+            .borrow()
+            .iter()
+            .filter(|(_, m)| m.contains(&self.addr))
+            .map(|(g, _)| *g)
+            .collect();
+        joined.sort();
+        joined
+    }
+
+    fn log(&mut self, level: LogLevel, message: core::fmt::Arguments<'_>) {
+        self.log.push((level, std::format!("{message}")));
     }
 }
 
@@ -58,10 +105,12 @@ pub struct Node {
     pub addr: SocketAddr,
     /// Its engine.
     pub endpoint: Endpoint,
-    /// Its application; `None` collects events in `events`.
-    pub app: Option<Box<dyn App>>,
+    /// Its applications; `None` collects events in `events`.
+    pub app: Option<AppSet<dyn App>>,
     /// Events seen when the node has no app.
     pub events: EventLog,
+    /// What its Apps see of the node.
+    pub host: TestHost,
 }
 
 /// Group address -> the addresses of the nodes that joined it; shared with member apps.
@@ -123,16 +172,33 @@ impl Network {
         seed: u64,
         app: Option<Box<dyn App>>,
     ) -> usize {
+        self.add_apps(addr, config, seed, app.map(|a| AppSet::new().with(a)))
+    }
+
+    /// Adds a node hosting several Apps; `None` means events are collected in `node.events`.
+    pub fn add_apps(
+        &mut self,
+        addr: SocketAddr,
+        config: Config,
+        seed: u64,
+        apps: Option<AppSet<dyn App>>,
+    ) -> usize {
         let mut endpoint = Endpoint::new(config, seed);
-        let mut app = app;
+        let mut app = apps;
+        let mut host = TestHost {
+            addr,
+            groups: self.groups.clone(),
+            log: Vec::new(),
+        };
         if let Some(a) = app.as_mut() {
-            a.start(&mut endpoint, self.now);
+            a.start(&mut endpoint, self.now, &mut host);
         }
         self.nodes.push(Node {
             addr,
             endpoint,
             app,
             events: Vec::new(),
+            host,
         });
         let i = self.nodes.len() - 1;
         self.flush(i);
@@ -157,9 +223,9 @@ impl Network {
     /// Replaces node `i`'s endpoint and app (a restart: all engine state is lost).
     pub fn restart(&mut self, i: usize, config: Config, seed: u64, app: Option<Box<dyn App>>) {
         let mut endpoint = Endpoint::new(config, seed);
-        let mut app = app;
+        let mut app = app.map(|a| AppSet::new().with(a));
         if let Some(a) = app.as_mut() {
-            a.start(&mut endpoint, self.now);
+            a.start(&mut endpoint, self.now, &mut self.nodes[i].host);
         }
         self.nodes[i].endpoint = endpoint;
         self.nodes[i].app = app;
@@ -180,7 +246,7 @@ impl Network {
             let now = self.now;
             let node = &mut self.nodes[i];
             match node.app.as_mut() {
-                Some(app) => dispatch_events(app.as_mut(), &mut node.endpoint, now),
+                Some(apps) => apps.dispatch(&mut node.endpoint, now, &mut node.host),
                 None => {
                     while let Some(e) = node.endpoint.poll_event() {
                         node.events.push((now, e));

@@ -23,7 +23,7 @@ use crate::store::{RecordState, SqliteStore, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{App, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
+use covey_proto::{App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -442,12 +442,13 @@ fn not_allowed(req: &IncomingRequest, allowed: &str) -> Reply {
 }
 
 impl App for EntityManager {
-    fn start(&mut self, ep: &mut Endpoint, now: Instant) {
-        self.start_maintenance(ep, now);
-        self.timers.arm(ep);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.start_maintenance(cx.endpoint, cx.now);
+        self.timers.arm(cx.endpoint);
     }
 
-    fn handle_event(&mut self, ep: &mut Endpoint, now: Instant, event: Event) {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        let (ep, now) = (&mut *cx.endpoint, cx.now);
         match event {
             Event::Request(id) => self.on_request(ep, now, id),
             Event::Response { id, key, last } => {

@@ -4,7 +4,7 @@
 use super::Network;
 use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
 use covey_proto::{
-    opt, App, Config, Duration, Endpoint, Event, Failure, Instant, Request, RequestId,
+    opt, App, AppContext, Config, Duration, Endpoint, Event, Failure, Instant, Request, RequestId,
     RequestParams,
 };
 use std::cell::RefCell;
@@ -51,7 +51,8 @@ struct Results {
 struct Recorder(Rc<RefCell<Results>>);
 
 impl App for Recorder {
-    fn handle_event(&mut self, ep: &mut Endpoint, now: Instant, event: Event) {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        let (ep, now) = (&mut *cx.endpoint, cx.now);
         let mut r = self.0.borrow_mut();
         match event {
             Event::Response { id, key, last } => {

@@ -2,7 +2,7 @@
 
 use super::{addr, Network};
 use covey_group::{EmConfig, EntityManager, MemoryStore};
-use covey_proto::{App, Config, Endpoint, Event, Instant};
+use covey_proto::{App, AppContext, Config, Event};
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -29,12 +29,12 @@ pub type SharedEm = Rc<RefCell<EntityManager>>;
 struct EmApp(SharedEm);
 
 impl App for EmApp {
-    fn start(&mut self, ep: &mut Endpoint, now: Instant) {
-        self.0.borrow_mut().start(ep, now);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.0.borrow_mut().start(cx);
     }
 
-    fn handle_event(&mut self, ep: &mut Endpoint, now: Instant, event: Event) {
-        self.0.borrow_mut().handle_event(ep, now, event);
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        self.0.borrow_mut().handle_event(cx, event);
     }
 }
 

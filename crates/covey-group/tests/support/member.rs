@@ -4,7 +4,7 @@
 use super::{addr, GroupTable, Network};
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_group::senml::{self, Record};
-use covey_proto::{opt, App, Config, Endpoint, Event, Instant, Response};
+use covey_proto::{opt, App, AppContext, Config, Event, Response};
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::rc::Rc;
@@ -152,7 +152,8 @@ impl Sensor {
 }
 
 impl App for Sensor {
-    fn handle_event(&mut self, ep: &mut Endpoint, now: Instant, event: Event) {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        let (ep, now) = (&mut *cx.endpoint, cx.now);
         let Event::Request(id) = event else {
             return;
         };

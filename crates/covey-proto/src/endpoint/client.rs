@@ -3,6 +3,7 @@
 
 use super::reliability::{Transmission, TransmissionEnd, TransmissionOwner};
 use super::{Endpoint, HeldResponse, RequestError, TimerKind};
+use crate::app::AppId;
 use crate::event::{Event, Failure, RequestId, ResponseKey};
 use crate::outbox::OutSource;
 use crate::peer::PeerKey;
@@ -59,6 +60,8 @@ pub(crate) struct ClientExchange {
     pub observe: Option<ObserveState>,
     /// Block-wise transfer state, allocated only for transfers that need it.
     pub transfer: Option<Box<BlockTransfer>>,
+    /// The App that started it.
+    pub owner: AppId,
 }
 
 /// Extra state a new exchange starts with.
@@ -292,6 +295,7 @@ impl Endpoint {
                 multicast: setup.multicast,
                 observe: setup.observe,
                 transfer: setup.transfer,
+                owner: self.acting_app,
             })
             .map_err(|_| RequestError::Overload)?;
         if self.exchange_bufs[key.index()].encode(template).is_err() {
@@ -542,12 +546,15 @@ impl Endpoint {
     }
 
     pub(crate) fn fail_exchange(&mut self, now: Instant, key: SlabKey, failure: Failure) {
-        if self.finish_exchange(now, key).is_some() {
+        if let Some(ex) = self.finish_exchange(now, key) {
             self.stats.failed += 1;
-            self.push_event(Event::Failed {
-                id: RequestId(key),
-                failure,
-            });
+            self.push_event_for(
+                ex.owner,
+                Event::Failed {
+                    id: RequestId(key),
+                    failure,
+                },
+            );
         }
     }
 
@@ -588,8 +595,8 @@ impl Endpoint {
                 match end {
                     TransmissionEnd::TimedOut => self.fail_exchange(now, key, Failure::Timeout),
                     _ => {
-                        if self.finish_exchange(now, key).is_some() {
-                            self.push_event(Event::Pong(RequestId(key)));
+                        if let Some(ex) = self.finish_exchange(now, key) {
+                            self.push_event_for(ex.owner, Event::Pong(RequestId(key)));
                         }
                     }
                 }
@@ -623,8 +630,8 @@ impl Endpoint {
             }
             ExchangeState::AwaitingResponse if ex.multicast => {
                 // The multicast window closed: no further responses are expected.
-                if self.finish_exchange(now, key).is_some() {
-                    self.push_event(Event::Finished(RequestId(key)));
+                if let Some(ex) = self.finish_exchange(now, key) {
+                    self.push_event_for(ex.owner, Event::Finished(RequestId(key)));
                 }
             }
             ExchangeState::AwaitingResponse => {
@@ -754,19 +761,25 @@ impl Endpoint {
             return;
         };
         self.held_bufs[held.index()].copy_from(datagram);
-        if last {
+        let owner = if last {
             let Some(ex) = self.finish_exchange(now, key) else {
                 self.held.remove(held);
                 return;
             };
             self.stats.completed_after[(ex.retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] +=
                 1;
-        }
-        if !self.push_event(Event::Response {
-            id: RequestId(key),
-            key: ResponseKey(held),
-            last,
-        }) {
+            ex.owner
+        } else {
+            self.exchanges.get(key).map_or(AppId(0), |ex| ex.owner)
+        };
+        if !self.push_event_for(
+            owner,
+            Event::Response {
+                id: RequestId(key),
+                key: ResponseKey(held),
+                last,
+            },
+        ) {
             self.held.remove(held);
         }
     }

@@ -7,6 +7,7 @@ mod receive;
 mod reliability;
 mod server;
 
+use crate::app::AppId;
 use crate::config::Config;
 use crate::dedup::DedupCache;
 use crate::event::{Event, IncomingId, ResponseKey, TimerId};
@@ -239,10 +240,14 @@ pub struct Endpoint {
     pub(crate) dedup: DedupCache,
     pub(crate) replies: ReplyCache,
     pub(crate) outbox: Outbox,
-    pub(crate) events: VecDeque<Event>,
+    pub(crate) events: VecDeque<(AppId, Event)>,
+    /// The App acting now: new exchanges and timers belong to it.
+    pub(crate) acting_app: AppId,
+    /// The Apps' own random stream, apart from the engine's so Apps do not shift it.
+    pub(crate) app_rng: Rng,
     pub(crate) timers: TimerQueue,
     pub(crate) timer_layout: TimerLayout,
-    pub(crate) app_timers: Slab<u64>,
+    pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<observe::Observer>,
     pub(crate) observer_index: Map<(SocketAddr, Token), SlabKey>,
@@ -279,6 +284,8 @@ impl Endpoint {
             replies: ReplyCache::new(config.max_buffers / 2, max),
             outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2, max),
             events: VecDeque::with_capacity(config.max_events),
+            acting_app: AppId(0),
+            app_rng: Rng::new(rng.next_u64()),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,
             app_timers: Slab::with_capacity(config.max_app_timers),
@@ -347,8 +354,8 @@ impl Endpoint {
                 TimerKind::Incoming => self.on_incoming_timeout(now, index),
                 TimerKind::App => {
                     if let Some(key) = self.app_timers.key_at(index) {
-                        if let Some(value) = self.app_timers.remove(key) {
-                            self.push_event(Event::Timer(value));
+                        if let Some((value, owner)) = self.app_timers.remove(key) {
+                            self.push_event_for(owner, Event::Timer(value));
                         }
                     }
                 }
@@ -396,14 +403,32 @@ impl Endpoint {
     /// The next event for the application. A response announced by the previous event is
     /// released now, so read it before calling this again.
     pub fn poll_event(&mut self) -> Option<Event> {
+        self.poll_app_event().map(|(_, event)| event)
+    }
+
+    /// The next event with the App it belongs to: the owner of the exchange or timer
+    /// (requests belong to no App yet and come with `AppId(0)`). Same release rule as
+    /// [`poll_event`](Self::poll_event).
+    pub fn poll_app_event(&mut self) -> Option<(AppId, Event)> {
         if let Some(key) = self.released_on_poll.take() {
             self.held.remove(key);
         }
-        let event = self.events.pop_front()?;
+        let (owner, event) = self.events.pop_front()?;
         if let Event::Response { key, .. } = event {
             self.released_on_poll = Some(key.0);
         }
-        Some(event)
+        Some((owner, event))
+    }
+
+    /// Makes `app` the owner of the exchanges and timers started from now on, until the
+    /// next call; hosts of several Apps call it before each App runs.
+    pub fn set_acting_app(&mut self, app: AppId) {
+        self.acting_app = app;
+    }
+
+    /// 64 bits from the Apps' random stream (seeded from the endpoint's seed).
+    pub fn app_random_u64(&mut self) -> u64 {
+        self.app_rng.next_u64()
     }
 
     /// A response announced by an [`Event::Response`].
@@ -434,7 +459,7 @@ impl Endpoint {
 
     /// Sets an application timer that produces `Event::Timer(value)` at `at`.
     pub fn set_timer(&mut self, at: Instant, value: u64) -> Option<TimerId> {
-        let key = self.app_timers.insert(value).ok()?;
+        let key = self.app_timers.insert((value, self.acting_app)).ok()?;
         let id = self.timer_layout.id(TimerKind::App, key);
         self.timers.set(id, at);
         Some(TimerId(key))
@@ -458,12 +483,12 @@ impl Endpoint {
         self.timers.cancel(id);
     }
 
-    pub(crate) fn push_event(&mut self, event: Event) -> bool {
+    pub(crate) fn push_event_for(&mut self, owner: AppId, event: Event) -> bool {
         if self.events.len() >= self.config.max_events {
             self.stats.drop(DropCause::Overload);
             return false;
         }
-        self.events.push_back(event);
+        self.events.push_back((owner, event));
         true
     }
 

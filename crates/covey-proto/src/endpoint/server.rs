@@ -6,6 +6,7 @@ use super::block::{slice_block2, UploadStep};
 use super::observe::ObserveRequest;
 use super::reliability::TransmissionOwner;
 use super::{Endpoint, LocalAddr, RespondError, TimerKind};
+use crate::app::AppId;
 use crate::dedup::{DedupHandle, DedupKey, DedupState};
 use crate::event::{Event, IncomingId};
 use crate::outbox::OutSource;
@@ -660,7 +661,7 @@ impl Endpoint {
                 return;
             }
         }
-        if !self.push_event(Event::Request(IncomingId(key))) {
+        if !self.push_event_for(AppId(0), Event::Request(IncomingId(key))) {
             self.remove_incoming(key);
         }
     }

@@ -2,6 +2,7 @@
 //! is the cloneable handle the async [`Client`](crate::Client) and
 //! [`Server`](crate::Server) talk to it through.
 
+mod app_host;
 mod busy_poll;
 mod command;
 mod exchanges;
@@ -180,6 +181,7 @@ impl DriverBuilder {
             responder,
             exchanges: Default::default(),
             service: self.service,
+            membership: membership.clone(),
             app: self.app,
             handlers_running: 0,
             recv: RecvBatch::new(max_message_size, gro),

@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use covey_core::Code;
 use covey_proto::{
-    App, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
+    App, AppContext, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
 };
 use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
 
+use super::app_host::DriverHost;
 use super::busy_poll::BusyPoll;
 use super::command::{Command, Outgoing};
 use super::exchanges::Exchanges;
@@ -26,6 +27,7 @@ use super::routes::PeerRoutes;
 use super::service::{ResponseFuture, Service};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
+use crate::multicast::Membership;
 use crate::socket::{canonical_ip, canonical_socket_addr, RecvBatch, SendBatch, Socket};
 use crate::{Error, Request, Response};
 
@@ -45,6 +47,8 @@ pub(crate) struct Task {
     pub exchanges: Exchanges,
     pub service: Option<Arc<dyn Service>>,
     pub app: Option<Box<dyn App + Send>>,
+    /// Group memberships of the sockets, for the App's host.
+    pub membership: Membership,
     pub handlers_running: usize,
     pub recv: RecvBatch,
     pub send_buf: Vec<u8>,
@@ -85,7 +89,10 @@ impl Task {
     /// Runs until shut down.
     pub async fn run(mut self) {
         if let Some(app) = self.app.as_mut() {
-            app.start(&mut self.ep, self.clock.now());
+            let mut host = DriverHost {
+                membership: &self.membership,
+            };
+            app.start(&mut AppContext::new(&mut self.ep, self.clock.now(), &mut host));
         }
         loop {
             self.process_events();
@@ -369,7 +376,12 @@ impl Task {
                     self.exchanges.deliver(id, pong, true);
                 }
                 other => match self.app.as_mut() {
-                    Some(app) => app.handle_event(&mut self.ep, now, other),
+                    Some(app) => {
+                        let mut host = DriverHost {
+                            membership: &self.membership,
+                        };
+                        app.handle_event(&mut AppContext::new(&mut self.ep, now, &mut host), other)
+                    }
                     None => tracing::trace!(?other, "event nobody waits for"),
                 },
             }
@@ -399,7 +411,13 @@ impl Task {
             .filter(|s| self.app.is_none() || s.accepts(&request));
         let Some(service) = service else {
             match self.app.as_mut() {
-                Some(app) => app.handle_event(&mut self.ep, now, Event::Request(id)),
+                Some(app) => {
+                    let mut host = DriverHost {
+                        membership: &self.membership,
+                    };
+                    let mut cx = AppContext::new(&mut self.ep, now, &mut host);
+                    app.handle_event(&mut cx, Event::Request(id))
+                }
                 None => self.respond(now, id, None, &Response::new(Code::NOT_FOUND)),
             }
             return;

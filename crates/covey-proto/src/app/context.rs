@@ -1,0 +1,73 @@
+//! What an App sees for one event: the engine, the time, its node and a random source.
+
+use super::host::{GroupError, Host, LogLevel};
+use crate::{Endpoint, Instant};
+use core::fmt;
+use core::net::IpAddr;
+
+/// The host context of one App callback.
+pub struct AppContext<'a> {
+    /// The node's engine.
+    pub endpoint: &'a mut Endpoint,
+    /// The time of the event.
+    pub now: Instant,
+    host: &'a mut dyn Host,
+}
+
+impl<'a> AppContext<'a> {
+    /// A context for a callback at `now`.
+    pub fn new(endpoint: &'a mut Endpoint, now: Instant, host: &'a mut dyn Host) -> Self {
+        AppContext {
+            endpoint,
+            now,
+            host,
+        }
+    }
+
+    /// 64 random bits from the node's App stream, seeded from the node's seed, so a run
+    /// is reproducible.
+    pub fn random_u64(&mut self) -> u64 {
+        self.endpoint.app_random_u64()
+    }
+
+    /// A uniform draw in [0, 1) from the node's App stream.
+    pub fn random_f64(&mut self) -> f64 {
+        (self.random_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Joins multicast group `group` on this node.
+    pub fn join_group(&mut self, group: IpAddr) -> Result<(), GroupError> {
+        if !group.is_multicast() {
+            return Err(GroupError::NotMulticast);
+        }
+        self.host.join_group(group)
+    }
+
+    /// Leaves multicast group `group`.
+    pub fn leave_group(&mut self, group: IpAddr) -> Result<(), GroupError> {
+        self.host.leave_group(group)
+    }
+
+    /// The groups this node is a member of.
+    pub fn groups(&self) -> alloc::vec::Vec<IpAddr> {
+        self.host.groups()
+    }
+
+    /// Writes a log line through the host (the tokio driver sends it to `tracing`).
+    pub fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>) {
+        self.host.log(level, message);
+    }
+
+    /// The host, e.g. to build a context for a nested App.
+    pub fn host(&mut self) -> &mut dyn Host {
+        self.host
+    }
+}
+
+impl fmt::Debug for AppContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppContext")
+            .field("now", &self.now)
+            .finish()
+    }
+}

@@ -1,0 +1,45 @@
+//! Application logic that runs unchanged in the field (tokio driver) and in the lab
+//! (simulator): it reacts to engine events through an [`AppContext`] and acts on the engine.
+
+mod app_set;
+mod context;
+mod host;
+
+pub use app_set::AppSet;
+pub use context::AppContext;
+pub use host::{GroupError, Host, LogLevel, NullHost};
+
+use crate::{Endpoint, Event, Received};
+
+/// Which App of a node owns an exchange or a timer, so an [`AppSet`] can route the engine's
+/// events back to it. A lone App is `AppId(0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct AppId(pub u16);
+
+/// Synchronous application logic driven by an [`Endpoint`]'s events.
+pub trait App {
+    /// Called once before any event, e.g. to send first requests or set timers.
+    fn start(&mut self, _cx: &mut AppContext<'_>) {}
+
+    /// Called for every event routed to this App: requests it serves, responses and
+    /// failures of its own requests, its own timers.
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event);
+
+    /// Whether this App answers `request`; an [`AppSet`] offers each request to its Apps in
+    /// order and gives it to the first that serves it. By default an App serves everything.
+    fn serves(&self, _request: &Received<'_>) -> bool {
+        true
+    }
+}
+
+/// Hands every pending event of `endpoint` to the lone `app`, in order.
+pub fn dispatch_events<A: App + ?Sized>(
+    app: &mut A,
+    endpoint: &mut Endpoint,
+    now: crate::Instant,
+    host: &mut dyn Host,
+) {
+    while let Some(event) = endpoint.poll_event() {
+        app.handle_event(&mut AppContext::new(endpoint, now, host), event);
+    }
+}
