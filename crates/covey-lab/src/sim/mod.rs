@@ -22,7 +22,7 @@ use crate::media::{Destination, Medium, NodeId, Packet};
 pub use address::{endpoint_addr, node_addr, node_of};
 pub use event_queue::EventQueue;
 pub use node::Node;
-pub use node_app::{NodeApp, NodeContext};
+pub use node_app::{Lone, NodeApp, SimHost};
 pub use packet_store::PacketStore;
 pub use random::{derive_seed, splitmix64, stream_rng, SimRng, Stream};
 
@@ -172,7 +172,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         };
         let group = packet.destination.ip();
         let local = if group.is_multicast() {
-            if !node.groups.contains(&group) {
+            if !node.host.is_member(group) {
                 self.stats.undeliverable += 1;
                 return;
             }
@@ -187,38 +187,17 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
     }
 
     fn start_app(&mut self, id: NodeId) {
-        let now = self.now;
         let node = &mut self.nodes[id];
-        let mut restart = false;
-        let mut cx = NodeContext {
-            endpoint: &mut node.endpoint,
-            now,
-            rng: &mut node.rng,
-            node: id,
-            groups: &mut node.groups,
-            restart: &mut restart,
-        };
-        node.app.start(&mut cx);
+        node.app.start(&mut node.endpoint, self.now, &mut node.host);
     }
 
-    /// Hands node `id`'s events to its app and its datagrams to the medium until both are
-    /// drained, restarts its endpoint if the app asked, then re-arms its wake-up.
+    /// Hands node `id`'s events to its Apps and its datagrams to the medium until both are
+    /// drained, restarts its endpoint if the Apps asked, then re-arms its wake-up.
     fn process_node(&mut self, id: NodeId) {
         let now = self.now;
         loop {
-            let mut restart = false;
             let node = &mut self.nodes[id];
-            while let Some(event) = node.endpoint.poll_event() {
-                let mut cx = NodeContext {
-                    endpoint: &mut node.endpoint,
-                    now,
-                    rng: &mut node.rng,
-                    node: id,
-                    groups: &mut node.groups,
-                    restart: &mut restart,
-                };
-                node.app.handle_event(&mut cx, event);
-            }
+            node.app.dispatch(&mut node.endpoint, now, &mut node.host);
             let source = endpoint_addr(id, node.incarnation);
             let mut sent = false;
             while let Some(t) = node.endpoint.poll_transmit(now, &mut self.buf) {
@@ -243,7 +222,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
             if sent {
                 self.queue.schedule(MEDIUM_SLOT, self.medium.poll_timeout());
             }
-            if restart {
+            if self.nodes[id].app.take_restart() {
                 self.nodes[id].restart(id, self.run_seed);
                 self.start_app(id);
                 continue;

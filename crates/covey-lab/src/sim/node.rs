@@ -1,11 +1,10 @@
 //! A simulated node: its endpoint, its application, its random streams and group
 //! memberships, and the counters of endpoints it has retired.
 
-use std::net::IpAddr;
-
 use covey_proto::{Config, Endpoint, Stats};
 
-use super::random::{derive_seed, stream_rng, SimRng, Stream};
+use super::node_app::SimHost;
+use super::random::{derive_seed, Stream};
 use crate::media::NodeId;
 
 /// One node of a simulation.
@@ -15,9 +14,9 @@ pub struct Node<A> {
     pub endpoint: Endpoint,
     /// The node's application.
     pub app: A,
+    /// The node's host side: group memberships, log.
+    pub host: SimHost,
     pub(crate) config: Config,
-    pub(crate) rng: SimRng,
-    pub(crate) groups: Vec<IpAddr>,
     pub(crate) incarnation: u32,
     pub(crate) retired: Stats,
     pub(crate) counted_done: bool,
@@ -35,9 +34,8 @@ impl<A> Node<A> {
         Node {
             endpoint: Endpoint::new(config.clone(), seed),
             app,
+            host: SimHost::default(),
             config,
-            rng: stream_rng(run_seed, Stream::App(id)),
-            groups: Vec::new(),
             incarnation: 0,
             retired: Stats::default(),
             counted_done: false,

@@ -3,7 +3,9 @@
 use std::net::{IpAddr, SocketAddr};
 
 use covey_core::Code;
-use covey_proto::{Config, Duration, Event, Instant, Request, RequestParams, Response};
+use covey_proto::{
+    App, AppContext, Config, Duration, Event, Instant, Request, RequestParams, Response,
+};
 
 use super::*;
 use crate::media::{Framing, HeaderModel, LinkConfig, LossSpec, PointToPoint, PropagationDelay};
@@ -20,10 +22,11 @@ struct TestApp {
     sources: Vec<SocketAddr>,
     failures: u32,
     join: Option<IpAddr>,
+    restart: bool,
 }
 
 impl TestApp {
-    fn send(&mut self, cx: &mut NodeContext<'_>) {
+    fn send(&mut self, cx: &mut AppContext<'_>) {
         if self.sent < self.count {
             self.sent += 1;
             let r = cx.endpoint.send_request(
@@ -37,17 +40,17 @@ impl TestApp {
     }
 }
 
-impl NodeApp for TestApp {
-    fn start(&mut self, cx: &mut NodeContext<'_>) {
+impl App for TestApp {
+    fn start(&mut self, cx: &mut AppContext<'_>) {
         if let Some(g) = self.join {
-            cx.join(g);
+            assert!(cx.join_group(g).is_ok());
         }
         if !self.server {
             self.send(cx);
         }
     }
 
-    fn handle_event(&mut self, cx: &mut NodeContext<'_>, event: Event) {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
         match event {
             Event::Request(id) => {
                 if let Some(r) = cx.endpoint.request(id) {
@@ -62,7 +65,7 @@ impl NodeApp for TestApp {
             Event::Response { last: true, .. } => {
                 self.responses.push(cx.now);
                 if self.restart_each {
-                    cx.restart_endpoint();
+                    self.restart = true;
                 } else {
                     self.send(cx);
                 }
@@ -74,9 +77,34 @@ impl NodeApp for TestApp {
             _ => {}
         }
     }
+}
+
+/// The test app on a node, with the lab hooks the simulator asks for.
+impl NodeApp for TestApp {
+    fn start(
+        &mut self,
+        endpoint: &mut covey_proto::Endpoint,
+        now: Instant,
+        host: &mut dyn covey_proto::Host,
+    ) {
+        App::start(self, &mut AppContext::new(endpoint, now, host));
+    }
+
+    fn dispatch(
+        &mut self,
+        endpoint: &mut covey_proto::Endpoint,
+        now: Instant,
+        host: &mut dyn covey_proto::Host,
+    ) {
+        covey_proto::dispatch_events(self, endpoint, now, host);
+    }
 
     fn is_done(&self) -> bool {
         self.server || self.responses.len() as u32 + self.failures >= self.count
+    }
+
+    fn take_restart(&mut self) -> bool {
+        std::mem::take(&mut self.restart)
     }
 }
 
@@ -220,4 +248,36 @@ fn group_datagrams_reach_members_only() {
         "the non-member did not"
     );
     assert_eq!(sim.stats().undeliverable, 1);
+}
+
+#[test]
+fn an_app_set_runs_on_a_node() {
+    // covey-proto Apps are hosted as they are: an AppSet answering GETs.
+    struct Answer;
+    impl App for Answer {
+        fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+            if let Event::Request(id) = event {
+                let _ = cx
+                    .endpoint
+                    .respond(cx.now, id, &Response::new(Code::CONTENT));
+            }
+        }
+    }
+    let medium = PointToPoint::new(1, 0, link(LossSpec::None), link(LossSpec::None), 1, 0);
+    let mut sim: Simulator<_, covey_proto::AppSet<dyn App>> = Simulator::new(medium, 1);
+    sim.add_node(
+        Config::default(),
+        covey_proto::AppSet::new().with(Box::new(Answer)),
+    );
+    sim.add_node(Config::default(), covey_proto::AppSet::new());
+    let _ = sim.nodes[1].endpoint.send_request(
+        Instant::ZERO,
+        node_addr(0),
+        &Request::new(Code::GET),
+        RequestParams::default(),
+    );
+    sim.process_node(1);
+    while sim.step() {}
+    let stats = sim.node_stats(1).unwrap_or_default();
+    assert_eq!(stats.completed_after[0], 1, "the request was answered");
 }

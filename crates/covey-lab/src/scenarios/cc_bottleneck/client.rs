@@ -6,10 +6,7 @@
 use std::net::SocketAddr;
 
 use covey_core::{Header, MessageType, OptionNumber};
-use covey_proto::{opt, Duration, Event, Instant, Request, RequestParams};
-use rand::Rng;
-
-use crate::sim::{NodeApp, NodeContext};
+use covey_proto::{opt, App, AppContext, Duration, Event, Instant, Request, RequestParams};
 
 /// The resource every client fetches.
 pub const RESOURCE: &[u8] = b"sensor";
@@ -51,6 +48,7 @@ pub struct WorkloadClient {
     /// Endpoints this client used (1 for continuous clients).
     pub endpoints: u32,
     last_con: Option<(u16, Instant)>,
+    restart: bool,
 }
 
 impl WorkloadClient {
@@ -76,6 +74,7 @@ impl WorkloadClient {
             rto_max: Duration::ZERO,
             endpoints: 0,
             last_con: None,
+            restart: false,
         }
     }
 
@@ -89,7 +88,7 @@ impl WorkloadClient {
         Some(self.finished_at? - self.started_at?)
     }
 
-    fn send_next(&mut self, cx: &mut NodeContext<'_>) {
+    fn send_next(&mut self, cx: &mut AppContext<'_>) {
         while self.attempted < self.total {
             let options = [opt(OptionNumber::URI_PATH, RESOURCE)];
             let request = Request {
@@ -117,37 +116,62 @@ impl WorkloadClient {
         }
     }
 
-    fn exchange_ended(&mut self, cx: &mut NodeContext<'_>) {
+    fn exchange_ended(&mut self, cx: &mut AppContext<'_>) {
         self.attempted += 1;
         self.batch_left = self.batch_left.saturating_sub(1);
         if self.attempted >= self.total {
             self.finish(cx.now);
         } else if self.kind == ClientKind::Random && self.batch_left == 0 {
-            cx.restart_endpoint();
+            self.restart = true;
         } else {
             self.send_next(cx);
         }
     }
 }
 
-impl NodeApp for WorkloadClient {
-    fn start(&mut self, cx: &mut NodeContext<'_>) {
+impl WorkloadClient {
+    /// Lab instrumentation: sees every datagram the client's endpoint sends, and measures
+    /// each expired retransmission timeout as the gap between a CON and its retransmission.
+    pub fn on_transmit(&mut self, now: Instant, datagram: &[u8]) {
+        let Ok(header) = Header::parse(datagram) else {
+            return;
+        };
+        if header.message_type != MessageType::Confirmable {
+            return;
+        }
+        if let Some((mid, sent)) = self.last_con {
+            if mid == header.message_id {
+                self.rto_max = self.rto_max.max(now - sent);
+            }
+        }
+        self.last_con = Some((header.message_id, now));
+    }
+
+    /// Whether every exchange has ended.
+    pub fn is_done(&self) -> bool {
+        self.finished_at.is_some()
+    }
+
+    /// Whether the client wants a fresh endpoint (a random client between batches).
+    pub fn take_restart(&mut self) -> bool {
+        std::mem::take(&mut self.restart)
+    }
+}
+
+impl App for WorkloadClient {
+    fn start(&mut self, cx: &mut AppContext<'_>) {
         self.endpoints += 1;
         self.last_con = None;
         self.batch_left = match self.kind {
             ClientKind::Continuous => self.total,
-            ClientKind::Random => cx.rng.random_range(1..=10),
+            // 1 + floor(10·u), u uniform in [0, 1): uniform on 1..=10.
+            ClientKind::Random => 1 + ((cx.random_f64() * 10.0) as u32).min(9),
         };
         if self.started_at.is_some() {
             self.send_next(cx);
             return;
         }
-        let spread = self.start_spread.as_nanos() as u64;
-        let offset = if spread > 0 {
-            cx.rng.random_range(0..spread)
-        } else {
-            0
-        };
+        let offset = (self.start_spread.as_nanos() as f64 * cx.random_f64()) as u64;
         if cx
             .endpoint
             .set_timer(cx.now + Duration::from_nanos(offset), START_TIMER)
@@ -158,7 +182,7 @@ impl NodeApp for WorkloadClient {
         }
     }
 
-    fn handle_event(&mut self, cx: &mut NodeContext<'_>, event: Event) {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
         match event {
             Event::Timer(START_TIMER) if self.started_at.is_none() => {
                 self.started_at = Some(cx.now);
@@ -174,24 +198,5 @@ impl NodeApp for WorkloadClient {
             }
             _ => {}
         }
-    }
-
-    fn on_transmit(&mut self, now: Instant, datagram: &[u8]) {
-        let Ok(header) = Header::parse(datagram) else {
-            return;
-        };
-        if header.message_type != MessageType::Confirmable {
-            return;
-        }
-        if let Some((mid, sent)) = self.last_con {
-            if mid == header.message_id {
-                self.rto_max = self.rto_max.max(now - sent);
-            }
-        }
-        self.last_con = Some((header.message_id, now));
-    }
-
-    fn is_done(&self) -> bool {
-        self.finished_at.is_some()
     }
 }

@@ -1,10 +1,10 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{Event, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Endpoint, Host, Instant};
 
 use super::client::WorkloadClient;
 use super::server::ResourceServer;
-use crate::sim::{NodeApp, NodeContext};
+use crate::sim::NodeApp;
 
 /// A node of the cc-bottleneck topology.
 #[derive(Debug)]
@@ -16,31 +16,38 @@ pub enum CcNode {
 }
 
 impl NodeApp for CcNode {
-    fn start(&mut self, cx: &mut NodeContext<'_>) {
+    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        let cx = &mut AppContext::new(endpoint, now, host);
         match self {
             CcNode::Server(s) => s.start(cx),
             CcNode::Client(c) => c.start(cx),
         }
     }
 
-    fn handle_event(&mut self, cx: &mut NodeContext<'_>, event: Event) {
+    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
         match self {
-            CcNode::Server(s) => s.handle_event(cx, event),
-            CcNode::Client(c) => c.handle_event(cx, event),
+            CcNode::Server(s) => dispatch_events(s, endpoint, now, host),
+            CcNode::Client(c) => dispatch_events(c, endpoint, now, host),
         }
     }
 
     fn on_transmit(&mut self, now: Instant, datagram: &[u8]) {
-        match self {
-            CcNode::Server(s) => s.on_transmit(now, datagram),
-            CcNode::Client(c) => c.on_transmit(now, datagram),
+        if let CcNode::Client(c) = self {
+            c.on_transmit(now, datagram);
         }
     }
 
     fn is_done(&self) -> bool {
         match self {
-            CcNode::Server(s) => s.is_done(),
+            CcNode::Server(_) => true,
             CcNode::Client(c) => c.is_done(),
+        }
+    }
+
+    fn take_restart(&mut self) -> bool {
+        match self {
+            CcNode::Server(_) => false,
+            CcNode::Client(c) => c.take_restart(),
         }
     }
 }

@@ -2,9 +2,7 @@
 //! representation (so the response rides piggy-backed in the ACK), anything else with 4.05.
 
 use covey_core::Code;
-use covey_proto::{Event, Response};
-
-use crate::sim::{NodeApp, NodeContext};
+use covey_proto::{App, AppContext, Event, Response};
 
 /// The representation served: a short sensor reading, as in the paper's small resources.
 pub const REPRESENTATION: &[u8] = b"21.5 C";
@@ -18,8 +16,8 @@ pub struct ResourceServer {
     pub refused: u64,
 }
 
-impl NodeApp for ResourceServer {
-    fn handle_event(&mut self, cx: &mut NodeContext<'_>, event: Event) {
+impl App for ResourceServer {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
         let Event::Request(id) = event else {
             return;
         };
