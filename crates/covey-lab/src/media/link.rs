@@ -199,19 +199,19 @@ impl Link {
             match s.packet.to {
                 Destination::Node(n) => self.launch(arrival, s.packet.id, n),
                 Destination::Broadcast => {
-                    let receivers: Vec<NodeId> = self
-                        .broadcast_to
-                        .iter()
-                        .copied()
-                        .filter(|&n| n != s.packet.from)
-                        .collect();
-                    if receivers.is_empty() {
+                    // Index loop: a broadcast must not allocate a receiver list.
+                    let mut receivers = 0;
+                    for i in 0..self.broadcast_to.len() {
+                        let n = self.broadcast_to[i];
+                        if n != s.packet.from {
+                            self.launch(arrival, s.packet.id, n);
+                            receivers += 1;
+                        }
+                    }
+                    if receivers == 0 {
                         self.released.push_back(s.packet.id);
                     } else {
-                        self.pending_receivers.push((s.packet.id, receivers.len()));
-                        for n in receivers {
-                            self.launch(arrival, s.packet.id, n);
-                        }
+                        self.pending_receivers.push((s.packet.id, receivers));
                     }
                 }
             }

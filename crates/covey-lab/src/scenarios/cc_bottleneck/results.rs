@@ -34,6 +34,10 @@ pub struct ClientResult {
     pub retransmissions: [u64; TRACKED_ATTEMPTS],
     /// Engine counters: datagrams sent.
     pub transmissions: u64,
+    /// Engine counters: acknowledged CONs timed from their first transmission.
+    pub rtt_samples: u64,
+    /// Sum of the RTT samples, seconds.
+    pub rtt_total_s: f64,
 }
 
 /// One run's measurements.
@@ -141,6 +145,9 @@ pub struct Aggregate {
     pub retransmitted_share: f64,
     /// Datagrams the clients sent per completed exchange.
     pub transmissions_per_exchange: f64,
+    /// Mean time from an exchange's first transmission to its ACK, seconds (the engine's
+    /// RTT counters, retransmitted exchanges included).
+    pub rtt_mean_s: f64,
 }
 
 /// Groups the clients of `runs` into [`Aggregate`]s, in a stable order.
@@ -165,7 +172,10 @@ pub fn aggregate(runs: &[RunResult]) -> Vec<Aggregate> {
             |((workload, run_algorithm, clients, client_algorithm), (n, cs))| {
                 let mut completed_after = [0u64; TRACKED_ATTEMPTS];
                 let mut transmissions = 0u64;
+                let (mut rtt_n, mut rtt_sum) = (0u64, 0.0f64);
                 for c in &cs {
+                    rtt_n += c.rtt_samples;
+                    rtt_sum += c.rtt_total_s;
                     for (t, x) in completed_after.iter_mut().zip(c.completed_after) {
                         *t += x;
                     }
@@ -194,6 +204,11 @@ pub fn aggregate(runs: &[RunResult]) -> Vec<Aggregate> {
                         0.0
                     } else {
                         transmissions as f64 / completed as f64
+                    },
+                    rtt_mean_s: if rtt_n == 0 {
+                        0.0
+                    } else {
+                        rtt_sum / rtt_n as f64
                     },
                 }
             },

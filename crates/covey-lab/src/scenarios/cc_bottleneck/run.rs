@@ -141,6 +141,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
             completed_after: stats.completed_after,
             retransmissions: stats.retransmissions,
             transmissions: stats.transmissions,
+            rtt_samples: stats.rtt_samples,
+            rtt_total_s: stats.rtt_total.as_secs_f64(),
         });
     }
     let m = sim.medium();
