@@ -1,6 +1,6 @@
 //! Runs a lab scenario until the `covey lab` subcommand exists:
 //! `cargo run --release -p covey-lab --example lab_run -- cc-bottleneck [--quick] [--seed N]
-//! [--runs N] [--out DIR]`.
+//! [--runs N] [--out DIR] [--set name=value]...`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,6 +17,11 @@ fn main() {
             "--seed" => options.seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--runs" => options.runs = args.next().and_then(|s| s.parse().ok()),
             "--out" => options.out_dir = PathBuf::from(args.next().unwrap_or_default()),
+            "--set" => {
+                let kv = args.next().unwrap_or_default();
+                let (k, v) = kv.split_once('=').unwrap_or((kv.as_str(), ""));
+                options.params.push((k.to_string(), v.to_string()));
+            }
             other => name = Some(other.to_string()),
         }
     }

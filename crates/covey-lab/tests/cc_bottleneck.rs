@@ -148,6 +148,7 @@ fn run_writes_every_report_file() {
         seed: 1,
         runs: Some(1),
         out_dir: dir.clone(),
+        params: Vec::new(),
         progress: None,
     };
     let summary = scenarios::run("cc-bottleneck", &options).expect("the quick run succeeds");
@@ -162,4 +163,52 @@ fn run_writes_every_report_file() {
         Err(covey_lab::LabError::UnknownScenario(_))
     ));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn parameters_can_be_overridden_by_name() {
+    let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+    let p = Params::with_overrides(&set("queue", "10")).unwrap();
+    assert_eq!(p.queue_packets, 10);
+    let p = Params::with_overrides(&set("header", "6LoWPAN")).unwrap();
+    assert_eq!(p.header, covey_lab::media::HeaderModel::SixLowpanIphcNhc);
+    assert!(Params::with_overrides(&set("queue", "many")).is_err());
+    assert!(Params::with_overrides(&set("colour", "red")).is_err());
+    // A 2-packet queue at 40 clients loses packets, and the engines repair every loss.
+    let mut params = Params::with_overrides(&set("queue", "2")).unwrap();
+    params.exchanges_per_client = 10;
+    let run = run_point(
+        &RunPoint {
+            algorithm: Algorithm::Default,
+            workload: Workload::Continuous,
+            clients: 40,
+            seed_index: 0,
+            run_seed: 1,
+        },
+        &params,
+    );
+    assert!(run.queue_drops > 0);
+    let retransmissions: u64 = run
+        .results
+        .iter()
+        .map(|c| c.retransmissions.iter().sum::<u64>())
+        .sum();
+    assert!(
+        retransmissions >= run.queue_drops / 2,
+        "drops are repaired by retransmission"
+    );
+    assert!(run.results.iter().all(|c| c.succeeded + c.failed == 10));
+}
+
+#[test]
+fn a_sweep_does_not_depend_on_thread_scheduling() {
+    let sweep = Sweep {
+        algorithms: vec![Algorithm::Default, Algorithm::Linux],
+        clients: vec![10, 30],
+        workloads: vec![Workload::Random],
+        seeds: 2,
+    };
+    let json =
+        || serde_json::to_string(&run_sweep(&Params::default(), &sweep, 9, None).runs).unwrap();
+    assert_eq!(json(), json());
 }

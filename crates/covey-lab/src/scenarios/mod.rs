@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub runs: Option<usize>,
     /// Where the CSV, JSON, SVG and Markdown files go (created if missing).
     pub out_dir: PathBuf,
+    /// Scenario parameters to override, as `(name, value)` pairs (e.g. `("queue", "10")`);
+    /// each scenario documents the names it knows and rejects the others.
+    pub params: Vec<(String, String)>,
     /// Called as runs finish.
     pub progress: Option<ProgressFn>,
 }
@@ -63,6 +66,7 @@ impl Default for RunOptions {
             seed: 1,
             runs: None,
             out_dir: PathBuf::from("lab-results"),
+            params: Vec::new(),
             progress: None,
         }
     }
@@ -75,6 +79,7 @@ impl std::fmt::Debug for RunOptions {
             .field("seed", &self.seed)
             .field("runs", &self.runs)
             .field("out_dir", &self.out_dir)
+            .field("params", &self.params)
             .field("progress", &self.progress.is_some())
             .finish()
     }

@@ -128,6 +128,46 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The defaults with `overrides` applied. Names: `queue` (packets), `max_retransmit`,
+    /// `rate` (bit/s), `delay_ms`, `mtu` (bytes), `header` (`ipv6`, `ipv4`, `6lowpan`),
+    /// `exchanges`, `start_spread_ms`.
+    pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
+        let mut p = Params::default();
+        for (name, value) in overrides {
+            let bad =
+                || LabError::InvalidOption(format!("{NAME}: bad value `{value}` for `{name}`"));
+            let int = || value.trim().parse::<u64>().map_err(|_| bad());
+            match name.as_str() {
+                "queue" => p.queue_packets = usize::try_from(int()?).map_err(|_| bad())?,
+                "max_retransmit" => p.max_retransmit = u8::try_from(int()?).map_err(|_| bad())?,
+                "rate" => p.rate_bps = int()?.max(1),
+                "delay_ms" => p.one_way_delay = Duration::from_millis(int()?),
+                "mtu" => p.mtu = usize::try_from(int()?).map_err(|_| bad())?.max(16),
+                "exchanges" => {
+                    p.exchanges_per_client = u32::try_from(int()?).map_err(|_| bad())?.max(1)
+                }
+                "start_spread_ms" => p.start_spread = Duration::from_millis(int()?),
+                "header" => {
+                    p.header = match value.trim().to_ascii_lowercase().as_str() {
+                        "ipv6" => HeaderModel::Ipv6Udp,
+                        "ipv4" => HeaderModel::Ipv4Udp,
+                        "6lowpan" => HeaderModel::SixLowpanIphcNhc,
+                        _ => return Err(bad()),
+                    }
+                }
+                _ => {
+                    return Err(LabError::InvalidOption(format!(
+                        "{NAME} has no parameter `{name}` (queue, max_retransmit, rate, \
+                         delay_ms, mtu, header, exchanges, start_spread_ms)"
+                    )))
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
 /// The points and seeds of a sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
@@ -272,7 +312,7 @@ pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
     } else {
         Sweep::full(seeds)
     };
-    let params = Params::default();
+    let params = Params::with_overrides(&options.params)?;
     let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
     report::write(&outcome, &options.out_dir)
 }
