@@ -24,6 +24,7 @@ pub mod paper;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sensitivity;
 pub mod server;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -259,6 +260,8 @@ pub struct Outcome {
     pub runs: Vec<RunResult>,
     /// Aggregates per class.
     pub aggregates: Vec<Aggregate>,
+    /// The sensitivity study (empty unless asked for).
+    pub sensitivity: Vec<sensitivity::SensitivityRow>,
     /// Wall-clock seconds the sweep took.
     pub wall_s: f64,
 }
@@ -296,6 +299,7 @@ pub fn run_sweep(
         sweep: sweep.clone(),
         seed,
         aggregates: aggregate(&runs),
+        sensitivity: Vec::new(),
         runs,
         wall_s: started.elapsed().as_secs_f64(),
     }
@@ -313,6 +317,9 @@ pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
         Sweep::full(seeds)
     };
     let params = Params::with_overrides(&options.params)?;
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
+    let mut outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
+    let started = WallClock::now();
+    outcome.sensitivity = sensitivity::study(&params, seeds.min(3), options.seed);
+    outcome.wall_s += started.elapsed().as_secs_f64();
     report::write(&outcome, &options.out_dir)
 }
