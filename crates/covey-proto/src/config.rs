@@ -25,6 +25,9 @@ pub struct Config {
     /// Datagram buffers: outgoing queue, retransmission copies, cached replies, received
     /// messages awaiting the application.
     pub max_buffers: usize,
+    /// Bytes of freed datagram buffers kept for reuse (beyond, they are returned to the
+    /// allocator): enough for the steady state to allocate nothing.
+    pub pool_retain_bytes: usize,
     /// Requests waiting for an NSTART slot, per peer.
     pub max_queued_per_peer: usize,
     /// Events waiting for the application.
@@ -85,6 +88,7 @@ impl Default for Config {
             max_incoming: 256,
             max_dedup_entries: 8192,
             max_buffers: 1024,
+            pool_retain_bytes: 256 << 10,
             max_queued_per_peer: 64,
             max_events: 1024,
             max_app_timers: 64,
@@ -109,6 +113,29 @@ impl Default for Config {
 }
 
 impl Config {
+    /// A profile for constrained nodes (the lab's motes, small boards): a handful of peers
+    /// and exchanges, 1 152-byte datagrams so a 1 024-byte payload fits one message
+    /// (block-wise beyond), and small tables. Holds under 8 KiB of heap when idle.
+    pub fn constrained() -> Config {
+        Config {
+            max_message_size: 1152,
+            max_peers: 4,
+            max_exchanges: 4,
+            max_incoming: 4,
+            max_dedup_entries: 16,
+            max_buffers: 8,
+            pool_retain_bytes: 2048,
+            max_queued_per_peer: 2,
+            max_events: 8,
+            max_app_timers: 4,
+            max_body_size: 4096,
+            max_uploads: 1,
+            max_reassembly_bytes: 4096,
+            max_observers: 4,
+            ..Config::default()
+        }
+    }
+
     /// Block size in bytes for transfers this endpoint starts or slices.
     pub fn block_size(&self) -> usize {
         16 << self.block_szx.min(6)

@@ -3,11 +3,10 @@
 //! served afresh, so deduplication never caps a peer's message rate.
 
 use crate::event::IncomingId;
-use crate::hash::{map_with_capacity, Map};
+use crate::hash::{seeded_map, Map};
 use crate::reply_cache::ReplyRef;
 use crate::Instant;
-use alloc::vec;
-use alloc::vec::Vec;
+use alloc::collections::VecDeque;
 
 /// What was done with the first copy of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,36 +34,35 @@ struct Entry {
     fingerprint: u64,
     state: DedupState,
     expires: Instant,
-    /// Position in insertion order; a slot whose entry was replaced holds a newer one.
-    sequence: u64,
 }
 
-/// Bounded table of recently seen messages: a ring of entries in insertion order (the oldest
-/// goes first when full or expired) and a map from key to ring position.
+/// Bounded table of recently seen messages: a queue of entries in insertion order (the
+/// oldest goes first when full or expired), growing on demand up to its capacity, and a map
+/// from key to sequence number.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
     map: Map<DedupKey, u64>,
-    ring: Vec<Option<Entry>>,
-    /// Sequence number of the oldest entry still in the ring, and of the next one.
+    /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
+    /// A replaced entry stays as `None` until it reaches the front.
+    entries: VecDeque<Option<Entry>>,
+    capacity: usize,
+    /// Sequence number of the front entry.
     oldest: u64,
-    next: u64,
 }
 
 impl DedupCache {
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
-        let capacity = capacity.max(1);
         DedupCache {
-            map: map_with_capacity(capacity, seed),
-            ring: vec![None; capacity],
+            map: seeded_map(seed),
+            entries: VecDeque::new(),
+            capacity: capacity.max(1),
             oldest: 0,
-            next: 0,
         }
     }
 
     fn slot(&self, sequence: u64) -> Option<&Entry> {
-        self.ring[(sequence % self.ring.len() as u64) as usize]
-            .as_ref()
-            .filter(|e| e.sequence == sequence)
+        let index = usize::try_from(sequence.checked_sub(self.oldest)?).ok()?;
+        self.entries.get(index)?.as_ref()
     }
 
     /// The state of an earlier copy of this exact message, if remembered.
@@ -85,37 +83,48 @@ impl DedupCache {
         expires: Instant,
     ) -> DedupHandle {
         self.expire(now);
-        if self.next - self.oldest >= self.ring.len() as u64 {
+        if self.entries.len() >= self.capacity {
             self.pop_oldest();
         }
-        let sequence = self.next;
-        self.next += 1;
-        let len = self.ring.len() as u64;
-        self.ring[(sequence % len) as usize] = Some(Entry {
+        let sequence = self.oldest + self.entries.len() as u64;
+        // The key's previous entry (a reused message ID) is dead from here on.
+        if let Some(previous) = self.map.insert(key, sequence) {
+            if let Some(index) = previous
+                .checked_sub(self.oldest)
+                .and_then(|i| usize::try_from(i).ok())
+            {
+                if let Some(slot) = self.entries.get_mut(index) {
+                    *slot = None;
+                }
+            }
+        }
+        self.entries.push_back(Some(Entry {
             key,
             fingerprint,
             state,
             expires,
-            sequence,
-        });
-        self.map.insert(key, sequence);
+        }));
         DedupHandle(sequence)
     }
 
     /// Moves an entry to a new state (e.g. once the application answered).
     pub fn update(&mut self, handle: DedupHandle, state: DedupState) {
-        let len = self.ring.len() as u64;
-        if let Some(e) = self.ring[(handle.0 % len) as usize].as_mut() {
-            if e.sequence == handle.0 {
-                e.state = state;
-            }
+        let Some(index) = handle
+            .0
+            .checked_sub(self.oldest)
+            .and_then(|i| usize::try_from(i).ok())
+        else {
+            return;
+        };
+        if let Some(Some(e)) = self.entries.get_mut(index) {
+            e.state = state;
         }
     }
 
     /// Forgets entries whose lifetime ended.
     pub fn expire(&mut self, now: Instant) {
-        while self.oldest < self.next {
-            match self.slot(self.oldest) {
+        while let Some(front) = self.entries.front() {
+            match front {
                 Some(e) if e.expires > now => break,
                 _ => self.pop_oldest(),
             }
@@ -123,13 +132,12 @@ impl DedupCache {
     }
 
     fn pop_oldest(&mut self) {
-        if self.oldest >= self.next {
+        let Some(front) = self.entries.pop_front() else {
             return;
-        }
-        let len = self.ring.len() as u64;
+        };
         let sequence = self.oldest;
         self.oldest += 1;
-        if let Some(e) = self.ring[(sequence % len) as usize].take() {
+        if let Some(e) = front {
             // A newer message with the same key keeps its own entry.
             if let hashbrown::hash_map::Entry::Occupied(m) = self.map.entry(e.key) {
                 if *m.get() == sequence {

@@ -7,16 +7,14 @@ use core::net::SocketAddr;
 /// The hasher builder every engine table uses.
 pub(crate) type SeededState = foldhash::fast::FixedState;
 
-/// A hash map with the engine's hasher, created with its full capacity.
+/// A hash map with the engine's hasher.
 pub(crate) type Map<K, V> = hashbrown::HashMap<K, V, SeededState>;
 
-/// A map that holds `capacity` entries without reallocating: twice the buckets, so
-/// tombstones from removals are cleaned by in-place rehashing instead of growth.
-pub(crate) fn map_with_capacity<K, V>(capacity: usize, seed: u64) -> Map<K, V> {
-    Map::with_capacity_and_hasher(
-        capacity.saturating_mul(2).max(4),
-        SeededState::with_seed(seed),
-    )
+/// An empty map that grows as entries arrive; the tables using it bound their entries, and
+/// once grown to hold them, removals leave tombstones that in-place rehashing cleans, so
+/// steady state does not reallocate.
+pub(crate) fn seeded_map<K, V>(seed: u64) -> Map<K, V> {
+    Map::with_hasher(SeededState::with_seed(seed))
 }
 
 /// A 64-bit fingerprint of a datagram, to tell a true duplicate from a reused message ID.

@@ -2,8 +2,9 @@
 //! to a retransmission copy or a cached reply so nothing is copied twice.
 
 use crate::reply_cache::ReplyRef;
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::{DatagramBuf, SlotBufs};
 use crate::storage::slab::SlabKey;
-use crate::wire::DatagramBuf;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
@@ -21,22 +22,25 @@ pub(crate) enum OutSource {
     Incoming(SlabKey),
 }
 
+/// Slots and the queue grow on demand up to their bounds.
 #[derive(Debug)]
 pub(crate) struct Outbox {
-    bufs: Vec<DatagramBuf>,
+    bufs: SlotBufs,
     free: Vec<usize>,
+    slots_created: usize,
+    max_slots: usize,
     queue: VecDeque<(SocketAddr, OutSource)>,
     queue_capacity: usize,
 }
 
 impl Outbox {
-    pub fn new(slots: usize, queue_capacity: usize, max_message_size: usize) -> Outbox {
+    pub fn new(slots: usize, queue_capacity: usize) -> Outbox {
         Outbox {
-            bufs: (0..slots)
-                .map(|_| DatagramBuf::new(max_message_size))
-                .collect(),
-            free: (0..slots).rev().collect(),
-            queue: VecDeque::with_capacity(queue_capacity),
+            bufs: SlotBufs::default(),
+            free: Vec::new(),
+            slots_created: 0,
+            max_slots: slots,
+            queue: VecDeque::new(),
             queue_capacity,
         }
     }
@@ -46,27 +50,41 @@ impl Outbox {
         if self.queue.len() >= self.queue_capacity {
             return None;
         }
-        self.free.pop()
+        if let Some(slot) = self.free.pop() {
+            return Some(slot);
+        }
+        if self.slots_created < self.max_slots {
+            self.slots_created += 1;
+            // Room to take every slot back without growing later.
+            self.free.reserve(self.slots_created);
+            return Some(self.slots_created - 1);
+        }
+        None
     }
 
     pub fn buf_mut(&mut self, slot: usize) -> &mut DatagramBuf {
-        &mut self.bufs[slot]
+        self.bufs.slot(slot)
     }
 
     pub fn buf(&self, slot: usize) -> &[u8] {
-        self.bufs[slot].as_slice()
+        self.bufs.get(slot)
     }
 
-    pub fn release(&mut self, slot: usize) {
-        self.bufs[slot].clear();
+    pub fn release(&mut self, slot: usize, pool: &mut BufferPool) {
+        self.bufs.release(slot, pool);
         self.free.push(slot);
     }
 
     /// Queues a datagram; false when the queue is full.
-    pub fn push(&mut self, destination: SocketAddr, source: OutSource) -> bool {
+    pub fn push(
+        &mut self,
+        destination: SocketAddr,
+        source: OutSource,
+        pool: &mut BufferPool,
+    ) -> bool {
         if self.queue.len() >= self.queue_capacity {
             if let OutSource::Slot(s) = source {
-                self.release(s);
+                self.release(s, pool);
             }
             return false;
         }

@@ -2,7 +2,7 @@
 
 use crate::cc::PeerEstimator;
 use crate::config::Config;
-use crate::hash::{map_with_capacity, AddrKey, Map};
+use crate::hash::{seeded_map, AddrKey, Map};
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -69,7 +69,7 @@ impl PeerTable {
     pub fn new(config: &Config, seed: u64) -> PeerTable {
         PeerTable {
             peers: Slab::with_capacity(config.max_peers),
-            by_addr: map_with_capacity(config.max_peers, seed),
+            by_addr: seeded_map(seed),
         }
     }
 

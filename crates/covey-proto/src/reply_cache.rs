@@ -1,6 +1,8 @@
 //! Replies kept to answer duplicate CONs: a ring of buffers, oldest overwritten first.
 
-use crate::wire::{DatagramBuf, Outgoing};
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::DatagramBuf;
+use crate::wire::Outgoing;
 use alloc::vec::Vec;
 use covey_core::EncodeError;
 
@@ -11,32 +13,39 @@ pub(crate) struct ReplyRef {
     generation: u32,
 }
 
+/// The ring grows slot by slot up to its capacity, then overwrites.
 #[derive(Debug)]
 pub(crate) struct ReplyCache {
     slots: Vec<(DatagramBuf, u32)>,
+    capacity: usize,
     next: usize,
 }
 
 impl ReplyCache {
-    pub fn new(capacity: usize, max_message_size: usize) -> ReplyCache {
+    pub fn new(capacity: usize) -> ReplyCache {
         ReplyCache {
-            slots: (0..capacity.max(1))
-                .map(|_| (DatagramBuf::new(max_message_size), 0))
-                .collect(),
+            slots: Vec::new(),
+            capacity: capacity.max(1),
             next: 0,
         }
     }
 
     /// Encodes `m` straight into the oldest slot.
-    pub fn encode(&mut self, m: &Outgoing<'_>) -> Result<ReplyRef, EncodeError> {
+    pub fn encode(
+        &mut self,
+        m: &Outgoing<'_>,
+        pool: &mut BufferPool,
+    ) -> Result<ReplyRef, EncodeError> {
         let slot = self.next;
-        let count = self.slots.len();
+        if slot == self.slots.len() {
+            self.slots.push((DatagramBuf::default(), 0));
+        }
         let (buf, generation) = &mut self.slots[slot];
         // Whatever referred to this slot is stale from here on, even if encoding fails.
         *generation = generation.wrapping_add(1);
-        buf.encode(m)?;
+        buf.encode(m, pool)?;
         let generation = *generation;
-        self.next = (self.next + 1) % count;
+        self.next = (self.next + 1) % self.capacity;
         Ok(ReplyRef {
             slot: slot as u32,
             generation,

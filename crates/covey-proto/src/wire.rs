@@ -1,7 +1,7 @@
 //! Encoding engine messages from unordered option lists into a buffer.
 
-use alloc::boxed::Box;
-use alloc::vec;
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::DatagramBuf;
 use covey_core::{
     CoapOption, Code, EncodeError, Message, MessageEncoder, MessageType, OptionNumber,
 };
@@ -18,66 +18,17 @@ pub(crate) struct Outgoing<'a> {
     pub payload: &'a [u8],
 }
 
-/// A datagram buffer allocated once at construction and reused for every message.
-#[derive(Debug)]
-pub(crate) struct DatagramBuf {
-    data: Box<[u8]>,
-    len: usize,
-}
-
-impl DatagramBuf {
-    /// A buffer for datagrams of up to `max` bytes.
-    pub fn new(max: usize) -> DatagramBuf {
-        DatagramBuf {
-            data: vec![0; max].into_boxed_slice(),
-            len: 0,
-        }
-    }
-
-    /// The datagram held.
-    pub fn as_slice(&self) -> &[u8] {
-        &self.data[..self.len]
-    }
-
-    /// Replaces the content with an encoding of `m`; on error the buffer is left empty.
-    pub fn encode(&mut self, m: &Outgoing<'_>) -> Result<(), EncodeError> {
-        match encode_slice(m, &mut self.data) {
-            Ok(n) => {
-                self.len = n;
-                Ok(())
-            }
-            Err(e) => {
-                self.len = 0;
-                Err(e)
-            }
-        }
-    }
-
-    /// Replaces the content with `bytes`; false (and empty) when they do not fit.
-    pub fn copy_from(&mut self, bytes: &[u8]) -> bool {
-        match self.data.get_mut(..bytes.len()) {
-            Some(dst) => {
-                dst.copy_from_slice(bytes);
-                self.len = bytes.len();
-                true
-            }
-            None => {
-                self.len = 0;
-                false
-            }
-        }
-    }
-
-    /// Overwrites the message ID of the datagram held (bytes 2–3).
-    pub fn set_message_id(&mut self, mid: u16) {
-        if self.len >= 4 {
-            self.data[2..4].copy_from_slice(&mid.to_be_bytes());
-        }
-    }
-
-    /// Empties the buffer.
-    pub fn clear(&mut self) {
-        self.len = 0;
+impl Outgoing<'_> {
+    /// An upper bound of the encoded size: every option with the longest header it can
+    /// have (1 + 2 + 2 bytes), so a buffer of this size never comes up short.
+    pub fn size_bound(&self) -> usize {
+        let options: usize = self
+            .options
+            .iter()
+            .chain(self.extra)
+            .map(|o| o.value.len() + 5)
+            .sum();
+        4 + self.token.len() + options + 1 + self.payload.len()
     }
 }
 
@@ -90,15 +41,25 @@ pub(crate) fn reencode(
     extra: &[CoapOption<'_>],
     payload: &[u8],
     out: &mut DatagramBuf,
+    pool: &mut BufferPool,
 ) -> Result<(), EncodeError> {
+    let bound = template.len() + extra.iter().map(|o| o.value.len() + 5).sum::<usize>() + 1;
+    out.write_with(bound + payload.len(), pool, |buf| {
+        reencode_into(template, message_id, skip, extra, payload, buf)
+    })
+}
+
+fn reencode_into(
+    template: &[u8],
+    message_id: u16,
+    skip: &[OptionNumber],
+    extra: &[CoapOption<'_>],
+    payload: &[u8],
+    buf: &mut [u8],
+) -> Result<usize, EncodeError> {
     let m = Message::parse(template).map_err(|_| EncodeError::InvalidStructure)?;
-    let mut enc = MessageEncoder::new(
-        &mut out.data,
-        m.message_type(),
-        m.code(),
-        message_id,
-        m.token_bytes(),
-    )?;
+    let mut enc =
+        MessageEncoder::new(buf, m.message_type(), m.code(), message_id, m.token_bytes())?;
     let mut kept = m.options().filter(|o| !skip.contains(&o.number)).peekable();
     let mut last_extra: Option<(u16, usize)> = None;
     loop {
@@ -126,11 +87,11 @@ pub(crate) fn reencode(
         }
     }
     enc.payload(payload)?;
-    out.len = enc.finish();
-    Ok(())
+    Ok(enc.finish())
 }
 
-fn encode_slice(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
+/// Encodes `m` into `buf`, returning its length.
+pub(crate) fn encode_into(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
     let mut enc = MessageEncoder::new(buf, m.message_type, m.code, m.message_id, m.token)?;
     // Fast path: one list already in order, as most applications write it.
     if m.extra.is_empty() && m.options.windows(2).all(|w| w[0].number <= w[1].number) {
@@ -203,14 +164,20 @@ mod tests {
             extra: &extra,
             payload: b"",
         };
-        let mut buf = DatagramBuf::new(100);
-        buf.encode(&m).unwrap();
+        let mut pool = BufferPool::new(100, 0);
+        let mut buf = DatagramBuf::default();
+        buf.encode(&m, &mut pool).unwrap();
+        assert!(m.size_bound() >= buf.as_slice().len());
         let parsed = Message::parse(buf.as_slice()).unwrap();
         let numbers: Vec<u16> = parsed.options().map(|o| o.number.0).collect();
         assert_eq!(numbers, [6, 11, 11, 17]);
         assert_eq!(parsed.uri_path().collect::<Vec<_>>(), ["a", "b"]);
-        let mut small = DatagramBuf::new(8);
-        assert_eq!(small.encode(&m), Err(EncodeError::BufferTooSmall));
+        let mut tiny_pool = BufferPool::new(8, 0);
+        let mut small = DatagramBuf::default();
+        assert_eq!(
+            small.encode(&m, &mut tiny_pool),
+            Err(EncodeError::BufferTooSmall)
+        );
         assert!(small.as_slice().is_empty());
     }
 }
@@ -236,17 +203,21 @@ mod reencode_tests {
                 value: &[1],
             },
         ];
-        let mut template = DatagramBuf::new(100);
+        let mut pool = BufferPool::new(100, 0);
+        let mut template = DatagramBuf::default();
         template
-            .encode(&Outgoing {
-                message_type: MessageType::Confirmable,
-                code: Code::PUT,
-                message_id: 0,
-                token: &[7],
-                options: &opts,
-                extra: &[],
-                payload: b"",
-            })
+            .encode(
+                &Outgoing {
+                    message_type: MessageType::Confirmable,
+                    code: Code::PUT,
+                    message_id: 0,
+                    token: &[7],
+                    options: &opts,
+                    extra: &[],
+                    payload: b"",
+                },
+                &mut pool,
+            )
             .unwrap();
         let extra = [
             CoapOption {
@@ -258,7 +229,7 @@ mod reencode_tests {
                 value: &[],
             },
         ];
-        let mut out = DatagramBuf::new(100);
+        let mut out = DatagramBuf::default();
         reencode(
             template.as_slice(),
             9,
@@ -266,6 +237,7 @@ mod reencode_tests {
             &extra,
             b"xyz",
             &mut out,
+            &mut pool,
         )
         .unwrap();
         let m = Message::parse(out.as_slice()).unwrap();

@@ -1,5 +1,6 @@
 //! Memory is bounded by configuration: a flood of distinct requests from many sources at a
-//! server whose application never answers allocates nothing after construction, is answered
+//! server whose application never answers grows the server's tables to their bounds and no
+//! further (the second half of the flood allocates nothing), is answered
 //! with 5.03 Service Unavailable and Max-Age once the incoming table is full, is counted as
 //! overload, and leaves the server able to serve a normal client once the flood is over.
 //! The only test of this binary (counting is per thread anyway).
@@ -22,6 +23,10 @@ const MAX_INCOMING: usize = 64;
 /// piggyback window (so the accepted CONs get their empty ACK) and far shorter than the
 /// response timeout (so the incoming table stays full).
 const GAP: Duration = Duration::from_micros(10);
+
+/// What the flood may make the server hold with this configuration's bounds (1 024 dedup
+/// entries, 128 peers, 64 incoming requests, the reply ring and outbox).
+const GROWTH_LIMIT: i64 = 512 << 10;
 
 fn small_config() -> Config {
     Config {
@@ -51,8 +56,8 @@ fn flood_is_bounded_answered_with_5_03_and_counted() {
     let mut replies = Replies::default();
     let mut ignored_requests = 0u64;
 
-    let (_, flood) = count(|| {
-        for k in 0..REQUESTS {
+    let mut flood_range = |range: std::ops::Range<u32>| {
+        for k in range {
             let source = addr(100, 10_000 + (k % SOURCES) as u16);
             // Distinct per source: its n-th request has message ID n and a unique token.
             let mid = (k / SOURCES) as u16;
@@ -110,12 +115,27 @@ fn flood_is_bounded_answered_with_5_03_and_counted() {
                 }
             }
         }
-    });
+    };
+    // The first half fills every table the flood touches to its bound ...
+    let (_, growth) = count(|| flood_range(0..REQUESTS / 2));
+    // ... and the second half, with the tables full, allocates nothing.
+    let (_, flood) = count(|| flood_range(REQUESTS / 2..REQUESTS));
 
     println!(
-        "flood: {REQUESTS} requests from {SOURCES} sources: {} allocations ({} B); \
+        "flood: {REQUESTS} requests from {SOURCES} sources: first half left {} B held \
+         ({} allocations), second half {} allocations ({} B); \
          {} x 5.03, {} empty ACKs, {ignored_requests} requests left unanswered",
-        flood.count, flood.bytes, replies.service_unavailable, replies.empty_acks
+        growth.net_bytes,
+        growth.count,
+        flood.count,
+        flood.bytes,
+        replies.service_unavailable,
+        replies.empty_acks
+    );
+    assert!(
+        growth.net_bytes < GROWTH_LIMIT,
+        "the flood grew the server by {} B",
+        growth.net_bytes
     );
     assert_eq!(flood.count, 0, "the flood made the server allocate");
     // Exactly the first MAX_INCOMING requests got in; every other one was refused.

@@ -2,7 +2,7 @@
 //! Block2 blocks, and reassembling Block1 uploads with bounded memory.
 
 use crate::config::Config;
-use crate::hash::{map_with_capacity, Map, SeededState};
+use crate::hash::{seeded_map, Map, SeededState};
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
@@ -46,7 +46,7 @@ pub(crate) struct Uploads {
 impl Uploads {
     pub fn new(config: &Config, seed: u64) -> Uploads {
         Uploads {
-            map: map_with_capacity(config.max_uploads, seed),
+            map: seeded_map(seed),
             hasher: SeededState::with_seed(seed ^ 0x5bd1_e995),
             bytes: 0,
             max_uploads: config.max_uploads.max(1),
@@ -187,7 +187,7 @@ pub(crate) struct BodyCache {
 impl BodyCache {
     pub fn new(config: &Config, seed: u64) -> BodyCache {
         BodyCache {
-            map: map_with_capacity(config.max_uploads, seed),
+            map: seeded_map(seed),
             bytes: 0,
             max_entries: config.max_uploads.max(1),
             max_bytes: config.max_reassembly_bytes,

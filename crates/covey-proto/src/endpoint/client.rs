@@ -9,9 +9,11 @@ use crate::outbox::OutSource;
 use crate::peer::PeerKey;
 use crate::request::{Request, RequestParams};
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::wire::reencode;
-use crate::wire::{DatagramBuf, Outgoing};
+use crate::wire::Outgoing;
 use crate::{Duration, Instant};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -183,8 +185,8 @@ impl Endpoint {
             return Err(RequestError::UnknownRequest);
         };
         let (remote, token, confirmable) = (ex.remote, ex.token, ex.confirmable);
-        let template = self.exchange_bufs[id.0.index()].as_slice();
-        let mut copy = DatagramBuf::new(self.config.max_message_size);
+        let template = self.exchange_bufs.get(id.0.index());
+        let mut copy = DatagramBuf::default();
         let extra = [CoapOption {
             number: OptionNumber::OBSERVE,
             value: &[1],
@@ -197,6 +199,7 @@ impl Endpoint {
             &extra,
             payload,
             &mut copy,
+            &mut self.pool,
         )
         .map_err(|_| RequestError::TooLarge)?;
         self.finish_exchange(now, id.0);
@@ -298,7 +301,12 @@ impl Endpoint {
                 owner: self.acting_app,
             })
             .map_err(|_| RequestError::Overload)?;
-        if self.exchange_bufs[key.index()].encode(template).is_err() {
+        if self
+            .exchange_bufs
+            .slot(key.index())
+            .encode(template, &mut self.pool)
+            .is_err()
+        {
             self.exchanges.remove(key);
             return Err(RequestError::TooLarge);
         }
@@ -394,9 +402,10 @@ impl Endpoint {
             let encoded = match self.exchanges.get(key) {
                 Some(ex) => encode_request(
                     ex,
-                    &self.exchange_bufs[key.index()],
+                    self.exchange_bufs.get(key.index()),
                     mid,
-                    &mut self.transmission_bufs[tx.index()],
+                    self.transmission_bufs.slot(tx.index()),
+                    &mut self.pool,
                 ),
                 None => false,
             };
@@ -408,7 +417,7 @@ impl Endpoint {
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingAck(tx);
             }
-            let size = self.transmission_bufs[tx.index()].as_slice().len();
+            let size = self.transmission_bufs.get(tx.index()).len();
             self.charge_probe(now, peer, size);
             self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
@@ -419,20 +428,22 @@ impl Endpoint {
             let encoded = match self.exchanges.get(key) {
                 Some(ex) => encode_request(
                     ex,
-                    &self.exchange_bufs[key.index()],
+                    self.exchange_bufs.get(key.index()),
                     mid,
                     self.outbox.buf_mut(slot),
+                    &mut self.pool,
                 ),
                 None => false,
             };
             if !encoded {
-                self.outbox.release(slot);
+                self.outbox.release(slot, &mut self.pool);
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             }
             let size = self.outbox.buf(slot).len();
             self.charge_probe(now, peer, size);
-            self.outbox.push(remote, OutSource::Slot(slot));
+            self.outbox
+                .push(remote, OutSource::Slot(slot), &mut self.pool);
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingResponse;
             }
@@ -460,7 +471,7 @@ impl Endpoint {
     /// Removes an exchange, frees its NSTART slot and starts the next queued one.
     pub(crate) fn finish_exchange(&mut self, now: Instant, key: SlabKey) -> Option<ClientExchange> {
         let ex = self.exchanges.remove(key)?;
-        self.exchange_bufs[key.index()].clear();
+        self.exchange_bufs.release(key.index(), &mut self.pool);
         if ex.kind == ExchangeKind::Request && self.tokens.get(&ex.token) == Some(&key) {
             self.tokens.remove(&ex.token);
         }
@@ -760,10 +771,12 @@ impl Endpoint {
             self.stats.drop(DropCause::Overload);
             return;
         };
-        self.held_bufs[held.index()].copy_from(datagram);
+        self.held_bufs
+            .slot(held.index())
+            .copy_from(datagram, &mut self.pool);
         let owner = if last {
             let Some(ex) = self.finish_exchange(now, key) else {
-                self.held.remove(held);
+                self.release_held(held);
                 return;
             };
             self.stats.completed_after[(ex.retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] +=
@@ -780,7 +793,7 @@ impl Endpoint {
                 last,
             },
         ) {
-            self.held.remove(held);
+            self.release_held(held);
         }
     }
 }
@@ -802,12 +815,13 @@ fn next_upload_block(sent: Block, ack: Option<Block>, total: usize) -> Option<Bl
 /// request, plus the Block1/Block2 options and upload slice of a transfer.
 fn encode_request(
     ex: &ClientExchange,
-    template: &DatagramBuf,
+    template: &[u8],
     mid: u16,
     out: &mut DatagramBuf,
+    pool: &mut BufferPool,
 ) -> bool {
     let Some(t) = ex.transfer.as_deref() else {
-        let ok = out.copy_from(template.as_slice());
+        let ok = out.copy_from(template, pool);
         out.set_message_id(mid);
         return ok;
     };
@@ -818,9 +832,7 @@ fn encode_request(
     };
     let mut extra = [placeholder; 3];
     let mut n = 0;
-    let mut payload: &[u8] = Message::parse(template.as_slice())
-        .map(|m| m.payload())
-        .unwrap_or(&[]);
+    let mut payload: &[u8] = Message::parse(template).map(|m| m.payload()).unwrap_or(&[]);
     if let Some(b) = t.upload_block {
         let start = b.offset().min(t.upload.len());
         let end = (start + b.size()).min(t.upload.len());
@@ -854,5 +866,5 @@ fn encode_request(
         OptionNumber::BLOCK2,
         OptionNumber::SIZE1,
     ];
-    reencode(template.as_slice(), mid, &skip, &extra[..n], payload, out).is_ok()
+    reencode(template, mid, &skip, &extra[..n], payload, out, pool).is_ok()
 }

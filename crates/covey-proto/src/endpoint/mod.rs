@@ -11,15 +11,16 @@ use crate::app::AppId;
 use crate::config::Config;
 use crate::dedup::DedupCache;
 use crate::event::{Event, IncomingId, ResponseKey, TimerId};
-use crate::hash::{map_with_capacity, Map, MidKey, SeededState};
+use crate::hash::{seeded_map, Map, MidKey, SeededState};
 use crate::outbox::{OutSource, Outbox};
 use crate::peer::{PeerKey, PeerTable};
 use crate::reply_cache::ReplyCache;
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::SlotBufs;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::storage::timer_queue::TimerQueue;
-use crate::wire::DatagramBuf;
 use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -227,19 +228,21 @@ pub struct Endpoint {
     pub(crate) hasher: SeededState,
     pub(crate) peers: PeerTable,
     pub(crate) exchanges: Slab<ClientExchange>,
-    pub(crate) exchange_bufs: Vec<DatagramBuf>,
+    pub(crate) exchange_bufs: SlotBufs,
     pub(crate) tokens: Map<Token, SlabKey>,
     pub(crate) transmissions: Slab<Transmission>,
-    pub(crate) transmission_bufs: Vec<DatagramBuf>,
+    pub(crate) transmission_bufs: SlotBufs,
     pub(crate) transmissions_by_mid: Map<MidKey, SlabKey>,
     pub(crate) incoming: Slab<IncomingExchange>,
-    pub(crate) incoming_bufs: Vec<DatagramBuf>,
+    pub(crate) incoming_bufs: SlotBufs,
     pub(crate) held: Slab<HeldResponse>,
-    pub(crate) held_bufs: Vec<DatagramBuf>,
+    pub(crate) held_bufs: SlotBufs,
     pub(crate) released_on_poll: Option<SlabKey>,
     pub(crate) dedup: DedupCache,
     pub(crate) replies: ReplyCache,
     pub(crate) outbox: Outbox,
+    /// Buffers for every stored datagram, by size class.
+    pub(crate) pool: BufferPool,
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
@@ -257,12 +260,11 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint with every table allocated up front; `seed` drives its PRNG (message
-    /// IDs, tokens, timeouts, leisure), so runs with the same seed are identical.
+    /// An endpoint whose tables and buffers grow on demand up to the `Config` bounds;
+    /// `seed` drives its PRNG (message IDs, tokens, timeouts, leisure), so runs with the
+    /// same seed are identical.
     pub fn new(config: Config, seed: u64) -> Endpoint {
         let mut rng = Rng::new(seed);
-        let max = config.max_message_size;
-        let bufs = |n: usize| (0..n).map(|_| DatagramBuf::new(max)).collect::<Vec<_>>();
         let transmissions = config.max_exchanges + config.max_incoming;
         let held = config.max_events.max(1);
         let timer_layout = TimerLayout::new(&config);
@@ -270,20 +272,21 @@ impl Endpoint {
             hasher: SeededState::with_seed(rng.next_u64()),
             peers: PeerTable::new(&config, rng.next_u64()),
             exchanges: Slab::with_capacity(config.max_exchanges),
-            exchange_bufs: bufs(config.max_exchanges),
-            tokens: map_with_capacity(config.max_exchanges, rng.next_u64()),
+            exchange_bufs: SlotBufs::default(),
+            tokens: seeded_map(rng.next_u64()),
             transmissions: Slab::with_capacity(transmissions),
-            transmission_bufs: bufs(transmissions),
-            transmissions_by_mid: map_with_capacity(transmissions, rng.next_u64()),
+            transmission_bufs: SlotBufs::default(),
+            transmissions_by_mid: seeded_map(rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
-            incoming_bufs: bufs(config.max_incoming),
+            incoming_bufs: SlotBufs::default(),
             held: Slab::with_capacity(held),
-            held_bufs: bufs(held),
+            held_bufs: SlotBufs::default(),
             released_on_poll: None,
             dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
-            replies: ReplyCache::new(config.max_buffers / 2, max),
-            outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2, max),
-            events: VecDeque::with_capacity(config.max_events),
+            replies: ReplyCache::new(config.max_buffers / 2),
+            outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
+            pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
+            events: VecDeque::new(),
             acting_app: AppId(0),
             app_rng: Rng::new(rng.next_u64()),
             timers: TimerQueue::with_capacity(timer_layout.total),
@@ -296,8 +299,8 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Slab::with_capacity(config.max_observers),
-            observer_index: map_with_capacity(config.max_observers, rng.next_u64()),
-            notification_mids: map_with_capacity(config.max_observers, rng.next_u64()),
+            observer_index: seeded_map(rng.next_u64()),
+            notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
             config,
@@ -370,12 +373,12 @@ impl Endpoint {
             let bytes: &[u8] = match source {
                 OutSource::Slot(slot) => self.outbox.buf(slot),
                 OutSource::Transmission(key) => match self.transmissions.get(key) {
-                    Some(_) => self.transmission_bufs[key.index()].as_slice(),
+                    Some(_) => self.transmission_bufs.get(key.index()),
                     None => &[],
                 },
                 OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
                 OutSource::Incoming(key) => match self.incoming.get(key) {
-                    Some(_) => self.incoming_bufs[key.index()].as_slice(),
+                    Some(_) => self.incoming_bufs.get(key.index()),
                     None => &[],
                 },
             };
@@ -385,7 +388,7 @@ impl Endpoint {
                 buf[..size].copy_from_slice(bytes);
             }
             match source {
-                OutSource::Slot(slot) => self.outbox.release(slot),
+                OutSource::Slot(slot) => self.outbox.release(slot, &mut self.pool),
                 OutSource::Incoming(key) => self.finish_delayed_response(key),
                 _ => {}
             }
@@ -411,7 +414,7 @@ impl Endpoint {
     /// [`poll_event`](Self::poll_event).
     pub fn poll_app_event(&mut self) -> Option<(AppId, Event)> {
         if let Some(key) = self.released_on_poll.take() {
-            self.held.remove(key);
+            self.release_held(key);
         }
         let (owner, event) = self.events.pop_front()?;
         if let Event::Response { key, .. } = event {
@@ -434,7 +437,7 @@ impl Endpoint {
     /// A response announced by an [`Event::Response`].
     pub fn response(&self, key: ResponseKey) -> Option<Received<'_>> {
         let held = self.held.get(key.0)?;
-        let message = Message::parse(self.held_bufs[key.0.index()].as_slice()).ok()?;
+        let message = Message::parse(self.held_bufs.get(key.0.index())).ok()?;
         Some(Received {
             source: held.source,
             group: None,
@@ -447,7 +450,7 @@ impl Endpoint {
     /// An incoming request announced by an [`Event::Request`] and not answered yet.
     pub fn request(&self, id: IncomingId) -> Option<Received<'_>> {
         let inc = self.incoming.get(id.0)?;
-        let message = Message::parse(self.incoming_bufs[id.0.index()].as_slice()).ok()?;
+        let message = Message::parse(self.incoming_bufs.get(id.0.index())).ok()?;
         Some(Received {
             source: inc.remote,
             group: inc.group,
@@ -481,6 +484,13 @@ impl Endpoint {
     pub(crate) fn cancel_timer_for(&mut self, kind: TimerKind, key: SlabKey) {
         let id = self.timer_layout.id(kind, key);
         self.timers.cancel(id);
+    }
+
+    /// Forgets a held response and gives its buffer back.
+    pub(crate) fn release_held(&mut self, key: SlabKey) {
+        if self.held.remove(key).is_some() {
+            self.held_bufs.release(key.index(), &mut self.pool);
+        }
     }
 
     pub(crate) fn push_event_for(&mut self, owner: AppId, event: Event) -> bool {

@@ -274,7 +274,12 @@ impl Endpoint {
             if let Some(tx) = replaced {
                 // RFC 7641 §4.5.2: the newer state replaces the one in flight, keeping
                 // its retransmission counter and timer.
-                if self.transmission_bufs[tx.index()].encode(&m).is_err() {
+                if self
+                    .transmission_bufs
+                    .slot(tx.index())
+                    .encode(&m, &mut self.pool)
+                    .is_err()
+                {
                     return false;
                 }
                 if let Some(t) = self.transmissions.get_mut(tx) {
@@ -291,12 +296,18 @@ impl Endpoint {
                         }
                     }
                 }
-                self.outbox.push(remote, OutSource::Transmission(tx));
+                self.outbox
+                    .push(remote, OutSource::Transmission(tx), &mut self.pool);
             } else {
                 let Some(tx) = self.reserve_transmission(peer, remote) else {
                     return false;
                 };
-                if self.transmission_bufs[tx.index()].encode(&m).is_err() {
+                if self
+                    .transmission_bufs
+                    .slot(tx.index())
+                    .encode(&m, &mut self.pool)
+                    .is_err()
+                {
                     self.transmissions.remove(tx);
                     return false;
                 }
@@ -320,11 +331,17 @@ impl Endpoint {
             let Some(slot) = self.outbox.take_slot() else {
                 return false;
             };
-            if self.outbox.buf_mut(slot).encode(&m).is_err() {
-                self.outbox.release(slot);
+            if self
+                .outbox
+                .buf_mut(slot)
+                .encode(&m, &mut self.pool)
+                .is_err()
+            {
+                self.outbox.release(slot, &mut self.pool);
                 return false;
             }
-            self.outbox.push(remote, OutSource::Slot(slot));
+            self.outbox
+                .push(remote, OutSource::Slot(slot), &mut self.pool);
             if let Some(o) = self.observers.get_mut(key) {
                 if let Some(old) = o.last_non_mid.replace(mid) {
                     self.notification_mids.remove(&MidKey::new(remote, old));

@@ -88,7 +88,8 @@ impl Endpoint {
         }
         self.transmissions_by_mid
             .insert(MidKey::new(destination, message_id), key);
-        self.outbox.push(destination, OutSource::Transmission(key));
+        self.outbox
+            .push(destination, OutSource::Transmission(key), &mut self.pool);
         self.set_timer_for(TimerKind::Transmission, key, now + timeout);
     }
 
@@ -120,7 +121,7 @@ impl Endpoint {
         end: TransmissionEnd,
     ) -> Option<Transmission> {
         let t = self.transmissions.remove(key)?;
-        self.transmission_bufs[key.index()].clear();
+        self.transmission_bufs.release(key.index(), &mut self.pool);
         self.transmissions_by_mid
             .remove(&MidKey::new(t.destination, t.message_id));
         self.cancel_timer_for(TimerKind::Transmission, key);
@@ -165,7 +166,8 @@ impl Endpoint {
                 t.timeout = next;
             }
             self.stats.retransmissions[(attempt - 1).min(TRACKED_ATTEMPTS - 1)] += 1;
-            self.outbox.push(destination, OutSource::Transmission(key));
+            self.outbox
+                .push(destination, OutSource::Transmission(key), &mut self.pool);
             self.set_timer_for(TimerKind::Transmission, key, now + next);
         } else {
             if let Some(p) = self.peers.get_mut(peer) {

@@ -220,14 +220,19 @@ impl Endpoint {
             return Err(RespondError::Overload);
         };
         m.message_id = mid;
-        if self.incoming_bufs[key.index()].encode(&m).is_err() {
+        if self
+            .incoming_bufs
+            .slot(key.index())
+            .encode(&m, &mut self.pool)
+            .is_err()
+        {
             return Err(RespondError::TooLarge);
         }
         if let Some(inc) = self.incoming.get_mut(key) {
             inc.state = IncomingState::DelayedResponse;
         }
         // RFC 7252 §8.2: answer at a random instant within the leisure period.
-        let size = self.incoming_bufs[key.index()].as_slice().len();
+        let size = self.incoming_bufs.get(key.index()).len();
         let leisure = self.config.leisure_for(size);
         let delay = crate::transmission_parameters::TransmissionParameters {
             ack_random_factor: 2.0,
@@ -252,10 +257,11 @@ impl Endpoint {
             m.message_id = target.message_id;
             let reply = self
                 .replies
-                .encode(&m)
+                .encode(&m, &mut self.pool)
                 .map_err(|_| RespondError::TooLarge)?;
             self.dedup.update(target.dedup, DedupState::Replied(reply));
-            self.outbox.push(target.remote, OutSource::Reply(reply));
+            self.outbox
+                .push(target.remote, OutSource::Reply(reply), &mut self.pool);
             return Ok(());
         }
         let peer = self
@@ -272,7 +278,12 @@ impl Endpoint {
             let tx = self
                 .reserve_transmission(peer, target.remote)
                 .ok_or(RespondError::Overload)?;
-            if self.transmission_bufs[tx.index()].encode(&m).is_err() {
+            if self
+                .transmission_bufs
+                .slot(tx.index())
+                .encode(&m, &mut self.pool)
+                .is_err()
+            {
                 self.transmissions.remove(tx);
                 return Err(RespondError::TooLarge);
             }
@@ -287,11 +298,17 @@ impl Endpoint {
         } else {
             m.message_type = MessageType::NonConfirmable;
             let slot = self.outbox.take_slot().ok_or(RespondError::Overload)?;
-            if self.outbox.buf_mut(slot).encode(&m).is_err() {
-                self.outbox.release(slot);
+            if self
+                .outbox
+                .buf_mut(slot)
+                .encode(&m, &mut self.pool)
+                .is_err()
+            {
+                self.outbox.release(slot, &mut self.pool);
                 return Err(RespondError::TooLarge);
             }
-            self.outbox.push(target.remote, OutSource::Slot(slot));
+            self.outbox
+                .push(target.remote, OutSource::Slot(slot), &mut self.pool);
         }
         Ok(())
     }
@@ -326,7 +343,7 @@ impl Endpoint {
         remote: SocketAddr,
         response: &Response<'_>,
     ) {
-        let Ok(request) = Message::parse(self.incoming_bufs[key.index()].as_slice()) else {
+        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
             return;
         };
         let transfer = self.uploads.key(remote, &request);
@@ -339,8 +356,8 @@ impl Endpoint {
             extra: &[],
             payload: &[],
         };
-        let mut buf = crate::wire::DatagramBuf::new(self.config.max_message_size);
-        if buf.encode(&head).is_ok() {
+        let mut buf = crate::storage::datagram_buf::DatagramBuf::default();
+        if buf.encode(&head, &mut self.pool).is_ok() {
             self.bodies.insert(
                 now,
                 transfer,
@@ -348,6 +365,7 @@ impl Endpoint {
                 response.payload.to_vec(),
             );
         }
+        buf.release(&mut self.pool);
     }
 
     /// Answers a later Block2 request from the cached body, if there is one.
@@ -384,7 +402,7 @@ impl Endpoint {
 
     fn remove_incoming(&mut self, key: SlabKey) {
         if self.incoming.remove(key).is_some() {
-            self.incoming_bufs[key.index()].clear();
+            self.incoming_bufs.release(key.index(), &mut self.pool);
             self.cancel_timer_for(TimerKind::Incoming, key);
         }
     }
@@ -404,7 +422,8 @@ impl Endpoint {
         match inc.state {
             IncomingState::DelayedResponse => {
                 let remote = inc.remote;
-                self.outbox.push(remote, OutSource::Incoming(key));
+                self.outbox
+                    .push(remote, OutSource::Incoming(key), &mut self.pool);
             }
             IncomingState::Waiting if inc.confirmable && !inc.acked => {
                 // The application is slow: acknowledge now, respond separately later.
@@ -443,15 +462,17 @@ impl Endpoint {
             payload: &[],
         };
         if cache {
-            let reply = self.replies.encode(&m).ok()?;
-            self.outbox.push(remote, OutSource::Reply(reply));
+            let reply = self.replies.encode(&m, &mut self.pool).ok()?;
+            self.outbox
+                .push(remote, OutSource::Reply(reply), &mut self.pool);
             Some(reply)
         } else {
             let slot = self.outbox.take_slot()?;
-            if self.outbox.buf_mut(slot).encode(&m).is_ok() {
-                self.outbox.push(remote, OutSource::Slot(slot));
+            if self.outbox.buf_mut(slot).encode(&m, &mut self.pool).is_ok() {
+                self.outbox
+                    .push(remote, OutSource::Slot(slot), &mut self.pool);
             } else {
-                self.outbox.release(slot);
+                self.outbox.release(slot, &mut self.pool);
             }
             None
         }
@@ -644,7 +665,9 @@ impl Endpoint {
             );
             return;
         };
-        self.incoming_bufs[key.index()].copy_from(datagram);
+        self.incoming_bufs
+            .slot(key.index())
+            .copy_from(datagram, &mut self.pool);
         if confirmable {
             self.dedup
                 .update(dedup, DedupState::Processing(IncomingId(key)));
@@ -696,7 +719,8 @@ impl Endpoint {
         match state {
             DedupState::Replied(reply) => {
                 if self.replies.get(reply).is_some() {
-                    self.outbox.push(remote, OutSource::Reply(reply));
+                    self.outbox
+                        .push(remote, OutSource::Reply(reply), &mut self.pool);
                 }
             }
             DedupState::EmptyAcked => {

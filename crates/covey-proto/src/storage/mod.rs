@@ -1,4 +1,7 @@
-//! Fixed-capacity containers sized at construction, so steady state never allocates.
+//! Containers bounded by configuration that grow on demand up to their bound and reuse what
+//! they hold, so an idle endpoint is small and steady state never allocates.
 
+pub mod buffer_pool;
+pub mod datagram_buf;
 pub mod slab;
 pub mod timer_queue;

@@ -1,4 +1,4 @@
-//! A slab of fixed capacity with generation-checked keys.
+//! A slab bounded by a capacity, growing on demand up to it, with generation-checked keys.
 
 use alloc::vec::Vec;
 
@@ -22,34 +22,43 @@ struct Slot<T> {
     value: Option<T>,
 }
 
-/// Storage for at most `capacity` values; insertion fails instead of growing.
+/// Storage for at most `capacity` values; slots are created as they are first needed and
+/// reused after removal, and insertion fails instead of growing past the capacity.
 #[derive(Debug)]
 pub struct Slab<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     len: usize,
+    capacity: usize,
 }
 
 impl<T> Slab<T> {
-    /// An empty slab that will hold at most `capacity` values.
+    /// An empty slab that will hold at most `capacity` values; it allocates nothing yet.
     pub fn with_capacity(capacity: usize) -> Slab<T> {
-        let mut slots = Vec::with_capacity(capacity);
-        slots.extend((0..capacity).map(|_| Slot {
-            generation: 0,
-            value: None,
-        }));
         Slab {
-            slots,
-            // Popped from the back: lowest indices first keeps the working set small.
-            free: (0..capacity as u32).rev().collect(),
+            slots: Vec::new(),
+            free: Vec::new(),
             len: 0,
+            capacity,
         }
     }
 
     /// Stores `value`, or gives it back when full.
     pub fn insert(&mut self, value: T) -> Result<SlabKey, T> {
-        let Some(index) = self.free.pop() else {
-            return Err(value);
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None if self.slots.len() < self.capacity => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    value: None,
+                });
+                // The free list can take every slot back without growing later.
+                if self.free.capacity() < self.slots.len() {
+                    self.free.reserve(self.slots.len() - self.free.len());
+                }
+                (self.slots.len() - 1) as u32
+            }
+            None => return Err(value),
         };
         let slot = &mut self.slots[index as usize];
         slot.value = Some(value);
@@ -106,11 +115,17 @@ impl<T> Slab<T> {
 
     /// True when no further value fits.
     pub fn is_full(&self) -> bool {
-        self.free.is_empty()
+        self.len >= self.capacity
     }
 
     /// Maximum number of values.
     pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Slots created so far (the high-water mark of `len`).
+    #[cfg(test)]
+    pub fn slots_created(&self) -> usize {
         self.slots.len()
     }
 
@@ -147,5 +162,21 @@ mod tests {
         assert_eq!(s.get(c), Some(&4));
         assert_eq!(s.get(b), Some(&2));
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn grows_on_demand_only() {
+        let mut s = Slab::with_capacity(1000);
+        assert_eq!(s.slots_created(), 0);
+        let keys: Vec<_> = (0..3).map(|i| s.insert(i).unwrap()).collect();
+        assert_eq!(s.slots_created(), 3);
+        s.remove(keys[1]);
+        s.insert(9).unwrap();
+        assert_eq!(
+            s.slots_created(),
+            3,
+            "a freed slot is reused before a new one"
+        );
+        assert!(!s.is_full());
     }
 }

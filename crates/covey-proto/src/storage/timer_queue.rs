@@ -2,7 +2,6 @@
 //! moved or cancelled in O(log n) without allocating.
 
 use crate::Instant;
-use alloc::vec;
 use alloc::vec::Vec;
 
 const ABSENT: u32 = u32::MAX;
@@ -12,22 +11,31 @@ const ABSENT: u32 = u32::MAX;
 pub struct TimerQueue {
     heap: Vec<(Instant, u32)>,
     position: Vec<u32>,
+    capacity: usize,
 }
 
 impl TimerQueue {
-    /// A queue for ids `0..capacity`.
+    /// A queue for ids `0..capacity`; its tables grow as higher ids are first set.
     pub fn with_capacity(capacity: usize) -> TimerQueue {
         TimerQueue {
-            heap: Vec::with_capacity(capacity),
-            position: vec![ABSENT; capacity],
+            heap: Vec::new(),
+            position: Vec::new(),
+            capacity,
         }
     }
 
     /// Sets (or moves) timer `id` to fire at `at`.
     pub fn set(&mut self, id: usize, at: Instant) {
-        let Some(&pos) = self.position.get(id) else {
-            return;
-        };
+        if id >= self.position.len() {
+            if id >= self.capacity {
+                return;
+            }
+            self.position.resize(id + 1, ABSENT);
+            // One heap entry per id at most: reserve alongside so pushes never reallocate.
+            self.heap
+                .reserve(self.position.len().saturating_sub(self.heap.len()));
+        }
+        let pos = self.position[id];
         if pos == ABSENT {
             self.heap.push((at, id as u32));
             let last = self.heap.len() - 1;

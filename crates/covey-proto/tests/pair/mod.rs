@@ -91,6 +91,39 @@ impl Pair {
         self.read_response(id)
     }
 
+    /// One CON GET answered with `payload` (sliced block-wise by the server's engine when it
+    /// exceeds a block, and fetched to the end by the client's); returns the length of the
+    /// whole body the client read, after checking it is `payload`.
+    #[allow(dead_code)]
+    pub fn exchange_with_payload(&mut self, payload: &[u8]) -> usize {
+        let id = self.send_request(true);
+        for _ in 0..64 {
+            self.advance(HOP);
+            self.pump();
+            while let Some(event) = self.server.poll_event() {
+                let Event::Request(inc) = event else { continue };
+                let response = Response {
+                    code: Code::CONTENT,
+                    options: &RESPONSE_OPTIONS,
+                    payload,
+                };
+                self.server
+                    .respond(self.now, inc, &response)
+                    .expect("respond");
+            }
+            while let Some(event) = self.client.poll_event() {
+                if let Event::Response { id: got, key, last } = event {
+                    let r = self.client.response(key).expect("response readable");
+                    if got == id && last {
+                        assert_eq!(r.payload(), payload, "the whole body arrived");
+                        return r.payload().len();
+                    }
+                }
+            }
+        }
+        panic!("no complete response after 64 round trips")
+    }
+
     fn send_request(&mut self, confirmable: bool) -> RequestId {
         let request = Request {
             method: Code::GET,
