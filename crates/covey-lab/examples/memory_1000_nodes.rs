@@ -1,7 +1,9 @@
 //! Memory of a 1000-node simulation: one server and 999 continuous CoAP clients behind the
 //! cc-bottleneck dumbbell, each running 5 exchanges. Prints the resident set size before
 //! and after (Linux `/proc/self/statm`).
-//! `cargo run --release -p covey-lab --example memory_1000_nodes`
+//! `cargo run --release -p covey-lab --example memory_1000_nodes [-- --default-config]`
+//! (`--default-config` gives every node covey-proto's `Config::default()` capacities instead
+//! of the lab's small ones).
 
 use covey_lab::media::Dumbbell;
 use covey_lab::scenarios::cc_bottleneck::client::{ClientKind, WorkloadClient};
@@ -21,13 +23,21 @@ fn rss_bytes() -> Option<u64> {
 
 fn main() {
     const NODES: usize = 1000;
+    let default_config = std::env::args().any(|a| a == "--default-config");
     let params = Params::default();
     let before = rss_bytes().unwrap_or(0);
     let clients: Vec<usize> = (1..NODES).collect();
     let medium = Dumbbell::build(&clients, 0, bottleneck(&params), 1);
     let mut sim: Simulator<_, CcNode> = Simulator::new(medium, 1);
+    let config = |c: covey_proto::Config| {
+        if default_config {
+            covey_proto::Config::default()
+        } else {
+            c
+        }
+    };
     sim.add_node(
-        server_config(NODES, params.max_retransmit),
+        config(server_config(NODES, params.max_retransmit)),
         CcNode::Server(ResourceServer::default()),
     );
     for _ in 1..NODES {
@@ -38,7 +48,7 @@ fn main() {
             Duration::from_secs(10),
         );
         sim.add_node(
-            client_config(Algorithm::Cocoa, params.max_retransmit),
+            config(client_config(Algorithm::Cocoa, params.max_retransmit)),
             CcNode::Client(client),
         );
     }
@@ -48,7 +58,14 @@ fn main() {
     let wall = started.elapsed();
     let after = rss_bytes().unwrap_or(0);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    println!("nodes: {NODES}, all finished: {finished}");
+    println!(
+        "nodes: {NODES} ({} capacities), all finished: {finished}",
+        if default_config {
+            "Config::default()"
+        } else {
+            "lab"
+        }
+    );
     println!("RSS before: {:.1} MiB", mib(before));
     println!(
         "RSS with {NODES} nodes built: {:.1} MiB (+{:.1} MiB, {:.1} KiB per node)",
