@@ -135,6 +135,15 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         self.unfinished == 0
     }
 
+    /// Processes every wake-up due at or before `limit`, whether or not the applications
+    /// are done, and leaves the clock at `limit`.
+    pub fn run_to(&mut self, limit: Instant) {
+        while self.queue.peek().is_some_and(|(at, _)| at <= limit) {
+            self.step();
+        }
+        self.now = self.now.max(limit);
+    }
+
     /// Processes the earliest wake-up; false when nothing is pending.
     pub fn step(&mut self) -> bool {
         let Some((at, slot)) = self.queue.pop() else {

@@ -281,3 +281,14 @@ fn an_app_set_runs_on_a_node() {
     let stats = sim.node_stats(1).unwrap_or_default();
     assert_eq!(stats.completed_after[0], 1, "the request was answered");
 }
+
+#[test]
+fn run_to_stops_at_the_limit_and_resumes_from_there() {
+    let mut sim = pair(50, false, LossSpec::None, 1);
+    sim.run_to(Instant::from_millis(500));
+    assert_eq!(sim.now(), Instant::from_millis(500));
+    // One exchange takes 90.8 ms: five are done by 500 ms.
+    assert_eq!(sim.nodes()[1].app.responses.len(), 5);
+    sim.run_to(Instant::from_secs(1));
+    assert_eq!(sim.nodes()[1].app.responses.len(), 11);
+}
