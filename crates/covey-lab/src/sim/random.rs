@@ -1,6 +1,7 @@
-//! Reproducible random streams: every node, engine and link draws from its own stream,
-//! derived from the run seed and a stream id, so adding a node or a link does not shift the
-//! numbers any other part of the run sees.
+//! Reproducible random streams: every engine and link draws from its own stream, derived
+//! from the run seed and a stream id, so adding a node or a link does not shift the numbers
+//! any other part of the run sees. A node's Apps draw from their engine's App stream, which
+//! the engine seeds from its own seed.
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -12,8 +13,6 @@ pub type SimRng = Xoshiro256PlusPlus;
 /// Which part of a run a random stream belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stream {
-    /// The application logic of a node.
-    App(usize),
     /// The engine (`Endpoint` seed) of a node's `incarnation`-th endpoint.
     Engine {
         /// The node.
@@ -29,7 +28,6 @@ impl Stream {
     /// A distinct 64-bit id per stream (a tag in the top bits keeps the kinds apart).
     fn id(self) -> u64 {
         match self {
-            Stream::App(n) => (1 << 60) | n as u64,
             Stream::Engine { node, incarnation } => {
                 (2 << 60) | (u64::from(incarnation) << 32) | (node as u64 & 0xffff_ffff)
             }
@@ -65,17 +63,17 @@ mod tests {
     fn streams_are_reproducible_and_distinct() {
         let a: Vec<u64> = (0..4)
             .map(|_| 0)
-            .scan(stream_rng(7, Stream::App(3)), |r, _| Some(r.random()))
+            .scan(stream_rng(7, Stream::Link(3)), |r, _| Some(r.random()))
             .collect();
         let b: Vec<u64> = (0..4)
             .map(|_| 0)
-            .scan(stream_rng(7, Stream::App(3)), |r, _| Some(r.random()))
+            .scan(stream_rng(7, Stream::Link(3)), |r, _| Some(r.random()))
             .collect();
         assert_eq!(a, b, "same run seed and stream give the same numbers");
         let seeds = [
-            derive_seed(7, Stream::App(3)),
-            derive_seed(7, Stream::App(4)),
-            derive_seed(8, Stream::App(3)),
+            derive_seed(7, Stream::Link(3)),
+            derive_seed(7, Stream::Link(4)),
+            derive_seed(8, Stream::Link(3)),
             derive_seed(
                 7,
                 Stream::Engine {
@@ -90,7 +88,7 @@ mod tests {
                     incarnation: 1,
                 },
             ),
-            derive_seed(7, Stream::Link(3)),
+            derive_seed(7, Stream::Link(5)),
         ];
         for i in 0..seeds.len() {
             for j in i + 1..seeds.len() {
