@@ -400,6 +400,8 @@ fn markdown(outcome: &Outcome) -> String {
     }
     md.push_str(&t.render());
 
+    competing(outcome, &mut md);
+
     let _ = writeln!(md, "\n## Against the paper's conclusions\n");
     let _ = writeln!(md, "Paper: {}\n", paper::COMPLETION_CLAIM);
     for &w in &s.workloads {
@@ -593,5 +595,53 @@ fn sensitivity(outcome: &Outcome, md: &mut String) {
             format!("{:.1}", r.queue_drops_per_run),
         ]);
     }
+    md.push_str(&t.render());
+}
+
+/// The competing workload (the paper's Figs 3a and 3b): the default half against the half
+/// running the algorithm under test, in the same runs.
+fn competing(outcome: &Outcome, md: &mut String) {
+    let aggs = &outcome.aggregates;
+    let mut t = MarkdownTable::new(&[
+        "clients",
+        "algorithm under test",
+        "its clients: median completion s",
+        "default clients: median completion s",
+        "its clients: retransmitted",
+        "default clients: retransmitted",
+    ]);
+    for &n in &outcome.sweep.clients {
+        for alg in algorithms(outcome) {
+            if alg == "default" {
+                continue;
+            }
+            let class = |client: &str| {
+                aggs.iter().find(|a| {
+                    a.workload == Workload::Competing
+                        && a.run_algorithm == alg
+                        && a.client_algorithm == client
+                        && a.clients == n
+                })
+            };
+            if let (Some(own), Some(default)) = (class(alg), class("default")) {
+                t.push(vec![
+                    n.to_string(),
+                    alg.to_string(),
+                    format!("{:.1}", own.completion_s.median),
+                    format!("{:.1}", default.completion_s.median),
+                    pct(own.retransmitted_share),
+                    pct(default.retransmitted_share),
+                ]);
+            }
+        }
+    }
+    if t.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "\n## Competing workload\n\nHalf the clients run default CoAP, half the algorithm \
+         under test, in the same runs (the paper's Figs 3a and 3b).\n"
+    );
     md.push_str(&t.render());
 }
