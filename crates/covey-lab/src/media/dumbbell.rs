@@ -86,4 +86,37 @@ mod tests {
         assert_eq!(down.len(), 1);
         assert_eq!((down[0].to, down[0].at), (3, Instant::from_millis(52)));
     }
+
+    #[test]
+    fn a_broadcast_from_the_server_reaches_every_client_once() {
+        let c = LinkConfig {
+            rate_bps: 250_000,
+            delay: PropagationDelay::Fixed(Duration::from_millis(1)),
+            framing: Framing {
+                mtu: 127,
+                header: HeaderModel::SixLowpanIphcNhc,
+            },
+            queue_packets: 10,
+            loss: LossSpec::None,
+        };
+        let mut m = Dumbbell::build(&[1, 2, 3], 0, c, 1);
+        m.send(
+            Instant::ZERO,
+            Packet {
+                id: 4,
+                from: 0,
+                to: Destination::Broadcast,
+                payload_bytes: 20,
+            },
+        );
+        let (mut to, mut released) = (Vec::new(), Vec::new());
+        while let Some(t) = m.poll_timeout() {
+            m.handle_timeout(t);
+            to.extend(std::iter::from_fn(|| m.poll_delivery()).map(|d| d.to));
+            released.extend(std::iter::from_fn(|| m.poll_released()));
+        }
+        to.sort_unstable();
+        assert_eq!(to, vec![1, 2, 3]);
+        assert_eq!(released, vec![4], "released once, after the last receiver");
+    }
 }

@@ -458,16 +458,14 @@ fn markdown(outcome: &Outcome) -> String {
             "\n- {n} continuous clients: {lo:.1}–{hi:.1} % of CONs retransmitted"
         );
         if let Some(&(_, plo, phi)) = paper {
-            let overlap = lo <= phi && hi >= plo;
-            let _ = write!(
-                md,
-                " (paper {plo:.0}–{phi:.0} %: {})",
-                if overlap {
-                    "ranges overlap"
-                } else {
-                    "outside the paper's range"
-                }
-            );
+            let verdict = if lo >= plo && hi <= phi {
+                "within the paper's range"
+            } else if lo <= phi && hi >= plo {
+                "overlapping the paper's range but spread wider across the algorithms"
+            } else {
+                "outside the paper's range"
+            };
+            let _ = write!(md, " (paper {plo:.0}–{phi:.0} %: {verdict})");
         }
         md.push('.');
     }
