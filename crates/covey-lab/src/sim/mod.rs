@@ -135,6 +135,21 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         self.unfinished == 0
     }
 
+    /// Lets `f` act on node `id`'s endpoint and app now (e.g. send a request from outside
+    /// the app), then moves what it produced into the medium and re-arms the node.
+    /// Returns `None` when there is no such node.
+    pub fn act<R>(
+        &mut self,
+        id: NodeId,
+        f: impl FnOnce(&mut covey_proto::Endpoint, &mut A, Instant) -> R,
+    ) -> Option<R> {
+        let now = self.now;
+        let node = self.nodes.get_mut(id)?;
+        let r = f(&mut node.endpoint, &mut node.app, now);
+        self.process_node(id);
+        Some(r)
+    }
+
     /// Processes every wake-up due at or before `limit`, whether or not the applications
     /// are done, and leaves the clock at `limit`.
     pub fn run_to(&mut self, limit: Instant) {

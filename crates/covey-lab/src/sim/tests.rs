@@ -234,13 +234,10 @@ fn group_datagrams_reach_members_only() {
         );
     }
     let dest = SocketAddr::new(group, 5683);
-    let _ = sim.nodes[0].endpoint.send_request(
-        Instant::ZERO,
-        dest,
-        &Request::new(Code::GET),
-        RequestParams::NON,
-    );
-    sim.process_node(0);
+    let sent = sim.act(0, |endpoint, _, now| {
+        endpoint.send_request(now, dest, &Request::new(Code::GET), RequestParams::NON)
+    });
+    assert!(matches!(sent, Some(Ok(_))));
     while sim.now() < Instant::from_secs(1) && sim.step() {}
     assert_eq!(sim.nodes()[1].app.sources.len(), 1, "the member got it");
     assert!(
@@ -270,13 +267,16 @@ fn an_app_set_runs_on_a_node() {
         covey_proto::AppSet::new().with(Box::new(Answer)),
     );
     sim.add_node(Config::default(), covey_proto::AppSet::new());
-    let _ = sim.nodes[1].endpoint.send_request(
-        Instant::ZERO,
-        node_addr(0),
-        &Request::new(Code::GET),
-        RequestParams::default(),
-    );
-    sim.process_node(1);
+    let sent = sim.act(1, |endpoint, _, now| {
+        endpoint.send_request(
+            now,
+            node_addr(0),
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+    });
+    assert!(matches!(sent, Some(Ok(_))));
+    assert!(sim.act(9, |_, _, _| ()).is_none(), "no node 9");
     while sim.step() {}
     let stats = sim.node_stats(1).unwrap_or_default();
     assert_eq!(stats.completed_after[0], 1, "the request was answered");
