@@ -3,7 +3,7 @@
 //! served afresh, so deduplication never caps a peer's message rate.
 
 use crate::event::IncomingId;
-use crate::hash::{seeded_map, Map};
+use crate::hash::{digest, seeded_map, Map, SeededState};
 use crate::reply_cache::ReplyRef;
 use crate::Instant;
 use alloc::collections::VecDeque;
@@ -41,7 +41,9 @@ struct Entry {
 /// from key to sequence number.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    map: Map<DedupKey, u64>,
+    /// Digest of the key -> sequence number; the entry holds the key to check.
+    map: Map<u64, u64>,
+    digests: SeededState,
     /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
     /// A replaced entry stays as `None` until it reaches the front.
     entries: VecDeque<Option<Entry>>,
@@ -54,6 +56,7 @@ impl DedupCache {
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
         DedupCache {
             map: seeded_map(seed),
+            digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
             entries: VecDeque::new(),
             capacity: capacity.max(1),
             oldest: 0,
@@ -67,9 +70,9 @@ impl DedupCache {
 
     /// The state of an earlier copy of this exact message, if remembered.
     pub fn lookup(&self, key: &DedupKey, fingerprint: u64) -> Option<DedupState> {
-        let &sequence = self.map.get(key)?;
+        let &sequence = self.map.get(&digest(&self.digests, key))?;
         self.slot(sequence)
-            .filter(|e| e.fingerprint == fingerprint)
+            .filter(|e| e.key == *key && e.fingerprint == fingerprint)
             .map(|e| e.state)
     }
 
@@ -88,13 +91,15 @@ impl DedupCache {
         }
         let sequence = self.oldest + self.entries.len() as u64;
         // The key's previous entry (a reused message ID) is dead from here on.
-        if let Some(previous) = self.map.insert(key, sequence) {
+        if let Some(previous) = self.map.insert(digest(&self.digests, &key), sequence) {
             if let Some(index) = previous
                 .checked_sub(self.oldest)
                 .and_then(|i| usize::try_from(i).ok())
             {
                 if let Some(slot) = self.entries.get_mut(index) {
-                    *slot = None;
+                    if slot.as_ref().is_some_and(|e| e.key == key) {
+                        *slot = None;
+                    }
                 }
             }
         }
@@ -139,7 +144,8 @@ impl DedupCache {
         self.oldest += 1;
         if let Some(e) = front {
             // A newer message with the same key keeps its own entry.
-            if let hashbrown::hash_map::Entry::Occupied(m) = self.map.entry(e.key) {
+            let d = digest(&self.digests, &e.key);
+            if let hashbrown::hash_map::Entry::Occupied(m) = self.map.entry(d) {
                 if *m.get() == sequence {
                     m.remove();
                 }

@@ -17,6 +17,13 @@ pub(crate) fn seeded_map<K, V>(seed: u64) -> Map<K, V> {
     Map::with_hasher(SeededState::with_seed(seed))
 }
 
+/// A seeded 64-bit digest of a key. Large tables key their maps by it (16-byte entries
+/// instead of 40-byte addresses) and check the full key where the value leads.
+pub(crate) fn digest<K: Hash>(state: &SeededState, key: &K) -> u64 {
+    use core::hash::BuildHasher;
+    state.hash_one(key)
+}
+
 /// A 64-bit fingerprint of a datagram, to tell a true duplicate from a reused message ID.
 pub(crate) fn fingerprint(state: &SeededState, bytes: &[u8]) -> u64 {
     use core::hash::BuildHasher;

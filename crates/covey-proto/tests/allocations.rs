@@ -143,3 +143,94 @@ fn the_constrained_profile_fits_8_kib_and_serves_1024_byte_payloads() {
         serving.net_bytes
     );
 }
+
+/// Observers registered from four client sockets, as `covey bench --observers` does.
+const OBSERVERS: usize = 10_000;
+/// What each registered observer may cost above an idle endpoint (its entry, its index
+/// entry, the deduplication entry of its registration).
+const OBSERVER_LIMIT: i64 = 256;
+/// What a notification burst to every observer may add per observer: the outbox queue and
+/// slots it grows (kept for the next burst) and the message IDs that let an RST end it.
+const BURST_LIMIT: i64 = 256;
+
+#[test]
+fn an_observer_costs_at_most_256_bytes_and_a_burst_as_much_again() {
+    use covey_core::{Code, MessageEncoder, MessageType, OptionNumber};
+    use covey_proto::{Event, Instant, LocalAddr, Response};
+
+    // As `covey serve` sizes it: room to send every observer a notification at once.
+    let config = Config {
+        max_observers: OBSERVERS,
+        max_buffers: 2 * OBSERVERS + 1024,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(config, 3);
+    let mut now = Instant::from_secs(10);
+    let mut buf = vec![0u8; 1280];
+    let mut out = vec![0u8; 1280];
+    let sources: Vec<_> = (0..4).map(|i| pair::addr(9, 40_000 + i)).collect();
+    let response = Response::with_payload(Code::CONTENT, b"12:00:00");
+    let mut register = |server: &mut Endpoint, now: Instant, k: usize| {
+        let token = (k as u64).to_be_bytes();
+        let size = {
+            let mut enc = MessageEncoder::new(
+                &mut buf,
+                MessageType::NonConfirmable,
+                Code::GET,
+                k as u16,
+                &token,
+            )
+            .expect("header");
+            enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
+            enc.option(OptionNumber::URI_PATH, b"time").expect("path");
+            enc.finish()
+        };
+        server.handle_datagram(now, sources[k % 4], LocalAddr::UNICAST, &buf[..size]);
+        while let Some(event) = server.poll_event() {
+            if let Event::Request(id) = event {
+                assert_eq!(
+                    server.respond_observable(now, id, 1, &response),
+                    Ok(true),
+                    "registered"
+                );
+            }
+        }
+        while server.poll_transmit(now, &mut out).is_some() {}
+    };
+    // The first few registrations create the peers and first-use buffers.
+    for k in 0..8 {
+        register(&mut server, now, k);
+    }
+    let (_, registered) = count(|| {
+        for k in 8..OBSERVERS {
+            now = now + covey_proto::Duration::from_micros(50);
+            register(&mut server, now, k);
+        }
+    });
+    assert_eq!(server.observer_count(1), OBSERVERS);
+    // Notifications leave per-observer state (the last NON's message ID, for RST).
+    let (_, notified) = count(|| {
+        for _ in 0..3 {
+            now = now + covey_proto::Duration::from_secs(1);
+            assert_eq!(server.notify(now, 1, &response), OBSERVERS);
+            while server.poll_transmit(now, &mut out).is_some() {}
+        }
+    });
+    let per_observer = registered.net_bytes / (OBSERVERS as i64 - 8);
+    let per_notified = notified.net_bytes / OBSERVERS as i64;
+    println!(
+        "observers: registering {} held {} B ({per_observer} B per observer); notifying all \
+         3 times added {} B ({per_notified} B per observer)",
+        OBSERVERS - 8,
+        registered.net_bytes,
+        notified.net_bytes
+    );
+    assert!(
+        per_observer <= OBSERVER_LIMIT,
+        "{per_observer} B per registered observer"
+    );
+    assert!(
+        per_notified <= BURST_LIMIT,
+        "{per_notified} B per observer for a notification burst"
+    );
+}

@@ -253,8 +253,11 @@ pub struct Endpoint {
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<observe::Observer>,
-    pub(crate) observer_index: Map<(SocketAddr, Token), SlabKey>,
-    pub(crate) notification_mids: Map<MidKey, SlabKey>,
+    /// Digest of (observer address, token) -> observer; checked against the observer.
+    pub(crate) observer_index: Map<u64, SlabKey>,
+    /// Digest of (observer address, message ID of a notification) -> observer, so an RST
+    /// ends the observation; checked against the observer.
+    pub(crate) notification_mids: Map<u64, SlabKey>,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
 }

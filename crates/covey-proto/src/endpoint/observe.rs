@@ -4,7 +4,7 @@
 use super::reliability::TransmissionOwner;
 use super::server::IncomingState;
 use super::{Endpoint, RespondError};
-use crate::hash::MidKey;
+use crate::hash::{digest, AddrKey, MidKey};
 use crate::outbox::OutSource;
 use crate::peer::PeerKey;
 use crate::request::Response;
@@ -17,7 +17,6 @@ use covey_core::{uint, CoapOption, MessageType, OptionNumber, Token};
 /// One registered observer.
 #[derive(Debug)]
 pub(crate) struct Observer {
-    pub remote: SocketAddr,
     pub token: Token,
     pub resource: u64,
     pub peer: PeerKey,
@@ -73,8 +72,7 @@ impl Endpoint {
         if inc.state != IncomingState::Waiting {
             return Err(RespondError::UnknownRequest);
         }
-        let key = (inc.remote, inc.token);
-        let existing = self.observer_index.get(&key).copied();
+        let existing = self.find_observer(inc.remote, inc.token);
         let wants = inc.observe;
         let register = wants == ObserveRequest::Register && response.code.is_success();
         if !register {
@@ -168,11 +166,15 @@ impl Endpoint {
         token: Token,
         resource: u64,
     ) -> Option<SlabKey> {
+        let index_key = digest(&self.hasher, &(AddrKey(remote), token));
+        if self.observer_index.contains_key(&index_key) {
+            // Another observer has the same digest (about 2^-64): refuse this one.
+            return None;
+        }
         let peer = self.peer_for(remote, now)?;
         let key = self
             .observers
             .insert(Observer {
-                remote,
                 token,
                 resource,
                 peer,
@@ -187,17 +189,50 @@ impl Endpoint {
         if let Some(p) = self.peers.get_mut(peer) {
             p.refs += 1;
         }
-        self.observer_index.insert((remote, token), key);
+        self.observer_index.insert(index_key, key);
         Some(key)
+    }
+
+    /// The address of observer `o`'s peer.
+    fn observer_addr(&self, o: &Observer) -> Option<SocketAddr> {
+        self.peers.get(o.peer).map(|p| p.addr)
+    }
+
+    /// The observer registered by `remote` with `token`.
+    fn find_observer(&self, remote: SocketAddr, token: Token) -> Option<SlabKey> {
+        let key = *self
+            .observer_index
+            .get(&digest(&self.hasher, &(AddrKey(remote), token)))?;
+        let o = self.observers.get(key)?;
+        (o.token == token && self.observer_addr(o) == Some(remote)).then_some(key)
+    }
+
+    /// Remembers that an RST to notification `mid` sent to `remote` ends observer `key`.
+    fn track_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
+        let d = digest(&self.hasher, &MidKey::new(remote, mid));
+        self.notification_mids.insert(d, key);
+    }
+
+    /// Forgets notification `mid` to `remote`, if it is observer `key`'s.
+    fn untrack_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
+        let d = digest(&self.hasher, &MidKey::new(remote, mid));
+        if self.notification_mids.get(&d) == Some(&key) {
+            self.notification_mids.remove(&d);
+        }
     }
 
     pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
         let Some(o) = self.observers.remove(key) else {
             return;
         };
-        self.observer_index.remove(&(o.remote, o.token));
-        for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
-            self.notification_mids.remove(&MidKey::new(o.remote, mid));
+        if let Some(remote) = self.observer_addr(&o) {
+            let index_key = digest(&self.hasher, &(AddrKey(remote), o.token));
+            if self.observer_index.get(&index_key) == Some(&key) {
+                self.observer_index.remove(&index_key);
+            }
+            for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
+                self.untrack_notification(remote, mid, key);
+            }
         }
         if let Some(tx) = o.in_flight {
             self.end_transmission(now, tx, super::reliability::TransmissionEnd::TimedOut);
@@ -237,8 +272,10 @@ impl Endpoint {
                     || now.saturating_duration_since(o.last_con) >= con_interval
             }
         };
-        let (remote, token, peer, sequence, replaced) =
-            (o.remote, o.token, o.peer, o.sequence, o.in_flight);
+        let (token, peer, sequence, replaced) = (o.token, o.peer, o.sequence, o.in_flight);
+        let Some(remote) = self.peers.get(peer).map(|p| p.addr) else {
+            return false;
+        };
         let Some(mid) = self
             .peers
             .get_mut(peer)
@@ -289,11 +326,13 @@ impl Endpoint {
                     self.transmissions_by_mid
                         .insert(MidKey::new(remote, mid), tx);
                     // An RST to the replaced copy still ends the observation.
-                    self.notification_mids.insert(old, key);
-                    if let Some(o) = self.observers.get_mut(key) {
-                        if let Some(earlier) = o.replaced_mid.replace(old.mid) {
-                            self.notification_mids.remove(&MidKey::new(remote, earlier));
-                        }
+                    self.track_notification(remote, old.mid, key);
+                    let earlier = self
+                        .observers
+                        .get_mut(key)
+                        .and_then(|o| o.replaced_mid.replace(old.mid));
+                    if let Some(earlier) = earlier {
+                        self.untrack_notification(remote, earlier, key);
                     }
                 }
                 self.outbox
@@ -342,23 +381,30 @@ impl Endpoint {
             }
             self.outbox
                 .push(remote, OutSource::Slot(slot), &mut self.pool);
-            if let Some(o) = self.observers.get_mut(key) {
-                if let Some(old) = o.last_non_mid.replace(mid) {
-                    self.notification_mids.remove(&MidKey::new(remote, old));
-                }
+            let old = self
+                .observers
+                .get_mut(key)
+                .and_then(|o| o.last_non_mid.replace(mid));
+            if let Some(old) = old {
+                self.untrack_notification(remote, old, key);
             }
-            self.notification_mids.insert(MidKey::new(remote, mid), key);
+            self.track_notification(remote, mid, key);
         }
         true
     }
 
     /// A CON notification ended: acknowledged keeps the observer, RST or timeout removes it.
     pub(crate) fn on_notification_ended(&mut self, now: Instant, key: SlabKey, acknowledged: bool) {
+        let mut replaced = None;
         if let Some(o) = self.observers.get_mut(key) {
             o.in_flight = None;
-            if let (true, Some(mid)) = (acknowledged, o.replaced_mid.take()) {
-                let remote = o.remote;
-                self.notification_mids.remove(&MidKey::new(remote, mid));
+            if acknowledged {
+                replaced = o.replaced_mid.take().map(|mid| (o.peer, mid));
+            }
+        }
+        if let Some((peer, mid)) = replaced {
+            if let Some(remote) = self.peers.get(peer).map(|p| p.addr) {
+                self.untrack_notification(remote, mid, key);
             }
         }
         if !acknowledged {
@@ -373,8 +419,16 @@ impl Endpoint {
         remote: SocketAddr,
         mid: u16,
     ) -> bool {
-        match self.notification_mids.remove(&MidKey::new(remote, mid)) {
+        let d = digest(&self.hasher, &MidKey::new(remote, mid));
+        let owner = self.notification_mids.get(&d).copied().filter(|&key| {
+            self.observers.get(key).is_some_and(|o| {
+                (o.last_non_mid == Some(mid) || o.replaced_mid == Some(mid))
+                    && self.observer_addr(o) == Some(remote)
+            })
+        });
+        match owner {
             Some(key) => {
+                self.notification_mids.remove(&d);
                 if let Some(o) = self.observers.get_mut(key) {
                     if o.last_non_mid == Some(mid) {
                         o.last_non_mid = None;
