@@ -71,7 +71,9 @@ pub struct RunResult {
     pub max_queue_up: usize,
     /// Longest downstream queue.
     pub max_queue_down: usize,
-    /// Per-client measurements.
+    /// Per-client measurements (in the clients CSV; left out of the JSON, which would
+    /// otherwise repeat tens of thousands of rows).
+    #[serde(skip)]
     pub results: Vec<ClientResult>,
 }
 
