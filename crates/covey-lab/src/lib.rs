@@ -4,4 +4,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod error;
 pub mod media;
+pub mod report;
+pub mod scenarios;
+pub mod sim;
+
+pub use error::LabError;

@@ -2,6 +2,20 @@
 //! simulator asks `poll_timeout` when the medium next needs the clock, calls `handle_timeout`
 //! then, and pulls what arrived with `poll_delivery`.
 
+pub mod delay;
+pub mod dumbbell;
+pub mod framing;
+pub mod link;
+pub mod loss;
+pub mod point_to_point;
+
+pub use delay::PropagationDelay;
+pub use dumbbell::Dumbbell;
+pub use framing::{Framing, HeaderModel};
+pub use link::{Link, LinkConfig};
+pub use loss::{Bernoulli, GilbertElliott, LossModel, LossSpec};
+pub use point_to_point::PointToPoint;
+
 use covey_proto::Instant;
 
 /// A simulated node, dense from 0.
@@ -102,4 +116,10 @@ pub trait Medium {
     fn poll_delivery(&mut self) -> Option<Delivery>;
     /// Counters.
     fn stats(&self) -> &MediumStats;
+    /// The id of a packet the medium is done with (delivered to, or lost for, every
+    /// receiver), so the simulator can free its bytes. Media that never report keep every
+    /// packet's bytes until the run ends.
+    fn poll_released(&mut self) -> Option<u64> {
+        None
+    }
 }

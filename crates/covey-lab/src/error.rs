@@ -1,0 +1,33 @@
+//! The lab's error type.
+
+use std::path::PathBuf;
+
+/// Why a lab run or report failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// No scenario has this name.
+    #[error("unknown scenario `{0}` (see `covey lab list`)")]
+    UnknownScenario(String),
+    /// An option is out of range.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+    /// Writing a report file failed.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Serialising results to JSON failed.
+    #[error("cannot encode results as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Drawing a plot failed.
+    #[error("cannot draw {path}: {message}")]
+    Plot {
+        /// The file.
+        path: PathBuf,
+        /// What the plotting backend said.
+        message: String,
+    },
+}

@@ -1,0 +1,122 @@
+//! Line charts as SVG (plotters' SVG backend; no fonts or bitmaps needed).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::LabError;
+
+/// One line of a chart.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// (x, y) points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart of lines over a shared x axis.
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+impl LineChart {
+    /// Draws the chart into an SVG file at `path`.
+    pub fn write(&self, path: &Path) -> Result<(), LabError> {
+        self.draw(path).map_err(|e| LabError::Plot {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    fn bounds(&self) -> (f64, f64, f64) {
+        let all = self.series.iter().flat_map(|s| s.points.iter());
+        let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+        for &(x, y) in all {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y);
+        }
+        if !x0.is_finite() || !x1.is_finite() || x1 <= x0 {
+            x0 = 0.0;
+            x1 = 1.0;
+        }
+        (x0, x1, if y1 > 0.0 { y1 * 1.08 } else { 1.0 })
+    }
+
+    fn draw(&self, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (x0, x1, y1) = self.bounds();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, 0.0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .draw()?;
+        for (i, s) in self.series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color.stroke_width(2),
+                ))?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_an_svg_with_every_series_in_the_legend() {
+        let dir = std::env::temp_dir().join(format!("covey-lab-svg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("chart.svg");
+        let chart = LineChart {
+            title: "Completion time".into(),
+            x_label: "clients".into(),
+            y_label: "s".into(),
+            series: vec![
+                Series {
+                    name: "default".into(),
+                    points: vec![(10.0, 30.0), (80.0, 200.0)],
+                },
+                Series {
+                    name: "cocoa".into(),
+                    points: vec![(10.0, 25.0), (80.0, 150.0)],
+                },
+            ],
+        };
+        chart.write(&path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") || svg.contains("<svg"));
+        assert!(svg.contains("default") && svg.contains("cocoa"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,39 @@
+//! The server of the cc-bottleneck experiment: answers every GET at once with a small
+//! representation (so the response rides piggy-backed in the ACK), anything else with 4.05.
+
+use covey_core::Code;
+use covey_proto::{App, AppContext, Event, Response};
+
+/// The representation served: a short sensor reading, as in the paper's small resources.
+pub const REPRESENTATION: &[u8] = b"21.5 C";
+
+/// A server with one small resource.
+#[derive(Debug, Default)]
+pub struct ResourceServer {
+    /// Requests answered.
+    pub answered: u64,
+    /// Responses the engine refused (tables full).
+    pub refused: u64,
+}
+
+impl App for ResourceServer {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        let Event::Request(id) = event else {
+            return;
+        };
+        let method = cx.endpoint.request(id).map(|r| r.message.code());
+        let response = if method == Some(Code::GET) {
+            Response {
+                code: Code::CONTENT,
+                options: &[],
+                payload: REPRESENTATION,
+            }
+        } else {
+            Response::new(Code::METHOD_NOT_ALLOWED)
+        };
+        match cx.endpoint.respond(cx.now, id, &response) {
+            Ok(()) => self.answered += 1,
+            Err(_) => self.refused += 1,
+        }
+    }
+}

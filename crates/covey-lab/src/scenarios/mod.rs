@@ -1,0 +1,109 @@
+//! The experiments of the seed papers, one file (or folder) per scenario, each runnable by
+//! name with [`run`].
+
+pub mod cc_bottleneck;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::LabError;
+
+/// A scenario's name and what it reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScenarioInfo {
+    /// The name to run it by.
+    pub name: &'static str,
+    /// What it measures.
+    pub title: &'static str,
+    /// The paper it reproduces.
+    pub paper: &'static str,
+}
+
+/// Every scenario the lab can run.
+pub fn list() -> &'static [ScenarioInfo] {
+    &[ScenarioInfo {
+        name: cc_bottleneck::NAME,
+        title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
+        paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
+                Control Algorithms for CoAP (WF-IoT 2015)",
+    }]
+}
+
+/// How far a run has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Runs finished.
+    pub done: usize,
+    /// Runs in the sweep.
+    pub total: usize,
+}
+
+/// A progress callback, called from worker threads as runs finish.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// How to run a scenario.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// The small, CI-sized sweep.
+    pub quick: bool,
+    /// The base seed: the same seed gives the same results.
+    pub seed: u64,
+    /// Seeds per sweep point (`None`: the scenario's default).
+    pub runs: Option<usize>,
+    /// Where the CSV, JSON, SVG and Markdown files go (created if missing).
+    pub out_dir: PathBuf,
+    /// Scenario parameters to override, as `(name, value)` pairs (e.g. `("queue", "10")`);
+    /// each scenario documents the names it knows and rejects the others.
+    pub params: Vec<(String, String)>,
+    /// Called as runs finish.
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            quick: false,
+            seed: 1,
+            runs: None,
+            out_dir: PathBuf::from("lab-results"),
+            params: Vec::new(),
+            progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("quick", &self.quick)
+            .field("seed", &self.seed)
+            .field("runs", &self.runs)
+            .field("out_dir", &self.out_dir)
+            .field("params", &self.params)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// What a scenario run produced.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The scenario.
+    pub scenario: &'static str,
+    /// Simulation runs made.
+    pub runs: usize,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+    /// The Markdown report (also written to a file), for printing.
+    pub markdown: String,
+}
+
+/// Runs scenario `name`.
+pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
+    match name {
+        cc_bottleneck::NAME => cc_bottleneck::run(options),
+        _ => Err(LabError::UnknownScenario(name.to_string())),
+    }
+}

@@ -1,0 +1,91 @@
+//! A simulated node: its endpoint, its application, its random streams and group
+//! memberships, and the counters of endpoints it has retired.
+
+use covey_proto::{Config, Endpoint, Stats};
+
+use super::node_app::SimHost;
+use super::random::{derive_seed, Stream};
+use crate::media::NodeId;
+
+/// One node of a simulation.
+#[derive(Debug)]
+pub struct Node<A> {
+    /// The node's engine.
+    pub endpoint: Endpoint,
+    /// The node's application.
+    pub app: A,
+    /// The node's host side: group memberships, log.
+    pub host: SimHost,
+    pub(crate) config: Config,
+    pub(crate) incarnation: u32,
+    pub(crate) retired: Stats,
+    pub(crate) counted_done: bool,
+}
+
+impl<A> Node<A> {
+    pub(crate) fn new(id: NodeId, config: Config, app: A, run_seed: u64) -> Node<A> {
+        let seed = derive_seed(
+            run_seed,
+            Stream::Engine {
+                node: id,
+                incarnation: 0,
+            },
+        );
+        Node {
+            endpoint: Endpoint::new(config.clone(), seed),
+            app,
+            host: SimHost::default(),
+            config,
+            incarnation: 0,
+            retired: Stats::default(),
+            counted_done: false,
+        }
+    }
+
+    /// Replaces the endpoint by a fresh one, keeping the old one's counters.
+    pub(crate) fn restart(&mut self, id: NodeId, run_seed: u64) {
+        self.incarnation += 1;
+        let seed = derive_seed(
+            run_seed,
+            Stream::Engine {
+                node: id,
+                incarnation: self.incarnation,
+            },
+        );
+        let old = std::mem::replace(&mut self.endpoint, Endpoint::new(self.config.clone(), seed));
+        add_stats(&mut self.retired, old.stats());
+    }
+
+    /// The counters of every endpoint this node has had, summed.
+    pub fn stats(&self) -> Stats {
+        let mut total = self.retired.clone();
+        add_stats(&mut total, self.endpoint.stats());
+        total
+    }
+
+    /// How many times the endpoint was replaced.
+    pub fn incarnation(&self) -> u32 {
+        self.incarnation
+    }
+}
+
+/// Adds every counter of `more` to `total`.
+pub fn add_stats(total: &mut Stats, more: &Stats) {
+    total.transmissions += more.transmissions;
+    for (t, m) in total.retransmissions.iter_mut().zip(more.retransmissions) {
+        *t += m;
+    }
+    total.received += more.received;
+    total.duplicates += more.duplicates;
+    for (t, m) in total.drops.iter_mut().zip(more.drops) {
+        *t += m;
+    }
+    for (t, m) in total.completed_after.iter_mut().zip(more.completed_after) {
+        *t += m;
+    }
+    total.failed += more.failed;
+    total.rtt_samples += more.rtt_samples;
+    total.rtt_total += more.rtt_total;
+    total.mid_exhausted += more.mid_exhausted;
+    total.separate_responses += more.separate_responses;
+}
