@@ -4,6 +4,10 @@
 
 use covey_proto::Instant;
 
+pub mod fading;
+pub mod ieee802154;
+pub mod interference;
+
 /// A simulated node, dense from 0.
 pub type NodeId = usize;
 
@@ -55,6 +59,8 @@ pub enum LossCause {
     ChannelAccessFailure,
     /// No link-layer ACK after the MAC's retries.
     RetriesExhausted,
+    /// The packet is larger than the medium can carry, even fragmented.
+    TooLarge,
 }
 
 /// Counters every medium keeps.
