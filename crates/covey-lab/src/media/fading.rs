@@ -127,6 +127,9 @@ pub fn rayleigh_block_frame_error_rate(mean_snr: f64, bits: u32) -> f64 {
     sum.clamp(0.0, 1.0)
 }
 
+/// Frames up to this size (every 802.15.4 frame) have their error rate cached.
+const MAX_CACHED_AIR_BYTES: usize = 256;
+
 /// How [`RayleighFadingLoss`] picks a frame's error probability.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FadingErrorRate {
@@ -165,12 +168,15 @@ impl RayleighFadingLoss {
                 FrameKind::Data | FrameKind::Broadcast => p,
             },
             FadingErrorRate::RayleighBlock { mean_snr_db } => {
+                let bits = u32::try_from(frame.air_bytes * 8).unwrap_or(u32::MAX);
+                if frame.air_bytes > MAX_CACHED_AIR_BYTES {
+                    return rayleigh_block_frame_error_rate(db_to_linear(mean_snr_db), bits);
+                }
                 if self.by_air_bytes.len() <= frame.air_bytes {
                     self.by_air_bytes.resize(frame.air_bytes + 1, None);
                 }
                 let slot = &mut self.by_air_bytes[frame.air_bytes];
                 *slot.get_or_insert_with(|| {
-                    let bits = u32::try_from(frame.air_bytes * 8).unwrap_or(u32::MAX);
                     rayleigh_block_frame_error_rate(db_to_linear(mean_snr_db), bits)
                 })
             }

@@ -219,8 +219,10 @@ impl Ieee802154Medium {
         let (csma, periods) = CsmaBackoff::start(&params, &mut mac.rng);
         mac.csma = Some(csma);
         mac.state = MacState::Contending;
-        self.events
-            .schedule(now + unit * periods, MacEvent::BackoffEnd(node));
+        self.events.schedule(
+            now + unit.saturating_mul(periods),
+            MacEvent::BackoffEnd(node),
+        );
     }
 
     /// Ends the head frame's story and moves on, after `spacing` if a frame went out.
@@ -403,7 +405,7 @@ impl Ieee802154Medium {
                     }
                     CcaOutcome::BackOff(periods) => {
                         self.events.schedule(
-                            now + phy.backoff_unit() * periods,
+                            now + phy.backoff_unit().saturating_mul(periods),
                             MacEvent::BackoffEnd(node),
                         );
                     }

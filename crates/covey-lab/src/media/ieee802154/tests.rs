@@ -123,6 +123,37 @@ fn closed_form_of_the_spec_follows_from_the_phy_timing() {
 }
 
 #[test]
+fn frame_spacing_stays_within_the_backoff_window() {
+    // One backlogged sender without ACKs: consecutive deliveries are one attempt apart, and
+    // an attempt is CCA, turnaround, frame and IFS plus 0 to 7 backoff periods (BE = 3).
+    let mut config = Ieee802154Config {
+        headers: HeaderModel::mac_only(),
+        queue_capacity_frames: 2000,
+        ..Ieee802154Config::default()
+    };
+    config.mac.ack_unicast = false;
+    let phy = config.phy;
+    let mut medium = Ieee802154Medium::new(config, Topology::full_mesh(2));
+    for id in 0..2000 {
+        medium.send(Instant::ZERO, packet(id, 0, Destination::Node(1), 40));
+    }
+    let delivered = run(&mut medium);
+    let fixed = phy.cca() + phy.turnaround() + phy.frame_duration(51) + phy.ifs(51);
+    let mut seen = [false; 8];
+    for pair in delivered.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        let extra = gap.checked_sub(fixed).map(|d| d.as_micros() as u64);
+        let periods = extra.map(|us| (us / phy.backoff_unit_us, us % phy.backoff_unit_us));
+        match periods {
+            Some((p, 0)) if p < 8 => seen[p as usize] = true,
+            other => panic!("gap {gap:?} is no whole number of backoff periods below 8: {other:?}"),
+        }
+    }
+    // And every value in the window occurs.
+    assert_eq!(seen, [true; 8]);
+}
+
+#[test]
 fn unreachable_receiver_costs_one_transmission_and_three_retries() {
     let topology = Topology::from_links(2, &[]).unwrap_or_else(|_| Topology::full_mesh(0));
     let mut medium = Ieee802154Medium::new(Ieee802154Config::default(), topology);

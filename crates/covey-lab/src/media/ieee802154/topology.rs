@@ -135,6 +135,30 @@ impl Topology {
         Ok(self)
     }
 
+    /// Routes along a shortest-hop tree rooted at `root` over the audibility relation
+    /// (breadth first, ties to the lowest node index); nodes that cannot reach the root stay
+    /// roots of their own.
+    pub fn with_shortest_path_tree(self, root: NodeId) -> Result<Self, TopologyError> {
+        let n = self.nodes();
+        if root >= n {
+            return Err(TopologyError::NoSuchNode(root));
+        }
+        let mut parents = vec![None; n];
+        let mut reached = vec![false; n];
+        reached[root] = true;
+        let mut frontier = std::collections::VecDeque::from([root]);
+        while let Some(at) = frontier.pop_front() {
+            for next in 0..n {
+                if !reached[next] && self.hears(next, at) {
+                    reached[next] = true;
+                    parents[next] = Some(at);
+                    frontier.push_back(next);
+                }
+            }
+        }
+        self.with_tree(parents)
+    }
+
     /// Number of nodes.
     pub fn nodes(&self) -> usize {
         self.audible.len()
@@ -269,6 +293,20 @@ mod tests {
         assert!(matches!(cyclic, Err(TopologyError::Cycle(_))));
         let far = links.and_then(|t| t.with_tree(vec![None, Some(0), Some(0)]));
         assert_eq!(far, Err(TopologyError::ParentOutOfRange(2)));
+    }
+
+    #[test]
+    fn shortest_path_tree_gives_each_node_its_hop_distance() {
+        // A 5-node line 10 m apart with a 15 m range: depth equals the index.
+        let line = (0..5)
+            .map(|i| Position {
+                x: 10.0 * f64::from(i),
+                y: 0.0,
+            })
+            .collect();
+        let t = Topology::from_positions(line, 15.0).with_shortest_path_tree(0);
+        let depths: Vec<usize> = t.map_or(vec![], |t| (0..5).map(|n| t.depth(n)).collect());
+        assert_eq!(depths, vec![0, 1, 2, 3, 4]);
     }
 
     #[test]
