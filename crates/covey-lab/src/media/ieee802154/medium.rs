@@ -14,7 +14,9 @@
 //! Losses in [`MediumStats`] count datagrams, once each, at the node that gave up on them: a
 //! full queue, a channel access failure, or exhausted retries, in which case the cause is that
 //! of the last failed attempt (collision, channel error, or plain [`LossCause::RetriesExhausted`]
-//! when the receiver heard nothing). Broadcast frames are neither acknowledged nor retried; a
+//! when the receiver heard nothing). A datagram whose every fragment arrived but whose last
+//! ACKs were all lost is delivered, not lost, so each unicast datagram sent is either
+//! delivered or lost exactly once. Broadcast frames are neither acknowledged nor retried; a
 //! broadcast lost at one receiver shows in that node's [`NodeStats`] only.
 //!
 //! Multicast across hops floods down the tree: a node that receives a broadcast datagram from
@@ -250,7 +252,15 @@ impl Ieee802154Medium {
         };
         if let Some(frame) = mac.queue.pop() {
             mac.queue.drop_datagram(frame.packet, frame.hop_to);
-            self.stats.lose(cause);
+            // Only the ACKs may have been lost: then the datagram went on all the same.
+            let arrived = frame.hop_to.is_some_and(|to| {
+                self.reassembly
+                    .get(&(to, frame.packet))
+                    .is_some_and(|r| r.complete)
+            });
+            if !arrived {
+                self.stats.lose(cause);
+            }
         }
         mac.retries = 0;
         mac.last_failure = None;

@@ -366,3 +366,44 @@ fn same_seed_same_run_other_seed_other_run() {
     assert_eq!(times(1), times(1));
     assert_ne!(times(1), times(2));
 }
+
+#[test]
+fn every_unicast_datagram_is_delivered_or_lost_once_under_contention() {
+    // Twelve nodes flood the gateway (node 0): queues overflow, CCAs fail, frames collide.
+    let config = Ieee802154Config {
+        seed: 5,
+        ..Ieee802154Config::default()
+    };
+    let mut medium = Ieee802154Medium::new(config, Topology::full_mesh(13));
+    let mut sent = 0;
+    for round in 0..15u64 {
+        for node in 1..13usize {
+            let id = round * 100 + node as u64;
+            medium.send(Instant::ZERO, packet(id, node, Destination::Node(0), 80));
+            sent += 1;
+        }
+    }
+    let delivered = run(&mut medium);
+    let mut ids: Vec<u64> = delivered.iter().map(|d| d.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), delivered.len(), "a datagram was delivered twice");
+    let lost: u64 = medium.stats().losses.iter().map(|(_, n)| n).sum();
+    assert_eq!(delivered.len() as u64 + lost, sent);
+    let failures: u64 = (1..13)
+        .map(|n| {
+            medium
+                .node_stats(n)
+                .map_or(0, |s| s.channel_access_failures)
+        })
+        .sum();
+    assert!(failures > 0, "twelve saturated senders must fail some CCAs");
+    // A retry that fails its CCAs after the first copy arrived (its ACK was lost) loses
+    // nothing.
+    let caf_losses = medium.stats().losses_of(LossCause::ChannelAccessFailure);
+    assert!(
+        caf_losses > 0 && caf_losses <= failures,
+        "{caf_losses} of {failures}"
+    );
+    assert!(medium.stats().losses_of(LossCause::QueueFull) > 0);
+}
