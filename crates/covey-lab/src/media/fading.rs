@@ -24,6 +24,7 @@ use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::ieee802154::{FrameErrorModel, FrameKind, FrameOnLink};
+use super::NodeId;
 
 /// The spec's full-frame PHY error rate P per SNR (dB) behind the paper's Table 4.
 pub const PAPER_FRAME_ERROR_BY_SNR_DB: [(f64, f64); 4] =
@@ -143,25 +144,49 @@ pub enum FadingErrorRate {
     },
 }
 
-/// Rayleigh fading on every link of an 802.15.4 medium.
+/// Rayleigh fading on the links of an 802.15.4 medium (all of them, or a chosen few; add one
+/// model per group of links that share a mean SNR).
 #[derive(Debug, Clone)]
 pub struct RayleighFadingLoss {
     rate: FadingErrorRate,
+    /// The (undirected) links affected; `None` for all.
+    links: Option<Vec<(NodeId, NodeId)>>,
     /// Frame error per air size in bytes, computed on first use (the integral is costly).
     by_air_bytes: Vec<Option<f64>>,
 }
 
 impl RayleighFadingLoss {
-    /// Fading with the given error rate rule.
+    /// Fading on every link with the given error rate rule.
     pub fn new(rate: FadingErrorRate) -> Self {
         RayleighFadingLoss {
             rate,
+            links: None,
             by_air_bytes: Vec::new(),
+        }
+    }
+
+    /// Fading on the given (undirected) links only.
+    pub fn on_links(rate: FadingErrorRate, links: Vec<(NodeId, NodeId)>) -> Self {
+        RayleighFadingLoss {
+            links: Some(links),
+            ..RayleighFadingLoss::new(rate)
+        }
+    }
+
+    fn covers(&self, frame: &FrameOnLink) -> bool {
+        match &self.links {
+            None => true,
+            Some(links) => links.iter().any(|&(a, b)| {
+                (a, b) == (frame.from, frame.to) || (b, a) == (frame.from, frame.to)
+            }),
         }
     }
 
     /// The probability that `frame` is corrupted.
     pub fn error_probability(&mut self, frame: &FrameOnLink) -> f64 {
+        if !self.covers(frame) {
+            return 0.0;
+        }
         match self.rate {
             FadingErrorRate::PaperFrameError(p) => match frame.kind {
                 FrameKind::Ack => 0.0,
@@ -291,6 +316,22 @@ mod tests {
         let short = rayleigh_block_frame_error_rate(db_to_linear(10.0), 20 * 8);
         let long = rayleigh_block_frame_error_rate(db_to_linear(10.0), bits);
         assert!(short < long, "{short} vs {long}");
+    }
+
+    #[test]
+    fn fading_on_chosen_links_spares_the_others() {
+        let mut fading =
+            RayleighFadingLoss::on_links(FadingErrorRate::PaperFrameError(0.5), vec![(0, 1)]);
+        let frame = |from, to| FrameOnLink {
+            from,
+            to,
+            start: Instant::ZERO,
+            end: Instant::from_millis(1),
+            air_bytes: 60,
+            kind: FrameKind::Data,
+        };
+        assert_eq!(fading.error_probability(&frame(1, 0)), 0.5);
+        assert_eq!(fading.error_probability(&frame(0, 2)), 0.0);
     }
 
     /// Datagram loss share on a one-hop 802.15.4 link carrying the paper's P per frame.

@@ -54,8 +54,13 @@ impl FrameErrorModel for CorruptNext {
 /// Payload throughput of one always-backlogged sender over an idle, error-free channel, in
 /// kbit/s, measured between the first and the last delivery of `frames` frames.
 fn saturation_kbit_per_s(payload: usize, ack: bool, frames: u64) -> f64 {
+    saturation_with_phy(PhyTiming::default(), payload, ack, frames)
+}
+
+fn saturation_with_phy(phy: PhyTiming, payload: usize, ack: bool, frames: u64) -> f64 {
     let mut config = Ieee802154Config {
         seed: 42 + payload as u64,
+        phy,
         headers: HeaderModel::mac_only(),
         queue_capacity_frames: usize::try_from(frames).unwrap_or(usize::MAX),
         ..Ieee802154Config::default()
@@ -99,6 +104,34 @@ fn saturation_throughput_matches_the_standard_timeline_closed_form() {
                 error * 100.0
             );
         }
+    }
+}
+
+#[test]
+fn dropping_cca_and_turnaround_gives_the_papers_convention() {
+    // The spec's "paper's convention, no ACK" column: Latré et al. leave out the CCA and the
+    // RX-to-TX turnaround before each data frame.
+    let papers_convention = [
+        (10, 30.49),
+        (20, 54.35),
+        (30, 73.53),
+        (50, 102.46),
+        (80, 131.58),
+        (100, 145.35),
+        (116, 154.26),
+    ];
+    let phy = PhyTiming {
+        cca_us: 0,
+        turnaround_us: 0,
+        ..PhyTiming::default()
+    };
+    for (payload, expected) in papers_convention {
+        let measured = saturation_with_phy(phy, payload, false, 10_000);
+        let error = (measured - expected).abs() / expected;
+        assert!(
+            error < 0.01,
+            "payload {payload}: {measured:.2} vs {expected}"
+        );
     }
 }
 
