@@ -250,7 +250,8 @@ impl WifiBurstProcess {
             let u: f64 = self.rng.random();
             let extra = -self.mean_extra_gap_us * (1.0 - u).ln();
             let start = self.drawn_until + micros(self.min_gap_us + extra);
-            let end = start + self.burst;
+            // A zero-length configuration must still move time forward.
+            let end = (start + self.burst).max(self.drawn_until + Duration::from_nanos(1));
             self.bursts.push_back((start, end));
             self.drawn_until = end;
         }

@@ -56,6 +56,15 @@ impl MacQueue {
         }
     }
 
+    /// Whether frames of the datagram `packet` to `hop_to` are still queued. A datagram's
+    /// frames enter together and leave from the head or all at once, so they stay contiguous:
+    /// after its head frame leaves, the rest (if any) is at the head.
+    pub fn holds_datagram(&self, packet: u64, hop_to: Option<usize>) -> bool {
+        self.frames
+            .front()
+            .is_some_and(|f| f.packet == packet && f.hop_to == hop_to)
+    }
+
     /// Frames queued.
     pub fn len(&self) -> usize {
         self.frames.len()
@@ -64,5 +73,47 @@ impl MacQueue {
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::Destination;
+
+    fn frames(packet: u64, count: usize) -> Vec<MacFrame> {
+        (0..count)
+            .map(|fragment| MacFrame {
+                packet,
+                origin: 0,
+                destination: Destination::Node(1),
+                payload_bytes: 300,
+                hop_to: Some(1),
+                fragment,
+                fragments: count,
+                mpdu_bytes: 127,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_datagram_enters_whole_or_not_at_all() {
+        let mut queue = MacQueue::new(4);
+        assert!(queue.push_datagram(frames(1, 3)));
+        assert!(!queue.push_datagram(frames(2, 2)), "only one slot is left");
+        assert_eq!(queue.len(), 3);
+        assert!(queue.push_datagram(frames(3, 1)));
+    }
+
+    #[test]
+    fn dropping_a_datagram_removes_its_fragments_only() {
+        let mut queue = MacQueue::new(8);
+        queue.push_datagram(frames(1, 3));
+        queue.push_datagram(frames(2, 2));
+        queue.pop();
+        assert!(queue.holds_datagram(1, Some(1)));
+        queue.drop_datagram(1, Some(1));
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.head().map(|f| f.packet), Some(2));
     }
 }

@@ -92,6 +92,10 @@ pub struct Ieee802154Medium {
     deliveries: VecDeque<Delivery>,
     stats: MediumStats,
     last_prune: Instant,
+    /// Copies of each datagram queued at some node (one per node and hop).
+    in_flight: HashMap<u64, u32>,
+    /// Datagrams the medium is done with, for the simulator to free.
+    released: VecDeque<u64>,
 }
 
 impl std::fmt::Debug for Ieee802154Medium {
@@ -131,6 +135,8 @@ impl Ieee802154Medium {
             deliveries: VecDeque::new(),
             stats: MediumStats::default(),
             last_prune: Instant::ZERO,
+            in_flight: HashMap::new(),
+            released: VecDeque::new(),
         }
     }
 
@@ -202,6 +208,7 @@ impl Ieee802154Medium {
             self.stats.lose(LossCause::QueueFull);
             return;
         }
+        *self.in_flight.entry(template.packet).or_insert(0) += 1;
         if mac.state == MacState::Idle {
             self.start_attempt(now, node);
         }
@@ -232,10 +239,19 @@ impl Ieee802154Medium {
         let Some(mac) = self.nodes.get_mut(node) else {
             return;
         };
-        mac.queue.pop();
+        let done = mac
+            .queue
+            .pop()
+            .filter(|f| !mac.queue.holds_datagram(f.packet, f.hop_to));
         mac.retries = 0;
         mac.last_failure = None;
         mac.attempt += 1;
+        if let Some(frame) = done {
+            self.datagram_left(frame.packet);
+        }
+        let Some(mac) = self.nodes.get_mut(node) else {
+            return;
+        };
         match spacing {
             Some(ifs) => {
                 mac.state = MacState::Spacing;
@@ -261,11 +277,29 @@ impl Ieee802154Medium {
             if !arrived {
                 self.stats.lose(cause);
             }
+            mac.retries = 0;
+            mac.last_failure = None;
+            mac.attempt += 1;
+            self.datagram_left(frame.packet);
         }
-        mac.retries = 0;
-        mac.last_failure = None;
-        mac.attempt += 1;
         self.start_attempt(now, node);
+    }
+
+    /// One queued copy of `packet` is done; release the packet when none is left.
+    fn datagram_left(&mut self, packet: u64) {
+        if let Some(copies) = self.in_flight.get_mut(&packet) {
+            *copies = copies.saturating_sub(1);
+            if *copies == 0 {
+                self.in_flight.remove(&packet);
+                self.released.push_back(packet);
+            }
+        }
+    }
+
+    /// The id of a packet the medium is done with (delivered or lost everywhere, no copy
+    /// queued or on the air), so the simulator can free its bytes.
+    pub fn poll_released(&mut self) -> Option<u64> {
+        self.released.pop_front()
     }
 
     /// Judges a frame from `from` at `to` over [start, end).
@@ -612,15 +646,18 @@ impl Medium for Ieee802154Medium {
         self.stats.packets_sent += 1;
         if packet.from >= self.nodes.len() {
             self.stats.lose(LossCause::RetriesExhausted);
+            self.released.push_back(packet.id);
             return;
         }
         match packet.to {
             Destination::Node(to) if to == packet.from => {
                 self.deliver(now, to, packet.id);
+                self.released.push_back(packet.id);
                 return;
             }
             Destination::Node(to) if to >= self.nodes.len() => {
                 self.stats.lose(LossCause::RetriesExhausted);
+                self.released.push_back(packet.id);
                 return;
             }
             _ => {}
@@ -636,6 +673,10 @@ impl Medium for Ieee802154Medium {
             mpdu_bytes: 0,
         };
         self.enqueue(now, packet.from, template);
+        if !self.in_flight.contains_key(&packet.id) {
+            // Refused at once (queue full, too large): nothing will ever need its bytes.
+            self.released.push_back(packet.id);
+        }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {

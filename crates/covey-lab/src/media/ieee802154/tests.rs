@@ -366,6 +366,9 @@ fn multicast_floods_down_the_tree_once_per_node() {
     reached.sort_unstable();
     // 3 hears only 1 and 4 only 2, so even forwarders that pick the same slot reach them.
     assert_eq!(reached, vec![1, 2, 3, 4]);
+    // Released once, after the last forwarder is done.
+    assert_eq!(medium.poll_released(), Some(9));
+    assert_eq!(medium.poll_released(), None);
     // Broadcasts are never acknowledged.
     assert_eq!(
         (0..5)
@@ -423,6 +426,14 @@ fn every_unicast_datagram_is_delivered_or_lost_once_under_contention() {
     assert_eq!(ids.len(), delivered.len(), "a datagram was delivered twice");
     let lost: u64 = medium.stats().losses.iter().map(|(_, n)| n).sum();
     assert_eq!(delivered.len() as u64 + lost, sent);
+    // And the simulator may free every packet's bytes, each once.
+    let mut released = Vec::new();
+    while let Some(id) = medium.poll_released() {
+        released.push(id);
+    }
+    released.sort_unstable();
+    released.dedup();
+    assert_eq!(released.len() as u64, sent);
     let failures: u64 = (1..13)
         .map(|n| {
             medium
