@@ -6,6 +6,12 @@
 //! [`frame_format`] (header bytes and fragmentation), [`mac_queue`], [`topology`] (audibility
 //! and routing), [`air`] (what is on the channel), [`frame_error`] (the channel-model hook),
 //! [`medium`] (the MACs tied together behind the `Medium` trait).
+//!
+//! The saturation test (single backlogged sender, idle channel) checks the medium against the
+//! spec's closed form with the spec's L_MAC = 11 header model ([`HeaderModel::mac_only`]:
+//! 9-byte MAC header with 16-bit addresses and PAN ID compression, 2-byte FCS, no 6LoWPAN
+//! bytes), so its payload is the closed form's MAC payload x. Scenarios use
+//! [`HeaderModel::default`], which adds 9 bytes of IPHC + UDP NHC per datagram.
 
 pub mod air;
 pub mod csma;
