@@ -4,7 +4,10 @@
 
 pub mod delay;
 pub mod dumbbell;
+pub mod fading;
 pub mod framing;
+pub mod ieee802154;
+pub mod interference;
 pub mod link;
 pub mod loss;
 pub mod point_to_point;
@@ -69,6 +72,8 @@ pub enum LossCause {
     ChannelAccessFailure,
     /// No link-layer ACK after the MAC's retries.
     RetriesExhausted,
+    /// The packet is larger than the medium can carry, even fragmented.
+    TooLarge,
 }
 
 /// Counters every medium keeps.
