@@ -38,8 +38,9 @@ impl DropCause {
     ];
 }
 
-/// Retransmission attempts tracked separately; later attempts share the last bucket.
-pub const TRACKED_ATTEMPTS: usize = 8;
+/// Retransmission attempts tracked separately (the congestion-control papers count up to the
+/// 8th); later attempts share the last bucket.
+pub const TRACKED_ATTEMPTS: usize = 10;
 
 /// Endpoint-wide counters.
 #[derive(Debug, Clone, Default)]
