@@ -88,7 +88,12 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         builder = with_plugtest;
         plugtest = Some(changes);
     }
-    let server = builder.membership_resource(args.mc).start()?;
+    if args.mc {
+        builder = builder
+            .app(Box::new(covey_group::GroupMembershipResource::new()))
+            .app_link(covey_group::membership_resource::MC_LINK);
+    }
+    let server = builder.start()?;
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use covey_proto::{App, Config, Endpoint, Stats};
+use covey_proto::{App, AppSet, Config, Endpoint, Stats};
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use command::{Command, Outgoing, Waiter};
@@ -37,7 +37,7 @@ pub struct DriverBuilder {
     binds: Vec<SocketAddr>,
     seed: Option<u64>,
     service: Option<Arc<dyn Service>>,
-    app: Option<Box<dyn App + Send>>,
+    apps: AppSet,
     trace: Option<TraceFn>,
     max_groups: usize,
     multicast_interface: u32,
@@ -51,7 +51,7 @@ impl std::fmt::Debug for DriverBuilder {
         f.debug_struct("DriverBuilder")
             .field("binds", &self.binds)
             .field("service", &self.service.is_some())
-            .field("app", &self.app.is_some())
+            .field("apps", &self.apps.len())
             .finish_non_exhaustive()
     }
 }
@@ -63,7 +63,7 @@ impl Default for DriverBuilder {
             binds: Vec::new(),
             seed: None,
             service: None,
-            app: None,
+            apps: AppSet::new(),
             trace: None,
             max_groups: 16,
             multicast_interface: 0,
@@ -105,10 +105,11 @@ impl DriverBuilder {
         self
     }
 
-    /// Hosts an `App`: it gets requests the service does not accept, timers, and the events
-    /// of the requests it sends itself.
+    /// Hosts an `App` (repeatable: Apps are offered requests in the order added, before the
+    /// service when they claim them); each gets its own timers and the events of the
+    /// requests it sends.
     pub fn app(mut self, app: Box<dyn App + Send>) -> DriverBuilder {
-        self.app = Some(app);
+        self.apps.push(app);
         self
     }
 
@@ -180,7 +181,7 @@ impl DriverBuilder {
             exchanges: Default::default(),
             service: self.service,
             membership: membership.clone(),
-            app: self.app,
+            apps: self.apps,
             handlers_running: 0,
             recv: RecvBatch::new(max_message_size, gro),
             send_buf: vec![0; max_message_size.max(64)],

@@ -63,6 +63,16 @@ impl Router {
         }
     }
 
+    /// Appends link-format entries of resources served elsewhere (by Apps).
+    pub(crate) fn add_links(&mut self, extra: &[String]) {
+        for link in extra {
+            if !self.links.is_empty() {
+                self.links.push(',');
+            }
+            self.links.push_str(link);
+        }
+    }
+
     /// The `/.well-known/core` document (unfiltered).
     pub fn links(&self) -> &str {
         &self.links
