@@ -24,7 +24,7 @@ use crate::task_io::TaskIo;
 use crate::timers::{TaskId, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
 use covey_proto::{App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use respond::{Reply, Responder};
@@ -70,8 +70,9 @@ pub struct EntityManager {
     store: Box<dyn Store>,
     entities: BTreeMap<String, Entity>,
     pool: MulticastPool,
-    tasks: HashMap<TaskId, Task>,
-    routes: HashMap<RequestId, TaskId>,
+    // Ordered maps throughout: no iteration order may depend on a per-process hash seed.
+    tasks: BTreeMap<TaskId, Task>,
+    routes: BTreeMap<RequestId, TaskId>,
     timers: Timers,
     next_task: TaskId,
     /// Names with a creation, change or deletion in progress.
@@ -122,8 +123,8 @@ impl EntityManager {
             store,
             entities,
             pool,
-            tasks: HashMap::new(),
-            routes: HashMap::new(),
+            tasks: BTreeMap::new(),
+            routes: BTreeMap::new(),
             timers: Timers::default(),
             next_task: 1,
             busy,

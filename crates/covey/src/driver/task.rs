@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use covey_core::Code;
 use covey_proto::{
-    App, AppContext, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams, RespondError,
+    App, AppContext, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams,
+    RespondError,
 };
 use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
@@ -92,7 +93,11 @@ impl Task {
             let mut host = DriverHost {
                 membership: &self.membership,
             };
-            app.start(&mut AppContext::new(&mut self.ep, self.clock.now(), &mut host));
+            app.start(&mut AppContext::new(
+                &mut self.ep,
+                self.clock.now(),
+                &mut host,
+            ));
         }
         loop {
             self.process_events();
