@@ -14,7 +14,7 @@ use crate::task_io::TaskIo;
 use crate::timers::TaskId;
 use crate::validation::{check_profile, numeric_operation, own_uris};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{Endpoint, Instant};
+use covey_proto::{Endpoint, Instant, LogLevel};
 use serde_json::json;
 
 /// A creation in progress.
@@ -229,7 +229,7 @@ impl EntityManager {
                     if let Err(e) = self.store.insert(&record, Some(self.pool.cursor())) {
                         self.pool.release(group);
                         self.busy.remove(&name);
-                        let reply = store_failure(&name, e);
+                        let reply = self.store_failure(&name, e);
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
                     }
@@ -266,7 +266,7 @@ impl EntityManager {
                 CreateStage::Rollback { change, joins } => {
                     let name = t.entity.name.clone();
                     if let Err(e) = self.store.remove(&name) {
-                        self.note(format!("rollback of {name}: {e}"));
+                        self.note(LogLevel::Error, format!("rollback of {name}: {e}"));
                     }
                     if let Some(g) = t.entity.group {
                         self.pool.release(g);
@@ -282,7 +282,10 @@ impl EntityManager {
                     for line in change.report() {
                         text.push_str(&format!("rolled back: {line}\n"));
                     }
-                    self.note(text.lines().next().unwrap_or_default().to_string());
+                    self.note(
+                        LogLevel::Warn,
+                        text.lines().next().unwrap_or_default().to_string(),
+                    );
                     self.send_reply(ep, now, &t.to, Reply::error(Code::BAD_GATEWAY, text));
                     return None;
                 }
@@ -312,10 +315,18 @@ impl EntityManager {
         if let Err(e) = stored {
             // A multicast entity whose members joined stays pending in the store; the next
             // start asks them to leave.
-            let reply = store_failure(&name, e);
+            let reply = self.store_failure(&name, e);
             return self.send_reply(ep, now, &t.to, reply);
         }
         let reply = self.created_reply(&t.entity, t.accept, &joins);
+        self.note(
+            LogLevel::Info,
+            format!(
+                "created entity {name} ({} members, {})",
+                t.entity.members.len(),
+                t.entity.profile.ect.name()
+            ),
+        );
         self.entities.insert(name, t.entity);
         self.send_reply(ep, now, &t.to, reply);
     }
@@ -361,13 +372,16 @@ impl EntityManager {
     }
 }
 
-/// The reply when the store refuses a change.
-pub(super) fn store_failure(name: &str, e: StoreError) -> Reply {
-    match e {
-        StoreError::Duplicate(_) => duplicate(name, false),
-        other => Reply::error(
-            Code::INTERNAL_SERVER_ERROR,
-            format!("entity {name} not saved: {other}"),
-        ),
+impl EntityManager {
+    /// The reply when the store refuses a change; a failing store is logged too.
+    pub(super) fn store_failure(&mut self, name: &str, e: StoreError) -> Reply {
+        match e {
+            StoreError::Duplicate(_) => duplicate(name, false),
+            other => {
+                let text = format!("entity {name} not saved: {other}");
+                self.note(LogLevel::Error, text.clone());
+                Reply::error(Code::INTERNAL_SERVER_ERROR, text)
+            }
+        }
     }
 }

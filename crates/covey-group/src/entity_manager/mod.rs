@@ -23,7 +23,9 @@ use crate::store::{RecordState, SqliteStore, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
+use covey_proto::{
+    App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -81,6 +83,8 @@ pub struct EntityManager {
     leftovers: Vec<Entity>,
     cache: BlockCache,
     log: Vec<String>,
+    /// Lines noted since the last callback, handed to the host's log when it returns.
+    unlogged: Vec<(LogLevel, String)>,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -131,6 +135,7 @@ impl EntityManager {
             leftovers,
             cache: BlockCache::default(),
             log: Vec::new(),
+            unlogged: Vec::new(),
         })
     }
 
@@ -155,7 +160,8 @@ impl EntityManager {
         self.entities.get(name)
     }
 
-    /// Notable events so far: start-up checks, membership problems, store errors.
+    /// The latest notable events (start-up checks, membership problems, store errors); each
+    /// also goes to the host's log (`tracing` under the tokio driver).
     pub fn log(&self) -> &[String] {
         &self.log
     }
@@ -165,11 +171,20 @@ impl EntityManager {
         self.tasks.len()
     }
 
-    fn note(&mut self, line: String) {
+    /// Records a notable event; the host logs it at `level` when the callback returns.
+    fn note(&mut self, level: LogLevel, line: String) {
         if self.log.len() >= LOG_LINES {
             self.log.remove(0);
         }
-        self.log.push(line);
+        self.log.push(line.clone());
+        self.unlogged.push((level, line));
+    }
+
+    /// Hands the lines noted during a callback to the host.
+    fn flush_log(&mut self, cx: &mut AppContext<'_>) {
+        for (level, line) in self.unlogged.drain(..) {
+            cx.log(level, format_args!("{line}"));
+        }
     }
 
     /// The URI clients use for entity `name`.
@@ -446,6 +461,7 @@ impl App for EntityManager {
     fn start(&mut self, cx: &mut AppContext<'_>) {
         self.start_maintenance(cx.endpoint, cx.now);
         self.timers.arm(cx.endpoint);
+        self.flush_log(cx);
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
@@ -486,6 +502,7 @@ impl App for EntityManager {
             Event::Timer(_) | Event::Pong(_) => {}
         }
         self.timers.arm(ep);
+        self.flush_log(cx);
     }
 }
 
