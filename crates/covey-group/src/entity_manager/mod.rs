@@ -19,7 +19,7 @@ use crate::member::authority;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
 use crate::response::MemberResponse;
-use crate::store::{RecordState, SqliteStore, Store, StoreError};
+use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
@@ -27,7 +27,6 @@ use covey_proto::{
     App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use respond::{Reply, Responder};
 
@@ -140,8 +139,12 @@ impl EntityManager {
     }
 
     /// An EM keeping its entities in the SQLite database at `path`.
-    pub fn open(config: EmConfig, path: impl AsRef<Path>) -> Result<EntityManager, EmError> {
-        let store = SqliteStore::open(path)?;
+    #[cfg(feature = "sqlite")]
+    pub fn open(
+        config: EmConfig,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<EntityManager, EmError> {
+        let store = crate::store::SqliteStore::open(path)?;
         EntityManager::new(config, Box::new(store))
     }
 

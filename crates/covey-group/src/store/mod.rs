@@ -1,5 +1,5 @@
-//! The entity registry behind a [`Store`] trait: [`SqliteStore`] (embedded, the default)
-//! and [`MemoryStore`] (tests and the simulator).
+//! The entity registry behind a [`Store`] trait: `SqliteStore` (embedded, the default;
+//! feature `sqlite`) and [`MemoryStore`] (tests and the simulator).
 //!
 //! A multicast creation is written twice: first as `Pending` (reserving the name and the
 //! group address, in one transaction with the pool position), then made `Active` once every
@@ -7,9 +7,11 @@
 //! the members to leave and removes it, so a creation is never left half-made.
 
 mod memory;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
 use std::net::Ipv6Addr;
