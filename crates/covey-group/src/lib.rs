@@ -53,4 +53,4 @@ pub use operation::Operation;
 pub use profile::{Delay, Ect, Emt, Profile};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
-pub use store::{EntityRecord, MemoryStore, Store, StoreError};
+pub use store::{BackgroundStore, EntityRecord, MemoryStore, Store, StoreError};

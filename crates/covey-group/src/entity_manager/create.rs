@@ -30,6 +30,9 @@ pub(crate) struct CreateTask {
 enum CreateStage {
     /// Asking the members.
     Probe(Probe),
+    /// Waiting for the pending record (name and group reserved) to be durable before any
+    /// member joins; `None` while it is not.
+    Reserve(Option<Result<(), StoreError>>),
     /// Members joining the group.
     Join(MembershipChange),
     /// Members that joined leaving again, after `joins` failed.
@@ -46,7 +49,7 @@ pub(super) fn feed_membership(c: &mut MembershipChange, io: &mut TaskIo<'_>, inp
         Input::Response(id, r) => c.on_response(io, id, r),
         Input::Failed(id, f) => c.on_failed(io, id, f),
         Input::Timer(tag) => c.on_timer(io, tag),
-        Input::Finished(_) | Input::Local(..) => {}
+        Input::Finished(_) | Input::Local(..) | Input::Written(_) => {}
     }
 }
 
@@ -61,7 +64,7 @@ pub(super) fn feed_probe(
         Input::Response(id, r) => p.on_response(io, local, id, r),
         Input::Failed(id, f) => p.on_failed(io, id, f),
         Input::Timer(tag) => p.on_timer(io, tag),
-        Input::Finished(_) | Input::Local(..) => {}
+        Input::Finished(_) | Input::Local(..) | Input::Written(_) => {}
     }
 }
 
@@ -72,6 +75,11 @@ impl CreateTask {
             CreateStage::Join(c) | CreateStage::Rollback { change: c, .. } => {
                 feed_membership(c, io, input)
             }
+            CreateStage::Reserve(written) => {
+                if let Input::Written(w) = input {
+                    *written = Some(w);
+                }
+            }
             CreateStage::Done => {}
         }
     }
@@ -80,6 +88,7 @@ impl CreateTask {
         match &self.stage {
             CreateStage::Probe(p) => !p.is_done(),
             CreateStage::Join(c) | CreateStage::Rollback { change: c, .. } => !c.is_done(),
+            CreateStage::Reserve(written) => written.is_none(),
             CreateStage::Done => false,
         }
     }
@@ -233,6 +242,29 @@ impl EntityManager {
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
                     }
+                    if self.all_durable() {
+                        t.stage = CreateStage::Reserve(Some(Ok(())));
+                    } else {
+                        t.stage = CreateStage::Reserve(None);
+                        self.resume_when_durable(now, id);
+                    }
+                }
+                CreateStage::Reserve(None) => {
+                    t.stage = CreateStage::Reserve(None);
+                    break;
+                }
+                CreateStage::Reserve(Some(Err(e))) => {
+                    let name = t.entity.name.clone();
+                    if let Some(g) = t.entity.group {
+                        self.pool.release(g);
+                    }
+                    self.busy.remove(&name);
+                    let reply = self.store_failure(&name, e);
+                    self.send_reply(ep, now, &t.to, reply);
+                    return None;
+                }
+                CreateStage::Reserve(Some(Ok(()))) => {
+                    let group = t.entity.group.unwrap_or(std::net::Ipv6Addr::UNSPECIFIED);
                     let mut change = MembershipChange::new(
                         Action::Join,
                         group,
@@ -319,6 +351,7 @@ impl EntityManager {
             return self.send_reply(ep, now, &t.to, reply);
         }
         let reply = self.created_reply(&t.entity, t.accept, &joins);
+        self.reply_when_durable(ep, now, &t.to, reply);
         self.note(
             LogLevel::Info,
             format!(
@@ -328,7 +361,6 @@ impl EntityManager {
             ),
         );
         self.entities.insert(name, t.entity);
-        self.send_reply(ep, now, &t.to, reply);
     }
 
     fn created_reply(

@@ -65,7 +65,7 @@ impl EntityManager {
                     format!("deleted {uri}\n").into_bytes(),
                 )
             };
-            return self.send_reply(ep, now, &to, reply);
+            return self.reply_when_durable(ep, now, &to, reply);
         };
         let mut change = MembershipChange::new(
             Action::Leave,
@@ -142,7 +142,7 @@ impl EntityManager {
             }
             Reply::with(Code::DELETED, ContentFormat::TEXT_PLAIN, text.into_bytes())
         };
-        self.send_reply(ep, now, &t.to, reply);
+        self.reply_when_durable(ep, now, &t.to, reply);
         None
     }
 }

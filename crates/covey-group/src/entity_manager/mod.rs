@@ -6,6 +6,7 @@
 
 mod create;
 mod delete;
+mod durability;
 mod maintain;
 mod query;
 mod respond;
@@ -21,12 +22,14 @@ use crate::probe::LocalEntities;
 use crate::response::MemberResponse;
 use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
-use crate::timers::{TaskId, Timers, TIMER_MARK};
+use crate::timers::{TaskId, TimerKey, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
 use covey_proto::{
     App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use durability::{AfterWrite, STORE_POLL};
 
 use respond::{Reply, Responder};
 
@@ -53,6 +56,8 @@ enum Input {
     Timer(u8),
     /// The reply of a member that is one of this EM's entities, asked in-process.
     Local(usize, MemberResponse),
+    /// The writes the task waited for are durable (or the store failed).
+    Written(Result<(), StoreError>),
 }
 
 /// Work in progress.
@@ -84,6 +89,10 @@ pub struct EntityManager {
     log: Vec<String>,
     /// Lines noted since the last callback, handed to the host's log when it returns.
     unlogged: Vec<(LogLevel, String)>,
+    /// Replies and tasks waiting for the store, each after the writes accepted before it.
+    after_write: VecDeque<(u64, AfterWrite)>,
+    /// The timer that looks at the store again while something waits for it.
+    store_poll: Option<TimerKey>,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -135,6 +144,8 @@ impl EntityManager {
             cache: BlockCache::default(),
             log: Vec::new(),
             unlogged: Vec::new(),
+            after_write: VecDeque::new(),
+            store_poll: None,
         })
     }
 
@@ -499,11 +510,16 @@ impl App for EntityManager {
             Event::Timer(TIMER_MARK) => {
                 self.timers.fired();
                 for (task, tag) in self.timers.due(now) {
-                    self.step(ep, now, task, Input::Timer(tag));
+                    if task == STORE_POLL {
+                        self.store_polled(ep, now);
+                    } else {
+                        self.step(ep, now, task, Input::Timer(tag));
+                    }
                 }
             }
             Event::Timer(_) | Event::Pong(_) => {}
         }
+        self.release_durable(ep, now);
         self.timers.arm(ep);
         self.flush_log(cx);
     }

@@ -302,6 +302,6 @@ impl EntityManager {
             }
             Reply::with(Code::CHANGED, ContentFormat::TEXT_PLAIN, text.into_bytes())
         };
-        self.send_reply(ep, now, &t.to, reply);
+        self.reply_when_durable(ep, now, &t.to, reply);
     }
 }

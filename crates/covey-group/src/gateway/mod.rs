@@ -8,7 +8,7 @@ mod local_addresses;
 pub use error::GatewayError;
 pub use local_addresses::reached_at;
 
-use crate::{EmConfig, EntityManager, Store};
+use crate::{BackgroundStore, EmConfig, EmError, EntityManager, Store};
 use covey::{Config, Driver};
 use std::net::{SocketAddr, UdpSocket};
 
@@ -26,8 +26,10 @@ pub struct Gateway {
 impl Gateway {
     /// Binds `binds` (port 0 replaced by a free port), tells the EM the addresses it is
     /// reached at, and serves it on the current tokio runtime with the engine `config`
-    /// (usually [`EmConfig::engine_config`]). The engine's PRNG is seeded afresh at every
-    /// start, so message IDs and tokens differ from those of a previous run.
+    /// (usually [`EmConfig::engine_config`]). `store` is written from a thread of its own
+    /// ([`BackgroundStore`]) so a slow disk never stalls the driver. The engine's PRNG is
+    /// seeded afresh at every start, so message IDs and tokens differ from those of a
+    /// previous run.
     pub fn start(
         binds: &[SocketAddr],
         mut em: EmConfig,
@@ -48,7 +50,8 @@ impl Gateway {
         }
         em.authorities = authorities.clone();
         em.epoch = Some(unix_now());
-        let manager = EntityManager::new(em, store)?;
+        let store = BackgroundStore::spawn(store).map_err(EmError::Store)?;
+        let manager = EntityManager::new(em, Box::new(store))?;
         let entities = manager.entities().count();
         let mut builder = Driver::with_app(Box::new(manager)).config(config);
         for b in &binds {
