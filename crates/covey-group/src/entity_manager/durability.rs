@@ -44,8 +44,8 @@ impl EntityManager {
         self.store.durable().is_ok_and(|d| d >= accepted)
     }
 
-    /// Resumes task `id` once every write made so far is durable. The task is resumed from
-    /// a later callback, never from this one: it is not among the tasks while it runs.
+    /// Resumes task `id` once every write made so far is durable: at the end of this
+    /// callback at the earliest, as the task is not among the tasks while it runs.
     pub(super) fn resume_when_durable(&mut self, now: Instant, id: TaskId) {
         self.after_write
             .push_back((self.store.accepted(), AfterWrite::Resume(id)));
