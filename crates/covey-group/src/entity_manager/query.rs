@@ -88,6 +88,7 @@ impl QueryTask {
             Input::Finished(id) => self.fanout.on_finished(id),
             Input::Timer(tag) => self.fanout.on_timer(io, tag),
             Input::Local(index, r) => self.fanout.on_local_response(io, index, r),
+            Input::Written(_) => {}
         }
     }
 
