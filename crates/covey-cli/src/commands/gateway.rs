@@ -66,7 +66,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     nstart: usize,
 
-    /// Log more (-v: requests and start-up, -vv: every exchange).
+    /// Let other servers started with --reuse-port bind the same port; without it a busy
+    /// port is an error.
+    #[arg(long)]
+    reuse_port: bool,
+
+    /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 }
@@ -104,7 +109,12 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
-    let gateway = Gateway::start(&args.bind, em, Box::new(store), config)?;
+    let sockets = Sockets {
+        binds: args.bind.clone(),
+        share_port: args.reuse_port,
+        trace: super::request_log::tracer(args.verbose),
+    };
+    let gateway = Gateway::start(sockets, em, Box::new(store), config)?;
     for addr in gateway.driver.local_addrs() {
         tracing::info!("listening on {addr}");
     }
@@ -123,6 +133,27 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where a gateway listens and what it logs.
+pub struct Sockets {
+    /// The addresses to bind (port 0: a free port).
+    pub binds: Vec<SocketAddr>,
+    /// Let other sockets that share it bind the port too.
+    pub share_port: bool,
+    /// Called for every datagram (the request log).
+    pub trace: Option<covey::driver::TraceFn>,
+}
+
+impl Sockets {
+    /// `binds`, not shared, untraced.
+    pub fn on(binds: &[SocketAddr]) -> Sockets {
+        Sockets {
+            binds: binds.to_vec(),
+            share_port: false,
+            trace: None,
+        }
+    }
+}
+
 /// A running Entity Manager on its own driver.
 #[derive(Debug)]
 pub struct Gateway {
@@ -139,12 +170,13 @@ impl Gateway {
     /// reached at, and serves it on the current tokio runtime. The engine's PRNG is seeded
     /// afresh at every start, so message IDs and tokens differ from those of a previous run.
     pub fn start(
-        binds: &[SocketAddr],
+        sockets: Sockets,
         mut em: EmConfig,
         store: Box<dyn Store>,
         config: Config,
     ) -> Result<Gateway, Failure> {
-        let binds = binds
+        let binds = sockets
+            .binds
             .iter()
             .map(|b| concrete_port(*b))
             .collect::<Result<Vec<_>, _>>()?;
@@ -160,11 +192,16 @@ impl Gateway {
         em.epoch = Some(unix_now());
         let manager = EntityManager::new(em, store).map_err(|e| other(e.to_string()))?;
         let entities = manager.entities().count();
-        let mut builder = Driver::with_app(Box::new(manager)).config(config);
+        let mut builder = Driver::with_app(Box::new(manager))
+            .config(config)
+            .share_port(sockets.share_port);
+        if let Some(trace) = sockets.trace {
+            builder = builder.trace(trace);
+        }
         for b in &binds {
             builder = builder.bind(*b);
         }
-        let driver = builder.spawn()?;
+        let driver = builder.spawn().map_err(super::start_error::start_failure)?;
         Ok(Gateway {
             driver,
             authorities,

@@ -47,7 +47,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MICROS", default_value_t = 50)]
     busy_poll_us: u64,
 
-    /// Log more (-v: requests and groups, -vv: every exchange).
+    /// Let other servers started with --reuse-port bind the same port (e.g. several multicast
+    /// servers on one host); without it a busy port is an error.
+    #[arg(long)]
+    reuse_port: bool,
+
+    /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 }
@@ -72,7 +77,11 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     }
     let mut builder = Server::builder()
         .config(config)
-        .busy_poll(Duration::from_micros(args.busy_poll_us));
+        .busy_poll(Duration::from_micros(args.busy_poll_us))
+        .share_port(args.reuse_port);
+    if let Some(trace) = super::request_log::tracer(args.verbose) {
+        builder = builder.trace(trace);
+    }
     for addr in &args.bind {
         builder = builder.bind(*addr);
     }
@@ -88,7 +97,10 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         builder = with_plugtest;
         plugtest = Some(changes);
     }
-    let server = builder.membership_resource(args.mc).start()?;
+    let server = builder
+        .membership_resource(args.mc)
+        .start()
+        .map_err(super::start_error::start_failure)?;
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }

@@ -18,7 +18,7 @@ use covey_group::{EmConfig, MemoryStore};
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::commands::gateway::{authority, engine_config, Gateway};
+use crate::commands::gateway::{authority, engine_config, Gateway, Sockets};
 use crate::exit::{ExitKind, Failure};
 use crate::output::print;
 use runtime_thread::RuntimeThread;
@@ -216,7 +216,12 @@ impl GatewayThread {
                 let em = EmConfig::default();
                 let config = engine_config(&em);
                 let bind = SocketAddr::from(([127, 0, 0, 1], 0));
-                match Gateway::start(&[bind], em, Box::new(MemoryStore::new()), config) {
+                match Gateway::start(
+                    Sockets::on(&[bind]),
+                    em,
+                    Box::new(MemoryStore::new()),
+                    config,
+                ) {
                     Ok(g) => {
                         let _ = ready_tx.send(Ok(g.driver.local_addrs()[0]));
                         let _ = stop_rx.await;
