@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::client::{ClientArgs, Verb};
-use exit::{Failure, EXIT_CODES_HELP};
+use exit::EXIT_CODES_HELP;
 
 /// Covey: CoAP (RFC 7252) tools.
 #[derive(Debug, Parser)]
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         Command::Observe(a) => commands::client::run(Verb::Observe, a),
         Command::Discover(a) => commands::client::run(Verb::Discover, a),
         Command::Serve(a) => commands::serve::run(a),
-        Command::Decode(a) => commands::decode::run(&a).map_err(Failure::from),
+        Command::Decode(a) => commands::decode::run(&a),
         Command::Bench(a) => commands::bench::run(a),
         Command::Gateway(a) => commands::gateway::run(a),
         Command::Entity(a) => commands::entity::run(a),
