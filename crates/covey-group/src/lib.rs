@@ -29,6 +29,7 @@ pub mod member_value;
 mod membership;
 pub mod multicast_pool;
 pub mod operation;
+pub mod plural;
 mod precision;
 mod probe;
 pub mod profile;

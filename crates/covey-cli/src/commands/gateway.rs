@@ -119,9 +119,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         tracing::info!("listening on {addr}");
     }
     tracing::info!(
-        "entity database {} ({} entities); entities named coap://{}/e/<name>",
+        "entity database {} ({}); entities named coap://{}/e/<name>",
         path.display(),
-        gateway.entities,
+        covey_group::plural::count(gateway.entities, "entity", "entities"),
         gateway
             .authorities
             .first()

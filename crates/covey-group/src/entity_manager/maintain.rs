@@ -96,10 +96,10 @@ impl EntityManager {
                     self.pool.release(t.group);
                     self.busy.remove(&t.name);
                     self.note(format!(
-                        "undid the interrupted creation of {}: {} of {} members left {}",
+                        "undid the interrupted creation of {}: {} of {} left {}",
                         t.name,
                         report.len() - failed.len(),
-                        report.len(),
+                        crate::plural::members(report.len()),
                         t.group
                     ));
                 }
@@ -108,9 +108,9 @@ impl EntityManager {
         } else {
             if !failed.is_empty() {
                 self.note(format!(
-                    "entity {}: {} members did not re-join {}: {}",
+                    "entity {}: {} did not re-join {}: {}",
                     t.name,
-                    failed.len(),
+                    crate::plural::members(failed.len()),
                     t.group,
                     failed.join(" ")
                 ));
