@@ -37,8 +37,9 @@ pub struct ClientArgs {
     #[arg(short = 'b', long = "block-size", value_name = "SIZE")]
     pub block_size: Option<usize>,
 
-    /// Extra option NUM,VALUE (NUM a number or name; VALUE text, a number for uint options,
-    /// or 0x-prefixed hex). Repeatable.
+    /// Extra option NUM,VALUE (NUM a number or name; VALUE a number for uint options, none
+    /// for empty ones, else text or 0x-prefixed hex; checked against the option's format).
+    /// Repeatable.
     #[arg(short = 'O', long = "option", value_name = "NUM,VALUE")]
     pub options: Vec<String>,
 

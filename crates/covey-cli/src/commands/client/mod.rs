@@ -2,6 +2,7 @@
 //! a multicast request) and its responses, with exit codes by outcome.
 
 pub mod args;
+pub mod discover_args;
 mod print;
 mod request_options;
 
@@ -123,20 +124,29 @@ fn seconds(text: &str) -> Result<Duration, Failure> {
         .ok_or_else(|| Failure::new(ExitKind::Usage, format!("bad number of seconds {text:?}")))
 }
 
-/// `coap://host` and `coap://host/?q` ask `/.well-known/core`; other paths are kept.
+/// `/.well-known/core` of the URI's authority, with the URI's query as the filter: discovery
+/// asks the server, whatever path was given.
 fn discovery_uri(uri: &str) -> Result<String, Failure> {
-    let parsed = Uri::parse(uri).map_err(|e| {
+    let bad = |reason: String| {
         Failure::from(covey::Error::InvalidUri {
             uri: uri.to_string(),
-            reason: e.to_string(),
+            reason,
         })
-    })?;
-    if !matches!(parsed.path(), "" | "/") {
-        return Ok(uri.to_string());
-    }
-    let query = parsed.query().map_or(String::new(), |q| format!("?{q}"));
-    let tail = parsed.path().len() + parsed.query().map_or(0, |q| q.len() + 1);
-    let authority = &uri[..uri.len() - tail];
+    };
+    Uri::parse(uri).map_err(|e| bad(e.to_string()))?;
+    let without_fragment = uri.split('#').next().unwrap_or(uri);
+    let (before_query, query) = match without_fragment.split_once('?') {
+        Some((head, q)) => (head, format!("?{q}")),
+        None => (without_fragment, String::new()),
+    };
+    let authority_start = before_query
+        .find("://")
+        .map(|i| i + 3)
+        .ok_or_else(|| bad("no scheme".into()))?;
+    let authority_end = before_query[authority_start..]
+        .find('/')
+        .map_or(before_query.len(), |i| authority_start + i);
+    let authority = &before_query[..authority_end];
     Ok(format!("{authority}/.well-known/core{query}"))
 }
 
@@ -202,7 +212,7 @@ async fn stream(
     args: &ClientArgs,
     multicast: bool,
 ) -> Result<(), Failure> {
-    let printer = Printer::for_stream(args.json, multicast || args.verbose > 0);
+    let printer = Printer::for_stream(args.json, multicast, args.verbose > 0);
     let started = tokio::time::Instant::now();
     let mut responses = if plan.observe.is_some() {
         request.observe().await?
@@ -297,7 +307,15 @@ mod tests {
         let d = |u| discovery_uri(u).unwrap();
         assert_eq!(d("coap://[::1]"), "coap://[::1]/.well-known/core");
         assert_eq!(d("coap://h:1/?rt=x"), "coap://h:1/.well-known/core?rt=x");
-        assert_eq!(d("coap://h/other"), "coap://h/other");
+        assert_eq!(d("coap://h/other"), "coap://h/.well-known/core");
+        assert_eq!(
+            d("coap://[::1]:5/a/b?rt=x&if=y"),
+            "coap://[::1]:5/.well-known/core?rt=x&if=y"
+        );
+        assert_eq!(
+            d("coap://h/.well-known/core?rt=x"),
+            "coap://h/.well-known/core?rt=x"
+        );
         assert!(discovery_uri("nope").is_err());
     }
 }
