@@ -68,7 +68,7 @@ fn an_error_on_a_terminal_is_told_once() {
 #[test]
 fn discover_asks_well_known_core_of_the_authority_whatever_the_path() {
     let (_server, port) = covey_server(&[]);
-    let expected = r#"</sensors/temp>;rt="temperature-c";if="sensor";ct=0;obs"#;
+    let expected = r#"</sensors/temp>;rt="temperature-c";if="sensor";ct="0 50 110";obs"#;
     for uri in [
         format!("coap://127.0.0.1:{port}/sensors/temp?rt=temperature-c"),
         format!("coap://127.0.0.1:{port}/nope?rt=temperature-c"),

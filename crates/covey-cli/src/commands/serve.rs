@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey::multicast::parse_group;
-use covey::Server;
+use covey::{ContentFormat, Response, Server};
 
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
@@ -129,21 +129,35 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
         })
 }
 
-/// Tells observers about changes: `/time` every second, the sensor every 2 s (the
-/// plugtest's `/obs` and `/obs-non` have their own period).
+/// Tells observers about changes: `/time` at every turn of the wall-clock second (so a
+/// registration's answer and the first notification differ) and never twice with one
+/// value, the sensor every 2 s (the plugtest's `/obs` and `/obs-non` have their own period).
 async fn notify_observers(server: Server) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut last_time = String::new();
     for n in 0u64.. {
-        tick.tick().await;
-        let mut paths = vec!["/time"];
-        if n % 2 == 0 {
-            paths.push("/sensors/temp");
+        tokio::time::sleep(until_next_second()).await;
+        let now = resources::utc_now();
+        if now != last_time {
+            let response = Response::content(ContentFormat::TEXT_PLAIN, now.clone());
+            if let Err(e) = server.notify_with("/time", response).await {
+                tracing::debug!("cannot notify /time: {e}");
+                return;
+            }
+            last_time = now;
         }
-        for path in paths {
-            if let Err(e) = server.notify(path).await {
-                tracing::debug!("cannot notify {path}: {e}");
+        if n % 2 == 0 {
+            if let Err(e) = server.notify("/sensors/temp").await {
+                tracing::debug!("cannot notify /sensors/temp: {e}");
                 return;
             }
         }
     }
+}
+
+/// How long until the wall clock next turns a second.
+fn until_next_second() -> Duration {
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    Duration::from_nanos(u64::from(1_000_000_000 - into_second))
 }
