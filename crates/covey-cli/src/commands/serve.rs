@@ -47,6 +47,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MICROS", default_value_t = 50)]
     busy_poll_us: u64,
 
+    /// Largest request body accepted block-wise (Block1), in bytes; larger ones get 4.13
+    /// with the limit in Size1.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    max_body_size: usize,
+
     /// Let other servers started with --reuse-port bind the same port (e.g. several multicast
     /// servers on one host); without it a busy port is an error.
     #[arg(long)]
@@ -75,6 +80,15 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(secs) = args.ack_timeout {
         config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
     }
+    if args.max_body_size == 0 {
+        return Err(Failure::new(
+            ExitKind::Usage,
+            "--max-body-size must be at least 1",
+        ));
+    }
+    config.max_body_size = args.max_body_size;
+    // All uploads under way together must hold at least one of the largest.
+    config.max_reassembly_bytes = config.max_reassembly_bytes.max(args.max_body_size);
     let mut builder = Server::builder()
         .config(config)
         .busy_poll(Duration::from_micros(args.busy_poll_us))

@@ -64,6 +64,7 @@ impl From<DiscoverArgs> for ClientArgs {
             non: d.non,
             observe: None,
             block_size: d.block_size,
+            max_body_size: super::args::DEFAULT_MAX_BODY_SIZE,
             options: d.options,
             token: d.token,
             timeout: d.timeout,

@@ -105,6 +105,13 @@ fn plan(verb: Verb, args: &mut ClientArgs) -> Result<Plan, Failure> {
         }
         config.block_szx = Block::szx_for_size(size);
     }
+    if args.max_body_size == 0 {
+        return Err(Failure::new(
+            ExitKind::Usage,
+            "--max-body-size must be at least 1",
+        ));
+    }
+    config.max_body_size = args.max_body_size;
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         return Err(Failure::new(ExitKind::Usage, "timeout must be positive"));
     }
@@ -160,7 +167,19 @@ fn build_request(
         .confirmable(!args.non)
         .timeout(Duration::from_secs_f64(args.timeout));
     if let Some(p) = &args.payload {
-        request = request.payload(request_options::payload(p)?);
+        let payload = request_options::payload(p)?;
+        if payload.len() > plan.config.max_body_size {
+            return Err(Failure::new(
+                ExitKind::Usage,
+                format!(
+                    "the payload of {} bytes is over the {}-byte limit of a block-wise body \
+                     (--max-body-size raises it)",
+                    payload.len(),
+                    plan.config.max_body_size
+                ),
+            ));
+        }
+        request = request.payload(payload);
     }
     if let Some(cf) = &args.content_format {
         request = request.content_format(request_options::content_format(cf)?);
@@ -289,10 +308,17 @@ fn outcome(response: &covey::Response) -> Result<(), Failure> {
         "" => String::new(),
         text => format!(": {}", crate::render::terminal::safe_for_terminal(text)),
     };
+    // 4.13 with Size1: the server's limit (RFC 7959 §2.9.3).
+    let limit = match response.options.uint(covey_core::OptionNumber::SIZE1) {
+        Some(size) if response.code == Code::REQUEST_ENTITY_TOO_LARGE => {
+            format!(" (the server takes at most {size} bytes)")
+        }
+        _ => String::new(),
+    };
     Err(Failure::new(
         kind,
         format!(
-            "{}{source}{diagnostic}",
+            "{}{source}{diagnostic}{limit}",
             crate::render::message_text::code_label(response.code)
         ),
     ))
