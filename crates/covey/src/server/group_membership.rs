@@ -1,5 +1,6 @@
-//! The opt-in `/mc` resource of the group-communication spec: GET lists the joined groups,
-//! `POST ?act=add` / `?act=del` with a 16-byte IPv6 address joins or leaves on the socket.
+//! The opt-in `/mc` resource through which the Entity Manager manages multicast members: GET
+//! lists the joined groups, `POST ?act=add` / `?act=del` with a 16-byte IPv6 address joins or
+//! leaves on the socket.
 
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, OnceLock};
