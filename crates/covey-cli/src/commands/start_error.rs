@@ -11,8 +11,8 @@ pub fn start_failure(e: Error) -> Failure {
             Failure::new(
                 ExitKind::Other,
                 format!(
-                    "{context}: the port is already in use (another server?); \
-                     --reuse-port shares it with servers that share it too"
+                    "{context}: the port is already in use (is another server running?); \
+                     servers started with --reuse-port can share it"
                 ),
             )
         }
