@@ -428,3 +428,20 @@ fn no_argument_reads_standard_input() {
     assert!(run.stdout.starts_with('{'), "{}", run.stdout);
     assert_fails_with(&["decode"], b"", "empty input: no bytes to decode");
 }
+
+#[test]
+fn no_argument_on_a_terminal_is_a_usage_error_not_a_wait() {
+    // `script` gives covey a terminal as standard input; it must not sit reading it.
+    let line = format!("'{}' decode", env!("CARGO_BIN_EXE_covey"));
+    let out = Command::new("timeout")
+        .args(["10", "script", "-qefc", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("covey: no message: give it as hex"),
+        "{shown}"
+    );
+}
