@@ -6,7 +6,7 @@
 //! (DIR holds the database; it should be on the disk the gateway would use).
 
 use covey::{Client, Code, ContentFormat, Resource, Response, Server};
-use covey_group::gateway::Gateway;
+use covey_group::gateway::{Gateway, Sockets};
 use covey_group::{EmConfig, SqliteStore};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +39,7 @@ async fn main() -> Result<(), Error> {
     let member_uri = format!("coap://{}/s/t", member.local_addrs()[0]);
     let em = EmConfig::default();
     let config = em.engine_config();
-    let gateway = Gateway::start(&[loopback], em, Box::new(store), config)?;
+    let gateway = Gateway::start(Sockets::on(&[loopback]), em, Box::new(store), config)?;
     let base = format!("coap://{}", gateway.driver.local_addrs()[0]);
 
     create(&Client::new()?, &base, "probe", &member_uri).await?;

@@ -35,6 +35,8 @@ mod membership;
 pub mod membership_resource;
 pub mod multicast_pool;
 pub mod operation;
+pub mod plural;
+mod precision;
 mod probe;
 pub mod profile;
 pub mod query;

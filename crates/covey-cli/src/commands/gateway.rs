@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgAction, Args};
-use covey_group::gateway::{Gateway, GatewayError};
+use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use crate::exit::{ExitKind, Failure};
@@ -60,7 +60,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     nstart: usize,
 
-    /// Log more (-v: requests and start-up, -vv: every exchange).
+    /// Let other servers started with --reuse-port bind the same port; without it a busy
+    /// port is an error.
+    #[arg(long)]
+    reuse_port: bool,
+
+    /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 }
@@ -98,14 +103,19 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
-    let gateway = Gateway::start(&args.bind, em, Box::new(store), config).map_err(start_failure)?;
+    let sockets = Sockets {
+        binds: args.bind.clone(),
+        share_port: args.reuse_port,
+        trace: super::request_log::tracer(args.verbose),
+    };
+    let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
         tracing::info!("listening on {addr}");
     }
     tracing::info!(
-        "entity database {} ({} entities); entities named coap://{}/e/<name>",
+        "entity database {} ({}); entities named coap://{}/e/<name>",
         path.display(),
-        gateway.entities,
+        covey_group::plural::count(gateway.entities, "entity", "entities"),
         gateway
             .authorities
             .first()
@@ -125,7 +135,7 @@ pub fn open_store(path: &Path) -> Result<SqliteStore, Failure> {
 /// Why the gateway could not start, as the CLI reports it.
 pub fn start_failure(e: GatewayError) -> Failure {
     match e {
-        GatewayError::Driver(e) => Failure::from(e),
+        GatewayError::Driver(e) => super::start_error::start_failure(e),
         other => Failure::new(ExitKind::Other, other.to_string()),
     }
 }

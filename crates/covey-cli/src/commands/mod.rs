@@ -5,5 +5,7 @@ pub mod client;
 pub mod decode;
 pub mod entity;
 pub mod gateway;
+mod request_log;
 pub mod serve;
 mod signal;
+mod start_error;

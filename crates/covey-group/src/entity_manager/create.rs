@@ -387,8 +387,8 @@ impl EntityManager {
             )
         } else {
             let mut text = format!(
-                "created {uri} ({} members, {})\n",
-                e.members.len(),
+                "created {uri} ({}, {})\n",
+                crate::plural::members(e.members.len()),
                 e.profile.ect.name()
             );
             if let Some(m) = &mcast {

@@ -133,8 +133,8 @@ impl EntityManager {
             )
         } else {
             let mut text = format!(
-                "deleted {uri}; {left} of {} members left {}\n",
-                report.len(),
+                "deleted {uri}; {left} of {} left {}\n",
+                crate::plural::members(report.len()),
                 group.map(|g| g.to_string()).unwrap_or_default()
             );
             for line in &report {

@@ -98,10 +98,10 @@ impl EntityManager {
                     self.note(
                         LogLevel::Warn,
                         format!(
-                            "undid the interrupted creation of {}: {} of {} members left {}",
+                            "undid the interrupted creation of {}: {} of {} left {}",
                             t.name,
                             report.len() - failed.len(),
-                            report.len(),
+                            crate::plural::members(report.len()),
                             t.group
                         ),
                     );
@@ -116,9 +116,9 @@ impl EntityManager {
                 self.note(
                     LogLevel::Warn,
                     format!(
-                        "entity {}: {} members did not re-join {}: {}",
+                        "entity {}: {} did not re-join {}: {}",
                         t.name,
-                        failed.len(),
+                        crate::plural::members(failed.len()),
                         t.group,
                         failed.join(" ")
                     ),

@@ -165,7 +165,10 @@ impl EntityManager {
         if enr > g {
             let reply = Reply::error(
                 Code::BAD_REQUEST,
-                format!("enr={enr}: entity {name} has only {g} members"),
+                format!(
+                    "enr={enr}: entity {name} has only {}",
+                    crate::plural::members(g)
+                ),
             );
             return self.finish_reply(ep, now, to, reply);
         }

@@ -12,6 +12,27 @@ use crate::{BackgroundStore, EmConfig, EmError, EntityManager, Store};
 use covey::{Config, Driver};
 use std::net::{SocketAddr, UdpSocket};
 
+/// Where a gateway listens and what it logs.
+pub struct Sockets {
+    /// The addresses to bind (port 0: a free port).
+    pub binds: Vec<SocketAddr>,
+    /// Let other sockets that share it bind the port too.
+    pub share_port: bool,
+    /// Called for every datagram (the request log).
+    pub trace: Option<covey::driver::TraceFn>,
+}
+
+impl Sockets {
+    /// `binds`, not shared, untraced.
+    pub fn on(binds: &[SocketAddr]) -> Sockets {
+        Sockets {
+            binds: binds.to_vec(),
+            share_port: false,
+            trace: None,
+        }
+    }
+}
+
 /// A running Entity Manager on its own driver.
 #[derive(Debug)]
 pub struct Gateway {
@@ -24,19 +45,20 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Binds `binds` (port 0 replaced by a free port), tells the EM the addresses it is
+    /// Binds `sockets.binds` (port 0 replaced by a free port), tells the EM the addresses it is
     /// reached at, and serves it on the current tokio runtime with the engine `config`
     /// (usually [`EmConfig::engine_config`]). `store` is written from a thread of its own
     /// ([`BackgroundStore`]) so a slow disk never stalls the driver. The engine's PRNG is
     /// seeded afresh at every start, so message IDs and tokens differ from those of a
     /// previous run.
     pub fn start(
-        binds: &[SocketAddr],
+        sockets: Sockets,
         mut em: EmConfig,
         store: Box<dyn Store>,
         config: Config,
     ) -> Result<Gateway, GatewayError> {
-        let binds = binds
+        let binds = sockets
+            .binds
             .iter()
             .map(|b| concrete_port(*b))
             .collect::<Result<Vec<_>, _>>()?;
@@ -53,7 +75,12 @@ impl Gateway {
         let store = BackgroundStore::spawn(store).map_err(EmError::Store)?;
         let manager = EntityManager::new(em, Box::new(store))?;
         let entities = manager.entities().count();
-        let mut builder = Driver::with_app(Box::new(manager)).config(config);
+        let mut builder = Driver::with_app(Box::new(manager))
+            .config(config)
+            .share_port(sockets.share_port);
+        if let Some(trace) = sockets.trace {
+            builder = builder.trace(trace);
+        }
         for b in &binds {
             builder = builder.bind(*b);
         }

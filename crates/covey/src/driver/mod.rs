@@ -35,6 +35,7 @@ const COMMAND_QUEUE: usize = 1024;
 pub struct DriverBuilder {
     config: Config,
     binds: Vec<SocketAddr>,
+    share_port: bool,
     seed: Option<u64>,
     service: Option<Arc<dyn Service>>,
     apps: AppSet,
@@ -61,6 +62,7 @@ impl Default for DriverBuilder {
         DriverBuilder {
             config: Config::default(),
             binds: Vec::new(),
+            share_port: false,
             seed: None,
             service: None,
             apps: AppSet::new(),
@@ -84,6 +86,14 @@ impl DriverBuilder {
     /// `[::]:0` (or `0.0.0.0:0` where IPv6 is missing) is bound.
     pub fn bind(mut self, addr: SocketAddr) -> DriverBuilder {
         self.binds.push(addr);
+        self
+    }
+
+    /// Lets other sockets that share it bind the same port too (SO_REUSEADDR and
+    /// SO_REUSEPORT), as several multicast servers on one host need; off by default, so a
+    /// busy port is an error.
+    pub fn share_port(mut self, share: bool) -> DriverBuilder {
+        self.share_port = share;
         self
     }
 
@@ -157,7 +167,7 @@ impl DriverBuilder {
     pub fn spawn(self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let _entered = runtime.enter();
-        let sockets = bind_all(&self.binds)?;
+        let sockets = bind_all(&self.binds, self.share_port)?;
         let local_addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr()).collect();
         let membership = Membership::new(&sockets, self.max_groups, self.multicast_interface);
         for (group, interface) in &self.groups {
@@ -209,18 +219,18 @@ impl DriverBuilder {
     }
 }
 
-fn bind_all(binds: &[SocketAddr]) -> Result<Vec<Arc<socket::Socket>>, Error> {
+fn bind_all(binds: &[SocketAddr], share: bool) -> Result<Vec<Arc<socket::Socket>>, Error> {
     if binds.is_empty() {
         let any6 = SocketAddr::from(([0u16; 8], 0));
-        let socket = socket::bind(any6)
-            .or_else(|_| socket::bind(SocketAddr::from(([0, 0, 0, 0], 0))))
+        let socket = socket::bind(any6, false)
+            .or_else(|_| socket::bind(SocketAddr::from(([0, 0, 0, 0], 0)), false))
             .map_err(|e| Error::io("cannot bind a UDP socket", e))?;
         return Ok(vec![Arc::new(socket)]);
     }
     binds
         .iter()
         .map(|addr| {
-            socket::bind(*addr)
+            socket::bind(*addr, share)
                 .map(Arc::new)
                 .map_err(|e| Error::io(format!("cannot bind {addr}"), e))
         })

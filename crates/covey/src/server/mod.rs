@@ -43,6 +43,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets other servers that share it bind the same port (see
+    /// [`DriverBuilder::share_port`]).
+    pub fn share_port(mut self, share: bool) -> ServerBuilder {
+        self.driver = self.driver.share_port(share);
+        self
+    }
+
     /// The engine's configuration.
     pub fn config(mut self, config: Config) -> ServerBuilder {
         self.driver = self.driver.config(config);

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use covey::{Client, ClientBuilder, Code, Config, ContentFormat};
-use covey_group::gateway::Gateway;
+use covey_group::gateway::{Gateway, Sockets};
 use covey_group::{EmConfig, MemoryStore};
 use hdrhistogram::Histogram;
 use serde_json::json;
@@ -217,7 +217,12 @@ impl GatewayThread {
                 let em = EmConfig::default();
                 let config = em.engine_config();
                 let bind = SocketAddr::from(([127, 0, 0, 1], 0));
-                match Gateway::start(&[bind], em, Box::new(MemoryStore::new()), config) {
+                match Gateway::start(
+                    Sockets::on(&[bind]),
+                    em,
+                    Box::new(MemoryStore::new()),
+                    config,
+                ) {
                     Ok(g) => {
                         let _ = ready_tx.send(Ok(g.driver.local_addrs()[0]));
                         let _ = stop_rx.await;
