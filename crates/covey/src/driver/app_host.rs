@@ -26,11 +26,7 @@ impl Host for DriverHost<'_> {
     }
 
     fn groups(&self) -> Vec<IpAddr> {
-        self.membership
-            .groups()
-            .iter()
-            .map(|g| g.address)
-            .collect()
+        self.membership.groups().iter().map(|g| g.address).collect()
     }
 
     fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>) {

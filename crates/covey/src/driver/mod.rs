@@ -173,6 +173,11 @@ impl DriverBuilder {
         let task = task::Task {
             ep: Endpoint::new(self.config, seed),
             clock: crate::clock::Clock::new(),
+            error_watches: sockets
+                .iter()
+                .cloned()
+                .map(socket::ErrorWatch::new)
+                .collect(),
             sockets,
             routes: Default::default(),
             commands: commands_rx,
