@@ -209,3 +209,86 @@ impl ErrorWatch {
         Poll::Ready(())
     }
 }
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    const LIMIT: Duration = Duration::from_secs(5);
+
+    fn closed_port() -> SocketAddr {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.local_addr().unwrap()
+    }
+
+    /// Sends one datagram to each of `destinations`, then waits until an ICMP error is queued.
+    async fn send_and_await_errors(socket: &Socket, destinations: &[SocketAddr]) {
+        let mut batch = SendBatch::new(SEND_BATCH_MAX, 64);
+        for d in destinations {
+            assert!(batch.push(*d, b"x"));
+        }
+        while !batch.is_empty() {
+            socket.send_batch(&mut batch).await.unwrap();
+        }
+        let ready = tokio::time::timeout(LIMIT, socket.io.ready(Interest::ERROR)).await;
+        assert!(ready.expect("an ICMP error").unwrap().is_error());
+    }
+
+    fn drain(socket: &Socket, max: usize) -> (usize, Vec<Unreachable>) {
+        let mut found = Vec::new();
+        let read = socket.drain_errors(max, |u| found.push(u));
+        (read, found)
+    }
+
+    #[tokio::test]
+    async fn a_pending_icmp_error_does_not_fail_a_send_to_another_peer() {
+        let socket = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let closed = closed_port();
+        send_and_await_errors(&socket, &[closed]).await;
+
+        // The kernel reports the pending error on the next send, whatever its destination.
+        let peer = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let mut batch = SendBatch::new(1, 64);
+        batch.push(peer.local_addr().unwrap(), b"to the peer");
+        assert_eq!(socket.send_batch(&mut batch).await.unwrap(), 1);
+        let mut buf = [0u8; 64];
+        let n = tokio::time::timeout(LIMIT, peer.recv(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"to the peer");
+
+        // The error is still queued, for the destination it is about.
+        let (read, found) = drain(&socket, 8);
+        assert_eq!(read, 1);
+        let expected = Unreachable {
+            destination: closed,
+            reason: "ICMP port unreachable",
+        };
+        assert_eq!(found, vec![expected]);
+        assert_eq!(drain(&socket, 8), (0, Vec::new()));
+    }
+
+    #[tokio::test]
+    async fn draining_stops_at_the_budget_and_resumes() {
+        let socket = bind("[::]:0".parse().unwrap()).unwrap();
+        let closed: Vec<SocketAddr> = (0..3).map(|_| closed_port()).collect();
+        send_and_await_errors(&socket, &closed).await;
+        // Loopback answers within the send; the pause only guards against a slow machine.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (read, first) = drain(&socket, 2);
+        assert_eq!(read, 2);
+        let ready = tokio::time::timeout(LIMIT, socket.io.ready(Interest::ERROR)).await;
+        assert!(ready.is_ok(), "still ready: one error left");
+        let (read, rest) = drain(&socket, 2);
+        assert_eq!(read, 1);
+        let mut destinations: Vec<SocketAddr> =
+            first.iter().chain(&rest).map(|u| u.destination).collect();
+        destinations.sort();
+        let mut expected = closed.clone();
+        expected.sort();
+        assert_eq!(destinations, expected, "plain IPv4 on a dual-stack socket");
+    }
+}
