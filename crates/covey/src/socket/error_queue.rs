@@ -6,6 +6,7 @@
 //! errors; Time Exceeded, Source Quench and Packet Too Big do not say the destination is
 //! gone and are ignored here. The kernel has already matched the quoted UDP header to this
 //! socket, and the engine acts only on destinations it has requests outstanding to.
+#![cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
 
 use std::io;
 use std::net::SocketAddr;
