@@ -3,6 +3,7 @@
 
 pub mod cc_bottleneck;
 pub mod fading_goodput;
+pub mod server_workload;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +33,13 @@ pub fn list() -> &'static [ScenarioInfo] {
         ScenarioInfo {
             name: fading_goodput::NAME,
             title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
+            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
+                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
+                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
+        },
+        ScenarioInfo {
+            name: server_workload::NAME,
+            title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
                     Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
@@ -115,6 +123,7 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
     match name {
         cc_bottleneck::NAME => cc_bottleneck::run(options),
         fading_goodput::NAME => fading_goodput::run(options),
+        server_workload::NAME => server_workload::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }
