@@ -87,7 +87,8 @@ impl Default for Params {
 
 impl Params {
     /// The defaults with `overrides` applied. Names: `transactions`, `ack_timeout_ms`,
-    /// `max_retransmit`, `queue` (frames), `probe` (datagrams per Table 4 cell).
+    /// `max_retransmit`, `queue` (frames), `probe` (datagrams per Table 4 cell); `models`
+    /// (comma-separated error models) is read by [`models_from`].
     pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
         let mut p = Params::default();
         for (name, value) in overrides {
