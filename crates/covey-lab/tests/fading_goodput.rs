@@ -169,3 +169,31 @@ fn parameters_are_checked() {
     assert!(models_from(&set("models", "awgn")).is_err());
     assert_eq!(models_from(&[]).ok(), Some(ErrorModel::ALL.to_vec()));
 }
+
+#[test]
+fn simulated_goodput_matches_the_closed_form_of_fixed_doubling_timeouts() {
+    // 20 seeds of one point: the engine's fixed 1 s timeout, doubled per retransmission, and
+    // the radio's air time should give the goodput the closed form predicts.
+    let params = Params {
+        probe_datagrams: 10,
+        ..Params::default()
+    };
+    let sweep = Sweep {
+        models: vec![ErrorModel::Paper, ErrorModel::Independent],
+        snrs_db: vec![1.5, 2.0],
+        payloads: vec![510],
+        seeds: 20,
+    };
+    let o = run_sweep(&params, &sweep, SEED, None);
+    for p in &o.points {
+        let expected = p.goodput_closed_form.unwrap_or(f64::NAN);
+        let ratio = p.goodput_pooled / expected;
+        assert!(
+            (0.85..1.15).contains(&ratio),
+            "{:?} at {} dB: simulated {:.0} B/s, closed form {expected:.0} B/s",
+            p.model,
+            p.snr_db,
+            p.goodput_pooled
+        );
+    }
+}

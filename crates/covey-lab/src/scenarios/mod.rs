@@ -3,6 +3,7 @@
 
 pub mod cc_bottleneck;
 pub mod fading_goodput;
+pub mod one_hop;
 pub mod server_workload;
 
 use std::path::PathBuf;

@@ -15,8 +15,7 @@ use serde::Serialize;
 use crate::media::fading::{
     db_to_linear, rayleigh_block_frame_error_rate, FadingErrorRate, PaperFadingModel,
 };
-use crate::media::ieee802154::frame_format::HopAddressing;
-use crate::media::ieee802154::{HeaderModel, MacParams, PhyTiming};
+use crate::scenarios::one_hop::LinkFormat;
 
 /// How frames or datagrams are corrupted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -111,56 +110,9 @@ impl ErrorModel {
     }
 }
 
-/// The one-hop link's framing: header model, PHY and MAC parameters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LinkFormat {
-    /// Header bytes and fragmentation.
-    pub headers: HeaderModel,
-    /// PHY sizes and timing.
-    pub phy: PhyTiming,
-    /// MAC retries.
-    pub mac: MacParams,
-}
-
-impl LinkFormat {
-    /// The MPDU sizes of the frames carrying `payload_bytes` of UDP payload on one hop
-    /// between the datagram's own endpoints.
-    pub fn frames(&self, payload_bytes: usize) -> Option<Vec<usize>> {
-        self.headers.frames(
-            payload_bytes,
-            HopAddressing::default(),
-            self.phy.max_psdu_bytes,
-        )
-    }
-
-    /// How many fragments carry `payload_bytes` (0 if it cannot be sent).
-    pub fn fragments(&self, payload_bytes: usize) -> usize {
-        self.frames(payload_bytes).map_or(0, |f| f.len())
-    }
-
-    /// The largest UDP payload carried in exactly `fragments` frames: the paper's "packet that
-    /// occupies the entire space" of its frames.
-    pub fn full_payload(&self, fragments: usize) -> Option<usize> {
-        let max = self.headers.max_datagram_bytes;
-        (1..=max).rev().find(|&p| self.fragments(p) == fragments)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn full_payloads_fill_their_fragments() {
-        let link = LinkFormat::default();
-        assert_eq!(link.full_payload(1), Some(107));
-        assert_eq!(link.fragments(108), 2);
-        for f in 1..=12 {
-            let p = link.full_payload(f).unwrap_or(0);
-            assert_eq!(link.fragments(p), f);
-            assert_eq!(link.fragments(p + 1), f + 1);
-        }
-    }
 
     #[test]
     fn models_agree_on_one_frame_and_part_on_many() {

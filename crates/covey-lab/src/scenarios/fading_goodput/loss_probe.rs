@@ -5,10 +5,11 @@
 use covey_proto::Instant;
 use serde::Serialize;
 
-use super::error_model::{ErrorModel, LinkFormat};
+use super::error_model::ErrorModel;
 use super::run::build_link;
 use super::Params;
 use crate::media::{Destination, Medium, Packet};
+use crate::scenarios::one_hop::LinkFormat;
 
 /// One cell of Table 4 under one model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

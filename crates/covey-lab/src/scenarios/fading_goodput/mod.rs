@@ -22,6 +22,7 @@
 
 pub mod client;
 pub mod error_model;
+pub mod expected;
 pub mod loss_probe;
 pub mod node;
 pub mod paper;
@@ -273,11 +274,17 @@ pub fn run_sweep(
             Done::Cell(c) => table_4.push(c),
         }
     }
+    let token_length = run::endpoint_config(params).token_length;
+    let mut points = results::aggregate(&runs);
+    for p in &mut points {
+        p.goodput_closed_form =
+            expected::expected_goodput(p.model, p.snr_db, p.payload, params, token_length);
+    }
     Outcome {
         params: params.clone(),
         sweep: sweep.clone(),
         seed,
-        points: results::aggregate(&runs),
+        points,
         runs,
         table_4,
         wall_s: started.elapsed().as_secs_f64(),

@@ -22,6 +22,10 @@ pub struct GoodputPoint {
     pub runs: usize,
     /// Mean goodput over the runs, bytes/s.
     pub goodput_mean: f64,
+    /// All payload bytes over all the runs' time, bytes/s: the ratio of expectations the
+    /// closed form predicts (the mean of per-run ratios lies above it when a few long
+    /// timeouts dominate some runs).
+    pub goodput_pooled: f64,
     /// Smallest run goodput, bytes/s.
     pub goodput_min: f64,
     /// Largest run goodput, bytes/s.
@@ -36,6 +40,8 @@ pub struct GoodputPoint {
     pub coap_retransmissions_per_transaction: f64,
     /// Runs unfinished at the time limit.
     pub unfinished: usize,
+    /// The model's closed-form goodput, bytes/s (single-exchange transfers only).
+    pub goodput_closed_form: Option<f64>,
 }
 
 /// Groups `runs` by (model, SNR, payload), in a stable order.
@@ -70,6 +76,11 @@ pub fn aggregate(runs: &[RunResult]) -> Vec<GoodputPoint> {
                 fragments: rs.iter().map(|r| r.fragments).max().unwrap_or(0),
                 runs: n,
                 goodput_mean: goodputs.iter().sum::<f64>() / n as f64,
+                goodput_pooled: if elapsed > 0.0 {
+                    rs.iter().map(|r| r.bytes as f64).sum::<f64>() / elapsed
+                } else {
+                    0.0
+                },
                 goodput_min: goodputs.iter().copied().fold(f64::INFINITY, f64::min),
                 goodput_max: goodputs.iter().copied().fold(0.0, f64::max),
                 failed: rs.iter().map(|r| u64::from(r.failed)).sum(),
@@ -77,6 +88,7 @@ pub fn aggregate(runs: &[RunResult]) -> Vec<GoodputPoint> {
                 transaction_s: per(elapsed),
                 coap_retransmissions_per_transaction: per(retx as f64),
                 unfinished: rs.iter().filter(|r| !r.finished).count(),
+                goodput_closed_form: None,
             })
         })
         .collect()
@@ -102,4 +114,26 @@ pub fn curve_mean(points: &[GoodputPoint], model: ErrorModel, snr_db: f64) -> Op
         .map(|p| p.goodput_mean)
         .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Mean pooled simulated goodput and mean closed-form goodput of `model` at `snr_db` over
+/// the payloads that have a closed form.
+pub fn curve_against_closed_form(
+    points: &[GoodputPoint],
+    model: ErrorModel,
+    snr_db: f64,
+) -> Option<(f64, f64)> {
+    let pairs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.model == model && (p.snr_db - snr_db).abs() < 1e-9)
+        .filter_map(|p| Some((p.goodput_pooled, p.goodput_closed_form?)))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    Some((
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    ))
 }

@@ -5,7 +5,7 @@ use covey_proto::{Config, Instant, TransmissionParameters};
 use serde::Serialize;
 
 use super::client::TransferClient;
-use super::error_model::{ErrorModel, LinkFormat};
+use super::error_model::ErrorModel;
 use super::node::GoodputNode;
 use super::server::PayloadServer;
 use super::udp_discard::UdpDiscard;
@@ -13,6 +13,7 @@ use super::Params;
 use crate::media::fading::{PaperFadingModel, RayleighFadingLoss};
 use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
 use crate::media::{LossCause, Medium};
+use crate::scenarios::one_hop::LinkFormat;
 use crate::sim::{derive_seed, node_addr, stream_rng, Simulator, Stream};
 
 /// The server is node 0, the client node 1.
@@ -42,7 +43,7 @@ pub struct RunResult {
     pub point: RunPoint,
     /// Whether every transaction ended within the time limit.
     pub finished: bool,
-    /// Fragments of the largest datagram received (the response's).
+    /// Fragments of the largest datagram sent (the response's).
     pub fragments: usize,
     /// Transactions with the whole representation.
     pub succeeded: u32,
@@ -150,12 +151,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         .filter_map(|n| medium.node_stats(n))
         .map(|s| s.retries)
         .sum();
-    let fragments = sim
-        .medium()
-        .counts()
-        .iter()
-        .rposition(|c| c.0 > 0)
-        .unwrap_or(0);
+    let fragments = sim.medium().most_fragments_sent();
     RunResult {
         point: *point,
         finished,

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use covey_proto::Instant;
 use rand::Rng;
 
-use super::error_model::LinkFormat;
 use crate::media::fading::PaperFadingModel;
 use crate::media::{Delivery, Medium, MediumStats, Packet};
+use crate::scenarios::one_hop::LinkFormat;
 use crate::sim::SimRng;
 
 /// Datagrams received and discarded per fragment count, index f (0 unused).
@@ -27,6 +27,7 @@ pub struct UdpDiscard<M> {
     sequence: SimRng,
     payload_of: HashMap<u64, usize>,
     counts: DiscardCounts,
+    most_fragments_sent: usize,
 }
 
 impl<M> std::fmt::Debug for UdpDiscard<M> {
@@ -54,6 +55,7 @@ impl<M: Medium> UdpDiscard<M> {
             sequence,
             payload_of: HashMap::new(),
             counts: Vec::new(),
+            most_fragments_sent: 0,
         }
     }
 
@@ -67,6 +69,11 @@ impl<M: Medium> UdpDiscard<M> {
         &self.counts
     }
 
+    /// Fragments of the largest datagram handed to the medium.
+    pub fn most_fragments_sent(&self) -> usize {
+        self.most_fragments_sent
+    }
+
     /// Datagrams discarded in all.
     pub fn discarded(&self) -> u64 {
         self.counts.iter().map(|c| c.1).sum()
@@ -76,6 +83,8 @@ impl<M: Medium> UdpDiscard<M> {
 impl<M: Medium> Medium for UdpDiscard<M> {
     fn send(&mut self, now: Instant, packet: Packet) {
         self.payload_of.insert(packet.id, packet.payload_bytes);
+        let f = self.link.fragments(packet.payload_bytes);
+        self.most_fragments_sent = self.most_fragments_sent.max(f);
         self.inner.send(now, packet);
     }
 

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::scenarios::fading_goodput::error_model::LinkFormat;
+use crate::scenarios::one_hop::{frame_time_s, LinkFormat};
 
 /// The closed-form service times and capacity of the hop.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -58,31 +58,9 @@ impl Capacity {
     }
 }
 
-/// Mean channel time of one acknowledged frame of `mpdu` bytes on an idle channel, seconds.
-pub fn frame_time_s(link: &LinkFormat, mpdu: usize) -> f64 {
-    let phy = &link.phy;
-    let mean_backoff_periods = f64::from((1u32 << u32::from(link.mac.min_be.min(31))) - 1) / 2.0;
-    let us = mean_backoff_periods * phy.backoff_unit_us as f64
-        + phy.cca_us as f64
-        + phy.turnaround_us as f64
-        + phy.frame_duration(mpdu).as_secs_f64() * 1e6
-        + phy.turnaround_us as f64
-        + phy.ack_duration().as_secs_f64() * 1e6
-        + phy.ifs(mpdu).as_secs_f64() * 1e6;
-    us / 1e6
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_full_frame_takes_the_standard_timeline() {
-        let link = LinkFormat::default();
-        // 1120 backoff + 128 CCA + 192 turnaround + 133·32 frame + 192 + 352 ACK + 640 LIFS.
-        let t = frame_time_s(&link, 127);
-        assert!((t - 6.880e-3).abs() < 1e-9, "{t}");
-    }
 
     #[test]
     fn capacity_bounds_the_answered_share() {

@@ -33,7 +33,7 @@ use covey_proto::Duration;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::scenarios::fading_goodput::error_model::LinkFormat;
+use crate::scenarios::one_hop::LinkFormat;
 use crate::scenarios::{Progress, RunOptions, Summary};
 use crate::sim::splitmix64;
 use crate::LabError;

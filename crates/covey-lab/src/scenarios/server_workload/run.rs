@@ -10,7 +10,7 @@ use super::server::FullFrameServer;
 use super::Params;
 use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats, Topology};
 use crate::media::Medium;
-use crate::scenarios::fading_goodput::error_model::LinkFormat;
+use crate::scenarios::one_hop::LinkFormat;
 use crate::sim::{derive_seed, node_addr, Simulator, Stream};
 
 /// The server is node 0, the client node 1.
