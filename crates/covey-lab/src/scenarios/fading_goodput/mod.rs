@@ -88,8 +88,9 @@ impl Default for Params {
 
 impl Params {
     /// The defaults with `overrides` applied. Names: `transactions`, `ack_timeout_ms`,
-    /// `max_retransmit`, `queue` (frames), `probe` (datagrams per Table 4 cell); `models`
-    /// (comma-separated error models) is read by [`models_from`].
+    /// `max_retransmit`, `queue` (frames), `probe` (datagrams per Table 4 cell), each clamped
+    /// to a range a run can finish in; `models` (comma-separated error models) is read by
+    /// [`models_from`].
     pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
         let mut p = Params::default();
         for (name, value) in overrides {
@@ -97,11 +98,17 @@ impl Params {
                 || LabError::InvalidOption(format!("{NAME}: bad value `{value}` for `{name}`"));
             let int = || value.trim().parse::<u64>().map_err(|_| bad());
             match name.as_str() {
-                "transactions" => p.transactions = u32::try_from(int()?).map_err(|_| bad())?.max(1),
-                "ack_timeout_ms" => p.ack_timeout = Duration::from_millis(int()?.max(1)),
-                "max_retransmit" => p.max_retransmit = u8::try_from(int()?).map_err(|_| bad())?,
-                "queue" => p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.max(1),
-                "probe" => p.probe_datagrams = int()?,
+                "transactions" => {
+                    p.transactions = u32::try_from(int()?).map_err(|_| bad())?.clamp(1, 100_000)
+                }
+                "ack_timeout_ms" => p.ack_timeout = Duration::from_millis(int()?.clamp(1, 60_000)),
+                "max_retransmit" => {
+                    p.max_retransmit = u8::try_from(int()?).map_err(|_| bad())?.min(20)
+                }
+                "queue" => {
+                    p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.clamp(1, 1024)
+                }
+                "probe" => p.probe_datagrams = int()?.min(1_000_000),
                 "models" => {}
                 _ => {
                     return Err(LabError::InvalidOption(format!(

@@ -85,7 +85,9 @@ impl Params {
                         .map_err(|_| bad())?
                         .clamp(1, 1_000_000)
                 }
-                "queue" => p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.max(1),
+                "queue" => {
+                    p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.clamp(1, 1024)
+                }
                 "response_timeout_ms" => {
                     p.response_timeout = Duration::from_millis(int()?.clamp(1, 3_600_000))
                 }
