@@ -514,7 +514,7 @@ fn conclusions(outcome: &Outcome, md: &mut String) {
         let _ = writeln!(
             md,
             "- Simulated (pooled) against closed-form goodput, per curve up to 1024 B: within \
-             {worst:.0} % everywhere. The rest is sampling noise of {} seeds that share their \
+             {worst:.0} % everywhere. The difference is sampling noise of {} seeds that share their \
              random sequences across payloads (with 100 seeds the curves come within a few \
              percent), so the curves are what the fixed doubling timeouts, the air time and \
              each error model imply.",
