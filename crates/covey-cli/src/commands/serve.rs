@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey::multicast::parse_group;
-use covey::{ContentFormat, Response, Server};
+use covey::Server;
 
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
@@ -104,7 +104,14 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
             parse_group(text).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
         builder = builder.join(group, interface);
     }
-    builder = resources::demo::add(builder);
+    builder = builder.app(Box::new(resources::demo::DemoApp::new(Box::new(
+        resources::wall_clock::SystemClock,
+    ))));
+    // The plugtest's own /large replaces the demo's.
+    let shadowed = |link: &&str| args.plugtest && link.starts_with("</large>");
+    for link in resources::demo::LINKS.iter().filter(|l| !shadowed(l)) {
+        builder = builder.app_link(link);
+    }
     let mut plugtest = None;
     if args.plugtest {
         let (with_plugtest, changes) = resources::plugtest::add(builder, obs_period);
@@ -120,10 +127,8 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }
-    let notifier = tokio::spawn(notify_observers(server.clone()));
     let plugtest = plugtest.map(|p| tokio::spawn(p.run(server.clone())));
     super::signal::wait_for_signal().await;
-    notifier.abort();
     if let Some(task) = plugtest {
         task.abort();
     }
@@ -143,37 +148,4 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
                 format!("{flag} wants a positive number of seconds, not {secs}"),
             )
         })
-}
-
-/// Tells observers about changes: `/time` at every turn of the wall-clock second (so a
-/// registration's answer and the first notification differ) and never twice with one
-/// value, the sensor every 2 s (the plugtest's `/obs` and `/obs-non` have their own period).
-async fn notify_observers(server: Server) {
-    let mut last_time = String::new();
-    for n in 0u64.. {
-        tokio::time::sleep(until_next_second()).await;
-        let now = resources::utc_now();
-        if now != last_time {
-            let response = Response::content(ContentFormat::TEXT_PLAIN, now.clone());
-            if let Err(e) = server.notify_with("/time", response).await {
-                tracing::debug!("cannot notify /time: {e}");
-                return;
-            }
-            last_time = now;
-        }
-        if n % 2 == 0 {
-            if let Err(e) = server.notify("/sensors/temp").await {
-                tracing::debug!("cannot notify /sensors/temp: {e}");
-                return;
-            }
-        }
-    }
-}
-
-/// How long until the wall clock next turns a second.
-fn until_next_second() -> Duration {
-    let into_second = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    Duration::from_nanos(u64::from(1_000_000_000 - into_second))
 }

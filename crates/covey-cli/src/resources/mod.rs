@@ -2,7 +2,12 @@
 
 mod clock_text;
 pub mod demo;
+#[cfg(test)]
+mod demo_on_network;
 mod negotiation;
+mod path;
 pub mod plugtest;
+mod reply;
+pub mod wall_clock;
 
 pub use clock_text::utc_now;
