@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey::multicast::parse_group;
+use covey::server::ServerBuilder;
 use covey::Server;
 
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
+use crate::resources::demo::DemoApp;
+use crate::resources::plugtest::PlugtestApp;
 
 mod tuning;
 
@@ -104,20 +107,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
             parse_group(text).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
         builder = builder.join(group, interface);
     }
-    builder = builder.app(Box::new(resources::demo::DemoApp::new(Box::new(
-        resources::wall_clock::SystemClock,
-    ))));
-    // The plugtest's own /large replaces the demo's.
-    let shadowed = |link: &&str| args.plugtest && link.starts_with("</large>");
-    for link in resources::demo::LINKS.iter().filter(|l| !shadowed(l)) {
-        builder = builder.app_link(link);
-    }
-    let mut plugtest = None;
-    if args.plugtest {
-        let (with_plugtest, changes) = resources::plugtest::add(builder, obs_period);
-        builder = with_plugtest;
-        plugtest = Some(changes);
-    }
+    builder = add_resources(builder, args.plugtest, obs_period);
     if args.mc {
         builder = builder
             .app(Box::new(covey_group::GroupMembershipResource::new()))
@@ -127,14 +117,46 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }
-    let plugtest = plugtest.map(|p| tokio::spawn(p.run(server.clone())));
     super::signal::wait_for_signal().await;
-    if let Some(task) = plugtest {
-        task.abort();
-    }
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+/// Hosts the demo resources and, with `plugtest`, the ETSI plugtest set (offered requests
+/// first, so its `/large` replaces the demo's), and lists them in `/.well-known/core`.
+fn add_resources(
+    mut builder: ServerBuilder,
+    plugtest: bool,
+    obs_period: Duration,
+) -> ServerBuilder {
+    let clock = || Box::new(resources::wall_clock::SystemClock);
+    let plugtest_links = if plugtest {
+        builder = builder.app(Box::new(PlugtestApp::new(obs_period, clock())));
+        resources::plugtest::links(obs_period)
+    } else {
+        Vec::new()
+    };
+    builder = builder.app(Box::new(DemoApp::new(clock())));
+    let shadowed = |link: &str| {
+        plugtest_links
+            .iter()
+            .any(|p| link_path(p) == link_path(link))
+    };
+    for link in resources::demo::LINKS {
+        if !shadowed(link) {
+            builder = builder.app_link(link);
+        }
+    }
+    for link in &plugtest_links {
+        builder = builder.app_link(link);
+    }
+    builder
+}
+
+/// The target of a link-format entry: `/a` of `</a>;rt=...`.
+fn link_path(link: &str) -> &str {
+    link.split_once('>').map_or(link, |(target, _)| target)
 }
 
 /// A positive, finite number of seconds given for `flag`.

@@ -18,14 +18,6 @@ impl UtcText {
     }
 }
 
-/// `2024-05-01T12:34:56Z` for now, from the system clock.
-pub fn utc_now() -> String {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format_utc(since_epoch.as_secs())
-}
-
 /// RFC 3339 text for `secs` since the Unix epoch (days to civil date per H. Hinnant).
 fn format_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;

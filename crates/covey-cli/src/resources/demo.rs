@@ -186,6 +186,7 @@ impl DemoApp {
             Some(TIME_KEY),
             Code::CONTENT,
             Some(format),
+            &[],
             text.as_bytes(),
         );
     }
@@ -207,7 +208,15 @@ impl DemoApp {
         // another is answered once without being registered (RFC 7641 §4.1 lets a server
         // decline) rather than notified in a format it did not accept.
         let observed = (format == TEMPERATURE_FORMATS[0]).then_some(TEMPERATURE_KEY);
-        reply::content(cx, id, observed, Code::CONTENT, Some(format), &self.scratch);
+        reply::content(
+            cx,
+            id,
+            observed,
+            Code::CONTENT,
+            Some(format),
+            &[],
+            &self.scratch,
+        );
     }
 
     fn large(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: Asked) {
@@ -217,7 +226,7 @@ impl DemoApp {
         let Some(format) = negotiation::choose(asked.accept, &TEXT_ONLY) else {
             return negotiation::refuse(cx, id, &TEXT_ONLY);
         };
-        reply::content(cx, id, None, Code::CONTENT, Some(format), &self.large);
+        reply::content(cx, id, None, Code::CONTENT, Some(format), &[], &self.large);
     }
 
     /// `/echo`: PUT and POST store and echo the payload, FETCH echoes without storing, GET
@@ -229,7 +238,7 @@ impl DemoApp {
             Code::FETCH => (Code::CONTENT, &self.scratch, asked.format),
             Code::DELETE => {
                 self.echo = (Vec::new(), None);
-                return reply::content(cx, id, None, Code::DELETED, None, &[]);
+                return reply::content(cx, id, None, Code::DELETED, None, &[], &[]);
             }
             _ => {
                 return reply::error(
@@ -244,7 +253,7 @@ impl DemoApp {
         if negotiation::choose(asked.accept, &shown).is_none() {
             return negotiation::refuse(cx, id, &shown);
         }
-        reply::content(cx, id, None, code, format, payload);
+        reply::content(cx, id, None, code, format, &[], payload);
     }
 
     /// Takes the next reading and writes it into the scratch buffer in `format`.

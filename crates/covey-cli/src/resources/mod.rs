@@ -9,5 +9,3 @@ mod path;
 pub mod plugtest;
 mod reply;
 pub mod wall_clock;
-
-pub use clock_text::utc_now;

@@ -25,6 +25,7 @@ pub fn refuse(cx: &mut AppContext<'_>, id: IncomingId, offered: &[ContentFormat]
         None,
         Code::NOT_ACCEPTABLE,
         Some(ContentFormat::TEXT_PLAIN),
+        &[],
         text.as_bytes(),
     );
 }

@@ -9,3 +9,9 @@ pub fn is(request: &Received<'_>, segments: &[&str]) -> bool {
     let mut path = request.message.options_of(OptionNumber::URI_PATH);
     segments.iter().all(|s| path.next() == Some(s.as_bytes())) && path.next().is_none()
 }
+
+/// Whether `request`'s path is `prefix` or lies below it.
+pub fn starts_with(request: &Received<'_>, prefix: &[&str]) -> bool {
+    let mut path = request.message.options_of(OptionNumber::URI_PATH);
+    prefix.iter().all(|s| path.next() == Some(s.as_bytes()))
+}

@@ -40,27 +40,35 @@ pub fn send(
     }
 }
 
-/// Answers `id` with `code` and `payload` in `format` (no Content-Format when `None`).
+/// The most options [`content`] sends besides Content-Format.
+const MAX_EXTRA_OPTIONS: usize = 3;
+
+/// Answers `id` with `code` and `payload` in `format` (no Content-Format when `None`) and
+/// up to three `extra` options (ETag, Max-Age, Location-*), all on the stack.
 pub fn content(
     cx: &mut AppContext<'_>,
     id: IncomingId,
     observed: Option<u64>,
     code: Code,
     format: Option<ContentFormat>,
+    extra: &[CoapOption<'_>],
     payload: &[u8],
 ) {
     let mut cf = [0u8; 4];
-    let option;
-    let options: &[CoapOption<'_>] = match format {
-        Some(f) => {
-            option = [format_option(f, &mut cf)];
-            &option
-        }
-        None => &[],
-    };
+    let mut options = [opt(OptionNumber::CONTENT_FORMAT, &[]); 1 + MAX_EXTRA_OPTIONS];
+    let mut count = 0;
+    if let Some(f) = format {
+        options[0] = format_option(f, &mut cf);
+        count = 1;
+    }
+    debug_assert!(extra.len() <= MAX_EXTRA_OPTIONS);
+    for option in extra.iter().take(MAX_EXTRA_OPTIONS) {
+        options[count] = *option;
+        count += 1;
+    }
     let response = Response {
         code,
-        options,
+        options: &options[..count],
         payload,
     };
     send(cx, id, observed, &response);
