@@ -1,69 +1,18 @@
 //! The demo App on a node of the in-memory network, on virtual time: the code `covey serve`
 //! hosts under the tokio driver answers and notifies the same here.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::time::Duration;
 
 use covey_core::{Code, ContentFormat, OptionNumber};
-use covey_proto::testing::{addr, FnApp, Network};
-use covey_proto::{opt, Config, Event, Instant, Request, RequestParams};
+use covey_proto::testing::addr;
+use covey_proto::{opt, Request, RequestParams};
 
 use super::demo::DemoApp;
-use super::wall_clock::WallClock;
-
-/// A wall clock that follows the network's virtual time, `epoch` at `Instant::ZERO`.
-struct VirtualClock {
-    epoch: Duration,
-}
-
-impl WallClock for VirtualClock {
-    fn since_epoch(&self, now: Instant) -> Duration {
-        self.epoch + (now - Instant::ZERO)
-    }
-}
-
-/// A response as the client saw it: when, code, Content-Format, payload.
-type Seen = (Instant, Code, Option<ContentFormat>, String);
-
-/// A network with the demo App on node 0 and a client on node 1 that records every
-/// response; the wall clock reads 2023-11-14T22:13:20.3Z when the network starts.
-fn network() -> (Network, usize, Rc<RefCell<Vec<Seen>>>) {
-    let mut net = Network::new(Duration::from_millis(5), 0.0, 7);
-    let start = net.now - Instant::ZERO;
-    let clock = VirtualClock {
-        epoch: Duration::from_millis(1_700_000_000_300) - start,
-    };
-    net.add(
-        addr(1),
-        Config::default(),
-        1,
-        Some(Box::new(DemoApp::new(Box::new(clock)))),
-    );
-    let seen = Rc::new(RefCell::new(Vec::new()));
-    let log = seen.clone();
-    let client = net.add(
-        addr(2),
-        Config::default(),
-        2,
-        Some(Box::new(FnApp(
-            move |endpoint: &mut covey_proto::Endpoint, now, event| {
-                if let Event::Response { key, .. } = event {
-                    if let Some(r) = endpoint.response(key) {
-                        let text = String::from_utf8_lossy(r.payload()).into_owned();
-                        let format = r.message.content_format();
-                        log.borrow_mut().push((now, r.message.code(), format, text));
-                    }
-                }
-            },
-        ))),
-    );
-    (net, client, seen)
-}
+use super::test_network::network;
 
 #[test]
 fn the_sensor_answers_json_when_accept_asks_for_it() {
-    let (mut net, client, seen) = network();
+    let (mut net, client, seen) = network(|clock| Box::new(DemoApp::new(clock)));
     let json = [50u8];
     let options = [
         opt(OptionNumber::URI_PATH, b"sensors"),
@@ -89,7 +38,7 @@ fn the_sensor_answers_json_when_accept_asks_for_it() {
 
 #[test]
 fn time_observers_get_a_new_value_once_per_virtual_second() {
-    let (mut net, client, seen) = network();
+    let (mut net, client, seen) = network(|clock| Box::new(DemoApp::new(clock)));
     let options = [
         opt(OptionNumber::OBSERVE, &[]),
         opt(OptionNumber::URI_PATH, b"time"),

@@ -7,5 +7,9 @@ mod demo_on_network;
 mod negotiation;
 mod path;
 pub mod plugtest;
+#[cfg(test)]
+mod plugtest_on_network;
 mod reply;
+#[cfg(test)]
+mod test_network;
 pub mod wall_clock;
