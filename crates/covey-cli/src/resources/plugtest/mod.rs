@@ -413,9 +413,11 @@ impl PlugtestApp {
     fn post_large_create(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {
         let n = self.next_created;
         self.next_created = self.next_created.wrapping_add(1);
-        let mut stored = match self.created.len() >= MAX_CREATED {
-            true => self.created.pop_front().map(|(_, s)| s).unwrap_or_default(),
-            false => Stored::default(),
+        // The oldest is forgotten, and its buffer reused.
+        let mut stored = if self.created.len() >= MAX_CREATED {
+            self.created.pop_front().map(|(_, s)| s).unwrap_or_default()
+        } else {
+            Stored::default()
         };
         stored.set(&self.body, asked.format);
         self.created.push_back((n, stored));
