@@ -155,6 +155,7 @@ impl DemoApp {
             accept: request.message.accept(),
             format: request.message.content_format(),
         };
+        // /echo's payload is copied now: answering needs the engine the request borrows.
         if resource == DemoResource::Echo && matches!(asked.method, Code::PUT | Code::POST) {
             self.echo.0.clear();
             self.echo.0.extend_from_slice(request.payload());
