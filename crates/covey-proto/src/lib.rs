@@ -9,16 +9,15 @@ extern crate alloc;
 extern crate std;
 
 pub mod app;
+mod block;
 pub mod cc;
 pub mod config;
-mod dedup;
 pub mod endpoint;
 pub mod event;
+mod exchange;
 mod hash;
+mod message;
 pub mod observe;
-mod outbox;
-mod peer;
-mod reply_cache;
 pub mod request;
 mod rng;
 pub mod stats;
@@ -27,7 +26,6 @@ mod storage;
 pub mod testing;
 pub mod time;
 pub mod transmission_parameters;
-mod wire;
 
 pub use app::{
     dispatch_events, App, AppContext, AppId, AppSet, GroupError, Host, LogLevel, NullHost,
@@ -35,10 +33,10 @@ pub use app::{
 pub use cc::Algorithm;
 pub use config::Config;
 pub use endpoint::{
-    Endpoint, LocalAddr, NotificationType, Received, Reception, RequestError, RespondError,
-    Transmit,
+    Endpoint, LocalAddr, Received, Reception, RequestError, RespondError, Transmit,
 };
 pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
+pub use observe::NotificationType;
 pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};
 pub use time::{Duration, Instant};

@@ -1,20 +1,13 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
-mod block;
-mod client;
-mod observe;
-mod receive;
-mod reliability;
-mod server;
-
 use crate::app::AppId;
 use crate::config::Config;
-use crate::dedup::DedupCache;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, MidKey, SeededState};
-use crate::outbox::{LocalId, OutSource, Outbox};
-use crate::peer::{PeerKey, PeerTable};
-use crate::reply_cache::ReplyCache;
+use crate::message::dedup::DedupCache;
+use crate::message::outbox::{LocalId, OutSource, Outbox};
+use crate::message::peer::{PeerKey, PeerTable};
+use crate::message::reply_cache::ReplyCache;
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
@@ -30,10 +23,11 @@ use covey_core::{Code, Message, MessageType, Token};
 /// Local socket addresses interned at most; others are reported as unknown.
 const MAX_LOCALS: usize = 64;
 
-pub(crate) use client::ClientExchange;
-pub use observe::NotificationType;
-pub(crate) use reliability::Transmission;
-pub(crate) use server::IncomingExchange;
+use crate::block;
+use crate::exchange::client::ClientExchange;
+use crate::exchange::incoming::IncomingExchange;
+use crate::message::transmission::{Transmission, TransmissionOwner};
+use crate::observe::observers::Observer;
 
 /// How a datagram reached this endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -301,7 +295,7 @@ pub struct Endpoint {
     pub(crate) timer_layout: TimerLayout,
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
-    pub(crate) observers: Slab<observe::Observer>,
+    pub(crate) observers: Slab<Observer>,
     /// Digest of (observer address, token) -> observer; checked against the observer.
     pub(crate) observer_index: Map<u64, SlabKey>,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
@@ -491,8 +485,9 @@ impl Endpoint {
                 if let Some(t) = self.transmissions.get(key) {
                     meta.retransmission = t.retransmissions;
                     meta.request = match t.owner {
-                        reliability::TransmissionOwner::Request(k)
-                        | reliability::TransmissionOwner::Ping(k) => Some(RequestId(k)),
+                        TransmissionOwner::Request(k) | TransmissionOwner::Ping(k) => {
+                            Some(RequestId(k))
+                        }
                         _ => None,
                     };
                     if meta.source.socket.is_none() {

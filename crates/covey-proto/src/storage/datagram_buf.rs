@@ -2,7 +2,7 @@
 //! table, created as the table's slots are.
 
 use super::buffer_pool::BufferPool;
-use crate::wire::{encode_into, Outgoing};
+use crate::message::wire::{encode_into, Outgoing};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use covey_core::EncodeError;

@@ -1,11 +1,11 @@
 //! Confirmable transmissions (RFC 7252 §4.2): retransmission with the peer's RTO estimator,
 //! ACK and RST matching, RTT samples.
 
-use super::{Endpoint, TimerKind};
 use crate::cc::RtoEstimator;
+use crate::endpoint::{Endpoint, TimerKind};
 use crate::hash::MidKey;
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::message::outbox::OutSource;
+use crate::message::peer::PeerKey;
 use crate::stats::TRACKED_ATTEMPTS;
 use crate::storage::slab::SlabKey;
 use crate::{Duration, Instant};

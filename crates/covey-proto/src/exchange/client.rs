@@ -1,19 +1,19 @@
 //! The client role: starting requests (NSTART queueing, MID allocation), matching responses,
 //! timeouts and cancellation.
 
-use super::reliability::{Transmission, TransmissionEnd, TransmissionOwner};
-use super::{Endpoint, HeldResponse, RequestError, TimerKind};
 use crate::app::AppId;
+use crate::endpoint::{Endpoint, HeldResponse, RequestError, TimerKind};
 use crate::event::{Event, Failure, RequestId, ResponseKey};
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::message::outbox::OutSource;
+use crate::message::peer::PeerKey;
+use crate::message::transmission::{Transmission, TransmissionEnd, TransmissionOwner};
+use crate::message::wire::reencode;
+use crate::message::wire::Outgoing;
 use crate::request::{Request, RequestParams};
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
-use crate::wire::reencode;
-use crate::wire::Outgoing;
 use crate::{Duration, Instant};
 use alloc::boxed::Box;
 use alloc::vec::Vec;

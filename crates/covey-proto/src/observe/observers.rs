@@ -1,15 +1,15 @@
 //! The server side of Observe (RFC 7641 §4): registrations keyed by (client, token),
 //! 24-bit sequence numbers, CON/NON notifications, and removal on RST, timeout or error.
 
-use super::reliability::TransmissionOwner;
-use super::server::IncomingState;
-use super::{Endpoint, RespondError};
+use crate::endpoint::{Endpoint, RespondError};
+use crate::exchange::incoming::IncomingState;
 use crate::hash::{digest, AddrKey, MidKey};
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::message::outbox::OutSource;
+use crate::message::peer::PeerKey;
+use crate::message::transmission::TransmissionOwner;
+use crate::message::wire::Outgoing;
 use crate::request::Response;
 use crate::storage::slab::SlabKey;
-use crate::wire::Outgoing;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{uint, CoapOption, MessageType, OptionNumber, Token};
@@ -235,7 +235,11 @@ impl Endpoint {
             }
         }
         if let Some(tx) = o.in_flight {
-            self.end_transmission(now, tx, super::reliability::TransmissionEnd::TimedOut);
+            self.end_transmission(
+                now,
+                tx,
+                crate::message::transmission::TransmissionEnd::TimedOut,
+            );
         }
         if let Some(p) = self.peers.get_mut(o.peer) {
             p.refs = p.refs.saturating_sub(1);

@@ -2,18 +2,18 @@
 //! 4.02 for unrecognised critical options, 5.03 under overload, block-wise slicing and
 //! reassembly, multicast leisure and error suppression.
 
-use super::block::{slice_block2, UploadStep};
-use super::observe::ObserveRequest;
-use super::reliability::TransmissionOwner;
-use super::{Endpoint, LocalAddr, RespondError, TimerKind};
 use crate::app::AppId;
-use crate::dedup::{DedupHandle, DedupKey, DedupState};
+use crate::block::{slice_block2, UploadStep};
+use crate::endpoint::{Endpoint, LocalAddr, RespondError, TimerKind};
 use crate::event::{Event, IncomingId};
-use crate::outbox::OutSource;
+use crate::message::dedup::{DedupHandle, DedupKey, DedupState};
+use crate::message::outbox::OutSource;
+use crate::message::transmission::TransmissionOwner;
+use crate::message::wire::Outgoing;
+use crate::observe::observers::ObserveRequest;
 use crate::request::Response;
 use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
-use crate::wire::Outgoing;
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::{IpAddr, SocketAddr};
@@ -433,7 +433,7 @@ impl Endpoint {
         let local = self.incoming.get(key).and_then(|inc| inc.local);
         self.replying_from = self.local_id(local);
         self.incoming_timeout(now, key);
-        self.replying_from = crate::outbox::LocalId::default();
+        self.replying_from = crate::message::outbox::LocalId::default();
     }
 
     fn incoming_timeout(&mut self, now: Instant, key: crate::storage::slab::SlabKey) {
@@ -471,7 +471,7 @@ impl Endpoint {
         message_type: MessageType,
         mid: u16,
         cache: bool,
-    ) -> Option<crate::reply_cache::ReplyRef> {
+    ) -> Option<crate::message::reply_cache::ReplyRef> {
         let m = Outgoing {
             message_type,
             code: Code::EMPTY,
