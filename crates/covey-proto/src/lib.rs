@@ -1,5 +1,49 @@
 //! The sans-IO CoAP endpoint: all protocol behaviour of RFC 7252, 7641 and 7959, driven by
 //! datagrams and time passed in, producing datagrams, timers and events to be pulled out.
+//!
+//! A complete drive loop: a client GETs `/hello` from a server over a lossless network on
+//! virtual time. A driver does the same with sockets and a clock, a simulator with its links;
+//! [`Node`] runs [`App`]s in the same loop.
+//!
+//! ```
+//! use covey_core::{Code, OptionNumber};
+//! use covey_proto::{opt, Config, Endpoint, Event, Instant, LocalAddr, Request, RequestParams, Response};
+//!
+//! let (c, s) = ("[::1]:40000".parse().unwrap(), "[::1]:5683".parse().unwrap());
+//! let (mut client, mut server) = (Endpoint::new(Config::default(), 1), Endpoint::new(Config::default(), 2));
+//! let (mut now, mut buf) = (Instant::from_secs(0), [0u8; 1152]);
+//! let path = [opt(OptionNumber::URI_PATH, b"hello")];
+//! let get = Request { options: &path, ..Request::new(Code::GET) };
+//! let id = client.send_request(now, s, &get, RequestParams::default()).unwrap();
+//! 'exchange: loop {
+//!     while let Some(event) = server.poll_event() {
+//!         if let Event::Request(incoming) = event {
+//!             server.respond(now, incoming, &Response::with_payload(Code::CONTENT, b"world")).unwrap();
+//!         }
+//!     }
+//!     while let Some(event) = client.poll_event() {
+//!         if let Event::Response { id: answered, key, .. } = event {
+//!             assert_eq!((answered, client.response(key).unwrap().payload()), (id, &b"world"[..]));
+//!             break 'exchange;
+//!         }
+//!     }
+//!     let mut quiet = true;
+//!     while let Some(t) = client.poll_transmit(now, &mut buf) {
+//!         server.handle_datagram(now, c, LocalAddr::UNICAST, &buf[..t.size]);
+//!         quiet = false;
+//!     }
+//!     while let Some(t) = server.poll_transmit(now, &mut buf) {
+//!         client.handle_datagram(now, s, LocalAddr::UNICAST, &buf[..t.size]);
+//!         quiet = false;
+//!     }
+//!     if quiet {
+//!         // Nothing on the wire: jump to the next timer (a retransmission, a deadline).
+//!         now = client.poll_timeout().into_iter().chain(server.poll_timeout()).min().expect("a timer");
+//!         client.handle_timeout(now);
+//!         server.handle_timeout(now);
+//!     }
+//! }
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -17,6 +61,7 @@ pub mod event;
 mod exchange;
 mod hash;
 mod message;
+mod node;
 pub mod observe;
 pub mod request;
 mod rng;
@@ -36,6 +81,7 @@ pub use endpoint::{
     Endpoint, LocalAddr, Received, Reception, RequestError, RespondError, Transmit,
 };
 pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
+pub use node::Node;
 pub use observe::NotificationType;
 pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};
