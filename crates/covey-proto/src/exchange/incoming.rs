@@ -7,6 +7,7 @@ use crate::block::{slice_block2, UploadStep};
 use crate::endpoint::{Endpoint, LocalAddr, RespondError, TimerKind};
 use crate::event::{Event, IncomingId};
 use crate::message::dedup::{DedupHandle, DedupKey, DedupState};
+use crate::message::option_rules::RequestOptions;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
@@ -750,84 +751,6 @@ impl Endpoint {
             }
             DedupState::Processing(_) | DedupState::Ignore => {}
         }
-    }
-}
-
-/// The first critical option the engine and registry do not recognise: an unknown number,
-/// a known one outside its length bounds, or a repeat of a non-repeatable one
-/// (RFC 7252 §5.4.1, §5.4.5).
-pub(crate) fn unrecognised_critical_option(message: &Message<'_>) -> Option<OptionNumber> {
-    let mut previous = None;
-    for o in message.options() {
-        let repeated = previous == Some(o.number);
-        previous = Some(o.number);
-        if !is_recognised(o.number, o.value, repeated) {
-            return Some(o.number);
-        }
-    }
-    None
-}
-
-/// The options of a request the engine acts on, found in one pass over them.
-struct RequestOptions<'a> {
-    unrecognised_critical: Option<OptionNumber>,
-    block1: Option<&'a [u8]>,
-    block2: Option<&'a [u8]>,
-    size1: Option<&'a [u8]>,
-    observe: Option<&'a [u8]>,
-}
-
-impl<'a> RequestOptions<'a> {
-    fn scan(message: &Message<'a>) -> RequestOptions<'a> {
-        let mut found = RequestOptions {
-            unrecognised_critical: None,
-            block1: None,
-            block2: None,
-            size1: None,
-            observe: None,
-        };
-        let mut previous = None;
-        for o in message.options() {
-            let number = o.number;
-            let repeated = previous == Some(number);
-            previous = Some(number);
-            let slot = match number {
-                OptionNumber::BLOCK1 => &mut found.block1,
-                OptionNumber::BLOCK2 => &mut found.block2,
-                OptionNumber::SIZE1 => &mut found.size1,
-                OptionNumber::OBSERVE => &mut found.observe,
-                _ => {
-                    if found.unrecognised_critical.is_none()
-                        && !is_recognised(number, o.value, repeated)
-                    {
-                        found.unrecognised_critical = Some(number);
-                    }
-                    continue;
-                }
-            };
-            if slot.is_none() {
-                *slot = Some(o.value);
-            }
-            if found.unrecognised_critical.is_none() && !is_recognised(number, o.value, repeated) {
-                found.unrecognised_critical = Some(number);
-            }
-        }
-        found
-    }
-}
-
-/// Whether an option would be recognised: elective ones always are (they may be ignored);
-/// a critical one must be known, within its length bounds, and not a forbidden repeat.
-fn is_recognised(number: OptionNumber, value: &[u8], repeated: bool) -> bool {
-    if !number.is_critical() {
-        return true;
-    }
-    match number.definition() {
-        Some(d) => {
-            (d.min_len as usize..=d.max_len as usize).contains(&value.len())
-                && (d.repeatable || !repeated)
-        }
-        None => false,
     }
 }
 

@@ -1,8 +1,9 @@
 //! The message layer (RFC 7252 §4): encoding, deduplication, the reply cache, confirmable
-//! transmissions and their retransmission, per-peer message IDs and RTO, the receive path,
+//! transmissions and their retransmission, per-peer message IDs and RTO, the options the engine recognises, the receive path,
 //! and the queue of datagrams waiting for `poll_transmit`.
 
 pub(crate) mod dedup;
+pub(crate) mod option_rules;
 pub(crate) mod outbox;
 pub(crate) mod peer;
 pub(crate) mod receive;

@@ -2,10 +2,10 @@
 //! responses (RFC 7252 §4.2–4.3, §5.3.2).
 
 use crate::endpoint::{Endpoint, LocalAddr, Reception};
-use crate::exchange::incoming::unrecognised_critical_option;
 use crate::hash::fingerprint;
 use crate::hash::MidKey;
 use crate::message::dedup::DedupState;
+use crate::message::option_rules::unrecognised_critical_option;
 use crate::message::outbox::LocalId;
 use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::stats::DropCause;
