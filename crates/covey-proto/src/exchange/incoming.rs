@@ -2,60 +2,24 @@
 //! 4.02 for unrecognised critical options, 5.03 under overload, block-wise slicing and
 //! reassembly, multicast leisure and error suppression.
 
-use crate::app::AppId;
 use crate::block::{slice_block2, UploadStep};
 use crate::endpoint::{Endpoint, LocalAddr, RespondError, TimerKind};
+use crate::event::AppId;
 use crate::event::{Event, IncomingId};
+use crate::exchange::incoming_exchange::ObserveRequest;
+use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState};
 use crate::message::dedup::{DedupHandle, DedupKey, DedupState};
 use crate::message::option_rules::RequestOptions;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
-use crate::observe::observers::ObserveRequest;
 use crate::request::Response;
 use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
 use alloc::vec::Vec;
-use core::net::{IpAddr, SocketAddr};
+use core::net::SocketAddr;
 use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
-
-/// Where an incoming request stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum IncomingState {
-    /// Waiting for the application's response.
-    Waiting,
-    /// Answered; the response waits for its leisure delay (multicast).
-    DelayedResponse,
-}
-
-/// A request the application has not answered yet.
-#[derive(Debug)]
-pub(crate) struct IncomingExchange {
-    pub remote: SocketAddr,
-    pub message_id: u16,
-    pub token: Token,
-    pub confirmable: bool,
-    /// The group address it was sent to, when it came by multicast.
-    pub group: Option<IpAddr>,
-    /// The local socket address it arrived on, if known.
-    pub local: Option<SocketAddr>,
-    /// Its deduplication entry.
-    pub dedup: DedupHandle,
-    /// Answered by the engine from a cached block-wise body.
-    pub from_cache: bool,
-    /// An empty ACK was sent: the response must be separate.
-    pub acked: bool,
-    pub state: IncomingState,
-    /// The whole body of a Block1 upload.
-    pub body: Option<Vec<u8>>,
-    /// The last Block1 block of an upload, echoed in the response.
-    pub block1: Option<Block>,
-    /// The Block2 block the client asked for.
-    pub block2: Option<Block>,
-    /// The request's Observe option.
-    pub observe: ObserveRequest,
-}
 
 /// Everything needed to address a response to a request.
 #[derive(Debug, Clone, Copy)]

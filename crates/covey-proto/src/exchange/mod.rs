@@ -2,4 +2,8 @@
 //! per peer (NSTART), and incoming exchanges answered piggy-backed or separately.
 
 pub(crate) mod client;
+pub(crate) mod client_exchange;
+pub(crate) mod error;
+pub(crate) mod held_response;
 pub(crate) mod incoming;
+pub(crate) mod incoming_exchange;

@@ -2,7 +2,8 @@
 //! registry of observers.
 
 mod freshness;
-pub(crate) mod observers;
+pub(crate) mod observer;
+pub(crate) mod registry;
 
 pub use freshness::{is_newer, FRESHNESS_WINDOW};
-pub use observers::NotificationType;
+pub use observer::NotificationType;

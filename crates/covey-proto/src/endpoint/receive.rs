@@ -250,13 +250,13 @@ impl Endpoint {
         self.dedup
             .insert(now, dedup_key, print, state, now + lifetime);
         // A separate response also proves the request arrived: stop retransmitting it.
-        if let Some(crate::exchange::client::ExchangeState::AwaitingAck(tx)) =
+        if let Some(crate::exchange::client_exchange::ExchangeState::AwaitingAck(tx)) =
             self.exchanges.get(ex_key).map(|e| e.state)
         {
             if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
                 if let Some(ex) = self.exchanges.get_mut(ex_key) {
                     ex.retransmissions = t.retransmissions;
-                    ex.state = crate::exchange::client::ExchangeState::AwaitingResponse;
+                    ex.state = crate::exchange::client_exchange::ExchangeState::AwaitingResponse;
                 }
             }
         }
