@@ -664,13 +664,10 @@ impl Endpoint {
         }
         if let Some(obs) = ex.observe.as_mut() {
             if let (true, Some(value)) = (code.is_success(), m.observe()) {
-                if let Some((v2, t2)) = obs.freshest {
-                    if !crate::observe::is_newer(value, now, v2, t2) {
-                        self.stats.drop(DropCause::StaleNotification);
-                        return;
-                    }
+                if !obs.accept(value, now) {
+                    self.stats.drop(DropCause::StaleNotification);
+                    return;
                 }
-                obs.freshest = Some((value, now));
                 let was_counted = ex.counted;
                 ex.counted = false;
                 ex.state = ExchangeState::Observing;

@@ -1,0 +1,216 @@
+//! Block1 uploads (RFC 7959 §2.5) being reassembled on the server, bounded in count and
+//! bytes.
+
+use crate::config::Config;
+use crate::hash::{seeded_map, Map, SeededState};
+use crate::Instant;
+use alloc::vec::Vec;
+use core::hash::BuildHasher;
+use core::net::SocketAddr;
+use covey_core::{Block, Message, OptionNumber};
+
+/// One upload being reassembled.
+#[derive(Debug)]
+struct Upload {
+    body: Vec<u8>,
+    last_active: Instant,
+}
+
+/// What to answer to one Block1 block.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum UploadStep {
+    /// Stored: answer 2.31 Continue acknowledging this block (with our preferred size).
+    Continue(Block),
+    /// The last block arrived: hand the whole body to the application.
+    Complete(Vec<u8>),
+    /// A block is missing or out of order: 4.08 Request Entity Incomplete.
+    Incomplete,
+    /// Over the size limit: 4.13 Request Entity Too Large with Size1 = the limit.
+    TooLarge(usize),
+    /// A non-final block whose payload is not exactly the block size: 4.00.
+    BadBlock,
+}
+
+/// Block1 uploads in progress, keyed by client and request (method, URI, Request-Tag).
+#[derive(Debug)]
+pub(crate) struct Uploads {
+    map: Map<(SocketAddr, u64), Upload>,
+    hasher: SeededState,
+    bytes: usize,
+    max_uploads: usize,
+    max_bytes: usize,
+    max_body: usize,
+    preferred_szx: u8,
+}
+
+impl Uploads {
+    pub fn new(config: &Config, seed: u64) -> Uploads {
+        Uploads {
+            map: seeded_map(seed),
+            hasher: SeededState::with_seed(seed ^ 0x5bd1_e995),
+            bytes: 0,
+            max_uploads: config.max_uploads.max(1),
+            max_bytes: config.max_reassembly_bytes,
+            max_body: config.max_body_size.min(config.max_reassembly_bytes),
+            preferred_szx: config.block_szx.min(6),
+        }
+    }
+
+    /// Identifies the upload a request belongs to: its method and the options that name
+    /// the target resource and the body (Uri-*, Request-Tag).
+    pub fn key(&self, remote: SocketAddr, message: &Message<'_>) -> (SocketAddr, u64) {
+        let mut h = self.hasher.hash_one(message.code().0);
+        for o in message.options() {
+            if matches!(
+                o.number,
+                OptionNumber::URI_HOST
+                    | OptionNumber::URI_PORT
+                    | OptionNumber::URI_PATH
+                    | OptionNumber::URI_QUERY
+                    | OptionNumber::REQUEST_TAG
+            ) {
+                h = h.rotate_left(5) ^ self.hasher.hash_one((o.number.0, o.value));
+            }
+        }
+        (remote, h)
+    }
+
+    /// Takes one Block1 block of the upload `key`.
+    pub fn receive(
+        &mut self,
+        now: Instant,
+        key: (SocketAddr, u64),
+        block: Block,
+        payload: &[u8],
+        size1: Option<u32>,
+    ) -> UploadStep {
+        if block.more && payload.len() != block.size() {
+            return UploadStep::BadBlock;
+        }
+        if block.num == 0 {
+            self.remove(&key);
+            if size1.is_some_and(|s| s as usize > self.max_body) {
+                return UploadStep::TooLarge(self.max_body);
+            }
+            if self.map.len() >= self.max_uploads {
+                self.evict_oldest();
+            }
+            self.map.insert(
+                key,
+                Upload {
+                    body: Vec::new(),
+                    last_active: now,
+                },
+            );
+        }
+        let Some(upload) = self.map.get_mut(&key) else {
+            return UploadStep::Incomplete;
+        };
+        if upload.body.len() != block.offset() {
+            self.remove(&key);
+            return UploadStep::Incomplete;
+        }
+        let new_len = upload.body.len() + payload.len();
+        if new_len > self.max_body || self.bytes + payload.len() > self.max_bytes {
+            self.remove(&key);
+            return UploadStep::TooLarge(self.max_body);
+        }
+        upload.body.extend_from_slice(payload);
+        upload.last_active = now;
+        self.bytes += payload.len();
+        if block.more {
+            // Acknowledge at our preferred size; the client rescales (RFC 7959 §2.5).
+            let szx = block.szx.min(self.preferred_szx);
+            UploadStep::Continue(Block { szx, ..block })
+        } else {
+            let body = self.map.remove(&key).map(|u| u.body).unwrap_or_default();
+            self.bytes -= body.len();
+            UploadStep::Complete(body)
+        }
+    }
+
+    fn remove(&mut self, key: &(SocketAddr, u64)) {
+        if let Some(u) = self.map.remove(key) {
+            self.bytes -= u.body.len();
+        }
+    }
+
+    fn evict_oldest(&mut self) {
+        let oldest = self
+            .map
+            .iter()
+            .min_by_key(|(_, u)| u.last_active)
+            .map(|(k, _)| *k);
+        if let Some(k) = oldest {
+            self.remove(&k);
+        }
+    }
+
+    /// Forgets uploads idle since before `cutoff`.
+    pub fn expire(&mut self, cutoff: Instant) {
+        let before = self.map.len();
+        let mut freed = 0;
+        self.map.retain(|_, u| {
+            let keep = u.last_active >= cutoff;
+            if !keep {
+                freed += u.body.len();
+            }
+            keep
+        });
+        if self.map.len() != before {
+            self.bytes -= freed;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::net::{IpAddr, Ipv6Addr};
+
+    fn block(num: u32, more: bool, szx: u8) -> Block {
+        Block::new(num, more, szx).unwrap()
+    }
+
+    #[test]
+    fn uploads_reassemble_in_order_and_are_bounded() {
+        let config = Config {
+            max_body_size: 100,
+            block_szx: 1,
+            ..Config::default()
+        };
+        let mut up = Uploads::new(&config, 1);
+        let key = (SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 1), 9);
+        let t = Instant::ZERO;
+        assert_eq!(
+            up.receive(t, key, block(0, true, 2), &[1; 64], Some(80)),
+            UploadStep::Continue(block(0, true, 1))
+        );
+        // The client rescales to 32-byte blocks: block 2 at offset 64.
+        assert_eq!(
+            up.receive(t, key, block(2, false, 1), &[2; 16], None),
+            UploadStep::Complete([[1u8; 64].as_slice(), &[2; 16]].concat())
+        );
+        assert_eq!(
+            up.receive(t, key, block(3, true, 1), &[0; 32], None),
+            UploadStep::Incomplete
+        );
+        assert_eq!(
+            up.receive(t, key, block(0, true, 2), &[0; 64], Some(101)),
+            UploadStep::TooLarge(100)
+        );
+        assert_eq!(
+            up.receive(t, key, block(0, true, 2), &[0; 10], None),
+            UploadStep::BadBlock
+        );
+        assert_eq!(
+            up.receive(t, key, block(0, true, 2), &[0; 64], None),
+            UploadStep::Continue(block(0, true, 1))
+        );
+        assert_eq!(
+            up.receive(t, key, block(1, true, 2), &[0; 64], None),
+            UploadStep::TooLarge(100)
+        );
+        assert_eq!(up.bytes, 0);
+    }
+}
