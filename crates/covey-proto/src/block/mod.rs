@@ -3,9 +3,9 @@
 //! bounded memory.
 
 mod body_cache;
+mod server;
 mod slicing;
 mod uploads;
 
 pub(crate) use body_cache::BodyCache;
-pub(crate) use slicing::slice_block2;
-pub(crate) use uploads::{UploadStep, Uploads};
+pub(crate) use uploads::Uploads;

@@ -2,13 +2,12 @@
 //! 4.02 for unrecognised critical options, 5.03 under overload, block-wise slicing and
 //! reassembly, multicast leisure and error suppression.
 
-use crate::block::{slice_block2, UploadStep};
 use crate::endpoint::{Endpoint, LocalAddr, RespondError, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId};
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState};
-use crate::message::dedup::{DedupHandle, DedupKey, DedupState};
+use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState, ResponseTarget};
+use crate::message::dedup::{DedupKey, DedupState};
 use crate::message::option_rules::RequestOptions;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
@@ -19,19 +18,7 @@ use crate::storage::slab::SlabKey;
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
-
-/// Everything needed to address a response to a request.
-#[derive(Debug, Clone, Copy)]
-struct ResponseTarget {
-    remote: SocketAddr,
-    message_id: u16,
-    token: Token,
-    confirmable: bool,
-    acked: bool,
-    /// The request's deduplication entry, which records the reply.
-    dedup: DedupHandle,
-}
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
 /// Engine-added options of one response (Observe, Block1, Block2, Size2) plus the caller's.
 struct ExtraOptions<'a> {
@@ -133,7 +120,7 @@ impl Endpoint {
         let mut code = response.code;
         let mut cache_body = false;
         // Any response may be sliced (RFC 7959 §2.2): large diagnostics and partial results too.
-        match slice_block2(response.payload, block2, self.config.block_szx) {
+        match self.slice_response(response.payload, block2) {
             Ok(Some((b, chunk))) => {
                 cache_body = b.more && !from_cache;
                 options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
@@ -293,7 +280,7 @@ impl Endpoint {
 
     /// Answers a request directly from the engine (errors, 2.31 Continue), never calling
     /// the application.
-    fn reply_now(
+    pub(crate) fn reply_now(
         &mut self,
         now: Instant,
         target: ResponseTarget,
@@ -549,60 +536,13 @@ impl Endpoint {
                 return;
             }
             Some(Ok(b)) => {
-                let key = self.uploads.key(remote, message);
                 let size1 = scan.size1.and_then(uint::decode);
-                match self.uploads.receive(now, key, b, message.payload(), size1) {
-                    UploadStep::Continue(ack) => {
-                        let mut value = [0u8; 4];
-                        let options = [CoapOption {
-                            number: OptionNumber::BLOCK1,
-                            value: ack.encode(&mut value),
-                        }];
-                        self.reply_now(now, target, Code::CONTINUE, &options, &[]);
-                        return;
-                    }
-                    UploadStep::Complete(whole) => {
-                        body = Some(whole);
-                        block1 = Some(b);
-                    }
-                    UploadStep::Incomplete => {
-                        self.reply_error(
-                            now,
-                            target,
-                            multicast,
-                            Code::REQUEST_ENTITY_INCOMPLETE,
-                            b"missing block",
-                        );
-                        return;
-                    }
-                    UploadStep::BadBlock => {
-                        self.reply_error(
-                            now,
-                            target,
-                            multicast,
-                            Code::BAD_REQUEST,
-                            b"block payload is not the block size",
-                        );
-                        return;
-                    }
-                    UploadStep::TooLarge(limit) => {
-                        let mut value = [0u8; 4];
-                        let options = [CoapOption {
-                            number: OptionNumber::SIZE1,
-                            value: uint::encode(limit as u32, &mut value),
-                        }];
-                        if !multicast {
-                            self.reply_now(
-                                now,
-                                target,
-                                Code::REQUEST_ENTITY_TOO_LARGE,
-                                &options,
-                                b"request body too large",
-                            );
-                        }
-                        return;
-                    }
-                }
+                let Some(whole) = self.receive_block1(now, target, multicast, message, b, size1)
+                else {
+                    return;
+                };
+                body = Some(whole);
+                block1 = Some(b);
             }
             None => {}
         }
@@ -672,7 +612,7 @@ impl Endpoint {
         }
     }
 
-    fn reply_error(
+    pub(crate) fn reply_error(
         &mut self,
         now: Instant,
         target: ResponseTarget,

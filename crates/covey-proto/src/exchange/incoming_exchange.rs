@@ -50,3 +50,15 @@ pub(crate) enum ObserveRequest {
     Deregister,
     None,
 }
+
+/// Everything needed to address a response to a request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseTarget {
+    pub remote: SocketAddr,
+    pub message_id: u16,
+    pub token: Token,
+    pub confirmable: bool,
+    pub acked: bool,
+    /// The request's deduplication entry, which records the reply.
+    pub dedup: DedupHandle,
+}
