@@ -1,13 +1,20 @@
 //! The server's block-wise steps (RFC 7959): taking Block1 uploads in, answering 2.31,
-//! 4.08 and 4.13 along the way, and slicing responses with this endpoint's block size.
+//! 4.08 and 4.13 along the way, slicing responses with this endpoint's block size, and
+//! serving later blocks from the cached body.
 
 use super::slicing::slice_block2;
 use super::uploads::UploadStep;
 use crate::endpoint::Endpoint;
+use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::message::wire::Outgoing;
+use crate::request::Response;
+use crate::storage::datagram_buf::DatagramBuf;
+use crate::storage::slab::SlabKey;
 use crate::Instant;
 use alloc::vec::Vec;
-use covey_core::{uint, Block, CoapOption, Code, Message, OptionNumber};
+use core::net::SocketAddr;
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
 impl Endpoint {
     /// Takes Block1 block `b` of a request in: the whole body once the last block arrived,
@@ -81,5 +88,70 @@ impl Endpoint {
         requested: Option<Block>,
     ) -> Result<Option<(Block, &'p [u8])>, ()> {
         slice_block2(payload, requested, self.config.block_szx)
+    }
+
+    /// Keeps the whole body of a response that is being sliced, keyed by the request.
+    pub(crate) fn cache_body(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        remote: SocketAddr,
+        response: &Response<'_>,
+    ) {
+        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
+            return;
+        };
+        let transfer = self.uploads.key(remote, &request);
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token: &[],
+            options: response.options,
+            extra: &[],
+            payload: &[],
+        };
+        let mut buf = DatagramBuf::default();
+        if buf.encode(&head, &mut self.pool).is_ok() {
+            self.bodies.insert(
+                now,
+                transfer,
+                buf.as_slice().to_vec(),
+                response.payload.to_vec(),
+            );
+        }
+        buf.release(&mut self.pool);
+    }
+
+    /// Answers a later Block2 request from the cached body, if there is one.
+    pub(crate) fn serve_cached_block(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        transfer: (SocketAddr, u64),
+        block: Block,
+    ) -> bool {
+        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
+            return false;
+        };
+        let Ok(head) = Message::parse(&cached.head) else {
+            return false;
+        };
+        let options: Vec<CoapOption<'_>> = head.options().collect();
+        let response = Response {
+            code: head.code(),
+            options: &options,
+            payload: &cached.body,
+        };
+        if let Some(inc) = self.incoming.get_mut(id.0) {
+            inc.from_cache = true;
+        }
+        let served = self.respond(now, id, &response).is_ok();
+        let last = block.offset() + block.size() >= cached.body.len();
+        drop(options);
+        if !last {
+            self.bodies.put_back(transfer, cached);
+        }
+        served
     }
 }

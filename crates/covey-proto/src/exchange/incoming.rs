@@ -16,7 +16,6 @@ use crate::request::Response;
 use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
-use alloc::vec::Vec;
 use core::net::SocketAddr;
 use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
@@ -300,71 +299,6 @@ impl Endpoint {
         let _ = self.send_response(now, target, m);
     }
 
-    /// Keeps the whole body of a response that is being sliced, keyed by the request.
-    fn cache_body(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        remote: SocketAddr,
-        response: &Response<'_>,
-    ) {
-        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
-            return;
-        };
-        let transfer = self.uploads.key(remote, &request);
-        let head = Outgoing {
-            message_type: MessageType::NonConfirmable,
-            code: response.code,
-            message_id: 0,
-            token: &[],
-            options: response.options,
-            extra: &[],
-            payload: &[],
-        };
-        let mut buf = crate::storage::datagram_buf::DatagramBuf::default();
-        if buf.encode(&head, &mut self.pool).is_ok() {
-            self.bodies.insert(
-                now,
-                transfer,
-                buf.as_slice().to_vec(),
-                response.payload.to_vec(),
-            );
-        }
-        buf.release(&mut self.pool);
-    }
-
-    /// Answers a later Block2 request from the cached body, if there is one.
-    fn serve_cached_block(
-        &mut self,
-        now: Instant,
-        id: IncomingId,
-        transfer: (SocketAddr, u64),
-        block: Block,
-    ) -> bool {
-        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
-            return false;
-        };
-        let Ok(head) = Message::parse(&cached.head) else {
-            return false;
-        };
-        let options: Vec<CoapOption<'_>> = head.options().collect();
-        let response = Response {
-            code: head.code(),
-            options: &options,
-            payload: &cached.body,
-        };
-        if let Some(inc) = self.incoming.get_mut(id.0) {
-            inc.from_cache = true;
-        }
-        let served = self.respond(now, id, &response).is_ok();
-        let last = block.offset() + block.size() >= cached.body.len();
-        drop(options);
-        if !last {
-            self.bodies.put_back(transfer, cached);
-        }
-        served
-    }
-
     fn remove_incoming(&mut self, key: SlabKey) {
         if self.incoming.remove(key).is_some() {
             self.incoming_bufs.release(key.index(), &mut self.pool);
@@ -413,38 +347,6 @@ impl Endpoint {
                 self.dedup.update(dedup, DedupState::Ignore);
                 self.remove_incoming(key);
             }
-        }
-    }
-
-    /// Sends an empty ACK or RST; with `cache`, remembers it for duplicates.
-    pub(crate) fn send_empty(
-        &mut self,
-        remote: SocketAddr,
-        message_type: MessageType,
-        mid: u16,
-        cache: bool,
-    ) -> Option<crate::message::reply_cache::ReplyRef> {
-        let m = Outgoing {
-            message_type,
-            code: Code::EMPTY,
-            message_id: mid,
-            token: &[],
-            options: &[],
-            extra: &[],
-            payload: &[],
-        };
-        if cache {
-            let reply = self.replies.encode(&m, &mut self.pool).ok()?;
-            self.queue_datagram(remote, OutSource::Reply(reply));
-            Some(reply)
-        } else {
-            let slot = self.outbox.take_slot()?;
-            if self.outbox.buf_mut(slot).encode(&m, &mut self.pool).is_ok() {
-                self.queue_datagram(remote, OutSource::Slot(slot));
-            } else {
-                self.outbox.release(slot, &mut self.pool);
-            }
-            None
         }
     }
 

@@ -7,3 +7,4 @@ pub(crate) mod error;
 pub(crate) mod held_response;
 pub(crate) mod incoming;
 pub(crate) mod incoming_exchange;
+pub(crate) mod nstart;
