@@ -12,38 +12,35 @@
 //! let (c, s) = ("[::1]:40000".parse().unwrap(), "[::1]:5683".parse().unwrap());
 //! let (mut client, mut server) = (Endpoint::new(Config::default(), 1), Endpoint::new(Config::default(), 2));
 //! let (mut now, mut buf) = (Instant::from_secs(0), [0u8; 1152]);
-//! let path = [opt(OptionNumber::URI_PATH, b"hello")];
-//! let get = Request { options: &path, ..Request::new(Code::GET) };
+//! let get = Request { options: &[opt(OptionNumber::URI_PATH, b"hello")], ..Request::new(Code::GET) };
 //! let id = client.send_request(now, s, &get, RequestParams::default()).unwrap();
-//! 'exchange: loop {
-//!     while let Some(event) = server.poll_event() {
-//!         if let Event::Request(incoming) = event {
-//!             server.respond(now, incoming, &Response::with_payload(Code::CONTENT, b"world")).unwrap();
-//!         }
-//!     }
-//!     while let Some(event) = client.poll_event() {
-//!         if let Event::Response { id: answered, key, .. } = event {
-//!             assert_eq!((answered, client.response(key).unwrap().payload()), (id, &b"world"[..]));
-//!             break 'exchange;
-//!         }
-//!     }
-//!     let mut quiet = true;
+//! loop {
 //!     while let Some(t) = client.poll_transmit(now, &mut buf) {
 //!         server.handle_datagram(now, c, LocalAddr::UNICAST, &buf[..t.size]);
-//!         quiet = false;
+//!     }
+//!     while let Some(Event::Request(incoming)) = server.poll_event() {
+//!         server.respond(now, incoming, &Response::with_payload(Code::CONTENT, b"world")).unwrap();
 //!     }
 //!     while let Some(t) = server.poll_transmit(now, &mut buf) {
 //!         client.handle_datagram(now, s, LocalAddr::UNICAST, &buf[..t.size]);
-//!         quiet = false;
 //!     }
-//!     if quiet {
-//!         // Nothing on the wire: jump to the next timer (a retransmission, a deadline).
-//!         now = client.poll_timeout().into_iter().chain(server.poll_timeout()).min().expect("a timer");
-//!         client.handle_timeout(now);
-//!         server.handle_timeout(now);
+//!     if let Some(Event::Response { id: answered, key, .. }) = client.poll_event() {
+//!         assert_eq!((answered, client.response(key).unwrap().payload()), (id, &b"world"[..]));
+//!         break;
 //!     }
+//!     // Nothing left to do now: jump virtual time to the next timer (a retransmission, ...).
+//!     now = client.poll_timeout().into_iter().chain(server.poll_timeout()).min().unwrap();
+//!     client.handle_timeout(now);
+//!     server.handle_timeout(now);
 //! }
 //! ```
+//!
+//! The source tree follows the protocol's layers, each using only those below it (a test
+//! checks the file graph): `storage` and the foundation files (time, config, events, `cc`);
+//! `message` (RFC 7252 §4: encoding, deduplication, reply cache, confirmable transmissions,
+//! empty ACK/RST, option recognition, the outbox); `exchange` (§5: client exchanges and their
+//! NSTART queues, incoming exchanges); `observe` (RFC 7641) and `block` (RFC 7959); then the
+//! `endpoint` facade, the `app` host and the [`Node`] drive loop.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
