@@ -78,7 +78,7 @@ pub use endpoint::{
     Endpoint, LocalAddr, Received, Reception, RequestError, RespondError, Transmit,
 };
 pub use event::{Event, Failure, IncomingId, RequestId, ResponseKey, TimerId};
-pub use node::Node;
+pub use node::{Apps, Node};
 pub use observe::NotificationType;
 pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};

@@ -7,18 +7,42 @@ use crate::endpoint::{Endpoint, LocalAddr, Reception, Transmit};
 use crate::time::Instant;
 use core::net::SocketAddr;
 
-/// An [`Endpoint`] and the [`App`]s it hosts, driven as one. A node without Apps leaves
-/// its events in the endpoint for the caller's [`Endpoint::poll_event`].
-pub struct Node<A: ?Sized + App = dyn App + Send> {
-    /// The engine.
-    pub endpoint: Endpoint,
-    /// The Apps it hosts, each known to the engine by its index.
-    pub apps: AppSet<A>,
+/// The applications a [`Node`] runs: started once, then handed the engine's events after
+/// every input. An [`AppSet`] is the usual one; a host with needs of its own (a simulator's
+/// instrumentation) wraps one.
+pub trait Apps {
+    /// Starts the applications (first requests, first timers).
+    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
+
+    /// Hands every pending event of `endpoint` to the applications.
+    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
 }
 
-impl<A: ?Sized + App> Node<A> {
+/// An empty set takes no events: they stay in the endpoint for [`Endpoint::poll_event`].
+impl<A: ?Sized + App> Apps for AppSet<A> {
+    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        AppSet::start(self, endpoint, now, host);
+    }
+
+    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        if !self.is_empty() {
+            AppSet::dispatch(self, endpoint, now, host);
+        }
+    }
+}
+
+/// An [`Endpoint`] and the applications it hosts, driven as one. A node with an empty
+/// [`AppSet`] leaves its events in the endpoint for the caller's [`Endpoint::poll_event`].
+pub struct Node<P: Apps = AppSet> {
+    /// The engine.
+    pub endpoint: Endpoint,
+    /// The applications it hosts.
+    pub apps: P,
+}
+
+impl<P: Apps> Node<P> {
     /// A node running `apps` on `endpoint`; call [`start`](Self::start) before feeding it.
-    pub fn new(endpoint: Endpoint, apps: AppSet<A>) -> Self {
+    pub fn new(endpoint: Endpoint, apps: P) -> Self {
         Node { endpoint, apps }
     }
 
@@ -48,12 +72,10 @@ impl<A: ?Sized + App> Node<A> {
         self.dispatch(now, host);
     }
 
-    /// Hands the engine's pending events to the Apps (none without Apps: they stay for
-    /// [`Endpoint::poll_event`]); hosts call it after acting on the endpoint from outside.
+    /// Hands the engine's pending events to the applications; hosts call it after acting
+    /// on the endpoint from outside (sending a request, say).
     pub fn dispatch(&mut self, now: Instant, host: &mut dyn Host) {
-        if !self.apps.is_empty() {
-            self.apps.dispatch(&mut self.endpoint, now, host);
-        }
+        self.apps.dispatch(&mut self.endpoint, now, host);
     }
 
     /// The next datagram to send, written into `buf`; see [`Endpoint::poll_transmit`].
@@ -67,7 +89,7 @@ impl<A: ?Sized + App> Node<A> {
     }
 }
 
-impl<A: ?Sized + App> core::fmt::Debug for Node<A> {
+impl<P: Apps + core::fmt::Debug> core::fmt::Debug for Node<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Node")
             .field("endpoint", &self.endpoint)

@@ -106,7 +106,7 @@ pub struct Node {
     /// Its address.
     pub addr: SocketAddr,
     /// Its engine and Apps, driven as the drivers drive them.
-    pub node: crate::Node<dyn App>,
+    pub node: crate::Node<AppSet<dyn App>>,
     /// Events seen when the node has no app.
     pub events: EventLog,
     /// What its Apps see of the node.
@@ -114,7 +114,7 @@ pub struct Node {
 }
 
 impl Deref for Node {
-    type Target = crate::Node<dyn App>;
+    type Target = crate::Node<AppSet<dyn App>>;
 
     fn deref(&self) -> &Self::Target {
         &self.node
