@@ -97,3 +97,67 @@ impl<P: Apps + core::fmt::Debug> core::fmt::Debug for Node<P> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AppContext, Config, Event, NullHost, Request, RequestParams, Response};
+    use alloc::boxed::Box;
+    use covey_core::Code;
+
+    /// Answers every request 2.05 "hi".
+    struct Hello;
+
+    impl App for Hello {
+        fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+            if let Event::Request(id) = event {
+                let ok = Response::with_payload(Code::CONTENT, b"hi");
+                cx.endpoint.respond(cx.now, id, &ok).unwrap();
+            }
+        }
+    }
+
+    /// One GET from a node without Apps to `server`; returns the client node's events.
+    fn get_from(server: &mut Node<AppSet<dyn App>>) -> alloc::vec::Vec<Event> {
+        let (c, s) = ("[::1]:1".parse().unwrap(), "[::1]:2".parse().unwrap());
+        let mut client = Node::new(
+            Endpoint::new(Config::default(), 1),
+            AppSet::<dyn App>::new(),
+        );
+        let (now, mut buf) = (Instant::from_secs(1), [0u8; 1152]);
+        client.start(now, &mut NullHost);
+        server.start(now, &mut NullHost);
+        let get = Request::new(Code::GET);
+        client
+            .endpoint
+            .send_request(now, s, &get, RequestParams::default())
+            .unwrap();
+        while let Some(t) = client.poll_transmit(now, &mut buf) {
+            let r =
+                server.handle_datagram(now, c, LocalAddr::UNICAST, &buf[..t.size], &mut NullHost);
+            assert_eq!(r, Reception::Accepted);
+        }
+        while let Some(t) = server.poll_transmit(now, &mut buf) {
+            client.handle_datagram(now, s, LocalAddr::UNICAST, &buf[..t.size], &mut NullHost);
+        }
+        core::iter::from_fn(|| client.endpoint.poll_event()).collect()
+    }
+
+    #[test]
+    fn apps_answer_after_each_input_and_without_apps_events_stay_for_poll_event() {
+        let apps = AppSet::<dyn App>::new().with(Box::new(Hello));
+        let mut server = Node::new(Endpoint::new(Config::default(), 2), apps);
+        let events = get_from(&mut server);
+        assert!(matches!(events[..], [Event::Response { last: true, .. }]));
+
+        let mut bare = Node::new(
+            Endpoint::new(Config::default(), 2),
+            AppSet::<dyn App>::new(),
+        );
+        assert!(get_from(&mut bare).is_empty(), "no answer without an App");
+        assert!(matches!(
+            bare.endpoint.poll_event(),
+            Some(Event::Request(_))
+        ));
+    }
+}
