@@ -15,6 +15,7 @@ pub struct Block {
 
 /// Why a block value cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlockError {
     /// The option is longer than 3 bytes.
     TooLong,
@@ -33,6 +34,8 @@ impl core::fmt::Display for BlockError {
         })
     }
 }
+
+impl core::error::Error for BlockError {}
 
 impl Block {
     /// Largest block number the 3-byte option can carry.

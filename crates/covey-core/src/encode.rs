@@ -6,6 +6,7 @@ use crate::{
 
 /// Why a message could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The caller's buffer cannot hold the message.
     BufferTooSmall,

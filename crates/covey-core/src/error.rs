@@ -4,6 +4,7 @@ use crate::OptionNumber;
 
 /// A message that could not be parsed: what rule it broke and at which byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParseError {
     /// The rule broken.
     pub kind: ParseErrorKind,
@@ -13,6 +14,7 @@ pub struct ParseError {
 
 /// The message format rules a datagram can break.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParseErrorKind {
     /// Fewer than the 4 header bytes.
     TruncatedHeader,
@@ -48,6 +50,13 @@ pub enum ParseErrorKind {
         /// The option.
         number: OptionNumber,
     },
+}
+
+impl ParseError {
+    /// The error for `kind` found at byte `offset`.
+    pub const fn new(kind: ParseErrorKind, offset: usize) -> ParseError {
+        ParseError { kind, offset }
+    }
 }
 
 impl ParseErrorKind {

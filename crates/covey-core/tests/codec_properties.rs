@@ -187,16 +187,16 @@ fn expected_validation(m: &Model, offsets: &[usize]) -> Result<(), ParseError> {
         if let Some(def) = OPTION_REGISTRY.iter().find(|d| d.number == n) {
             let len = value.len();
             if len < def.min_len as usize || len > def.max_len as usize {
-                return Err(ParseError {
-                    kind: ParseErrorKind::OptionLengthOutOfBounds { number: n, len },
+                return Err(ParseError::new(
+                    ParseErrorKind::OptionLengthOutOfBounds { number: n, len },
                     offset,
-                });
+                ));
             }
             if !def.repeatable && previous == Some(*number) {
-                return Err(ParseError {
-                    kind: ParseErrorKind::OptionRepeated { number: n },
+                return Err(ParseError::new(
+                    ParseErrorKind::OptionRepeated { number: n },
                     offset,
-                });
+                ));
             }
         }
         previous = Some(*number);

@@ -32,7 +32,7 @@ fn main() {
         return;
     };
     options.progress = Some(Arc::new(|p: Progress| {
-        if p.done % 20 == 0 || p.done == p.total {
+        if p.done.is_multiple_of(20) || p.done == p.total {
             eprintln!("{}/{} runs", p.done, p.total);
         }
     }));

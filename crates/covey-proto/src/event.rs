@@ -80,3 +80,8 @@ pub enum Event {
     /// An application timer fired, with the value it was set with.
     Timer(u64),
 }
+
+/// Which App of a node owns an exchange or a timer, so an [`AppSet`](crate::AppSet) can
+/// route the engine's events back to it. A lone App is `AppId(0)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct AppId(pub u16);

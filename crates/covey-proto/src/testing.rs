@@ -6,6 +6,7 @@ use crate::{
     App, AppContext, AppSet, Config, Duration, Endpoint, Event, GroupError, Host, Instant,
     LocalAddr, LogLevel, Request, RequestError, RequestId, RequestParams,
 };
+use core::ops::{Deref, DerefMut};
 use std::boxed::Box;
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -99,18 +100,31 @@ impl Host for TestHost {
     }
 }
 
-/// One endpoint of the network with its application.
+/// One endpoint of the network with its applications; it derefs to the shared
+/// [`crate::Node`], so `node.endpoint` and `node.apps` are its engine and Apps.
 pub struct Node {
     /// Its address.
     pub addr: SocketAddr,
-    /// Its engine.
-    pub endpoint: Endpoint,
-    /// Its applications; `None` collects events in `events`.
-    pub app: Option<AppSet<dyn App>>,
+    /// Its engine and Apps, driven as the drivers drive them.
+    pub node: crate::Node<AppSet<dyn App>>,
     /// Events seen when the node has no app.
     pub events: EventLog,
     /// What its Apps see of the node.
     pub host: TestHost,
+}
+
+impl Deref for Node {
+    type Target = crate::Node<AppSet<dyn App>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.node
+    }
+}
+
+impl DerefMut for Node {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.node
+    }
 }
 
 /// Group address -> the addresses of the nodes that joined it; shared with member apps.
@@ -183,20 +197,16 @@ impl Network {
         seed: u64,
         apps: Option<AppSet<dyn App>>,
     ) -> usize {
-        let mut endpoint = Endpoint::new(config, seed);
-        let mut app = apps;
+        let mut node = crate::Node::new(Endpoint::new(config, seed), apps.unwrap_or_default());
         let mut host = TestHost {
             addr,
             groups: self.groups.clone(),
             log: Vec::new(),
         };
-        if let Some(a) = app.as_mut() {
-            a.start(&mut endpoint, self.now, &mut host);
-        }
+        node.start(self.now, &mut host);
         self.nodes.push(Node {
             addr,
-            endpoint,
-            app,
+            node,
             events: Vec::new(),
             host,
         });
@@ -222,13 +232,10 @@ impl Network {
 
     /// Replaces node `i`'s endpoint and app (a restart: all engine state is lost).
     pub fn restart(&mut self, i: usize, config: Config, seed: u64, app: Option<Box<dyn App>>) {
-        let mut endpoint = Endpoint::new(config, seed);
-        let mut app = app.map(|a| AppSet::new().with(a));
-        if let Some(a) = app.as_mut() {
-            a.start(&mut endpoint, self.now, &mut self.nodes[i].host);
-        }
-        self.nodes[i].endpoint = endpoint;
-        self.nodes[i].app = app;
+        let apps = app.map_or_else(AppSet::new, |a| AppSet::new().with(a));
+        let mut node = crate::Node::new(Endpoint::new(config, seed), apps);
+        node.start(self.now, &mut self.nodes[i].host);
+        self.nodes[i].node = node;
         self.flush(i);
     }
 
@@ -244,18 +251,16 @@ impl Network {
     pub fn flush(&mut self, i: usize) {
         loop {
             let now = self.now;
-            let node = &mut self.nodes[i];
-            match node.app.as_mut() {
-                Some(apps) => apps.dispatch(&mut node.endpoint, now, &mut node.host),
-                None => {
-                    while let Some(e) = node.endpoint.poll_event() {
-                        node.events.push((now, e));
-                    }
-                }
+            let Node {
+                node, events, host, ..
+            } = &mut self.nodes[i];
+            node.dispatch(now, host);
+            while let Some(e) = node.endpoint.poll_event() {
+                events.push((now, e));
             }
             let mut buf = vec![0u8; 2048];
             let mut sent_any = false;
-            while let Some(t) = self.nodes[i].endpoint.poll_transmit(now, &mut buf) {
+            while let Some(t) = self.nodes[i].node.poll_transmit(now, &mut buf) {
                 sent_any = true;
                 let from = self.nodes[i].addr;
                 let bytes = buf[..t.size].to_vec();
@@ -337,9 +342,8 @@ impl Network {
     /// Injects a datagram arriving at node `i` now, as if from `from`.
     pub fn inject(&mut self, from: SocketAddr, i: usize, bytes: &[u8]) {
         let now = self.now;
-        self.nodes[i]
-            .endpoint
-            .handle_datagram(now, from, LocalAddr::UNICAST, bytes);
+        let Node { node, host, .. } = &mut self.nodes[i];
+        node.handle_datagram(now, from, LocalAddr::UNICAST, bytes, host);
         self.flush(i);
     }
 
@@ -348,7 +352,7 @@ impl Network {
         let timers = self
             .nodes
             .iter()
-            .filter_map(|n| n.endpoint.poll_timeout())
+            .filter_map(|n| n.node.poll_timeout())
             .min();
         match (wire, timers) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -373,18 +377,14 @@ impl Network {
                     continue;
                 };
                 let local = p.group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
-                self.nodes[i]
-                    .endpoint
-                    .handle_datagram(now, p.from, local, &p.bytes);
+                let Node { node, host, .. } = &mut self.nodes[i];
+                node.handle_datagram(now, p.from, local, &p.bytes, host);
                 self.flush(i);
             }
             for i in 0..self.nodes.len() {
-                if self.nodes[i]
-                    .endpoint
-                    .poll_timeout()
-                    .is_some_and(|t| t <= now)
-                {
-                    self.nodes[i].endpoint.handle_timeout(now);
+                let Node { node, host, .. } = &mut self.nodes[i];
+                if node.poll_timeout().is_some_and(|t| t <= now) {
+                    node.handle_timeout(now, host);
                 }
                 self.flush(i);
             }

@@ -3,6 +3,7 @@
 
 /// Text that is not valid link format, or a query filter that cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LinkFormatError {
     /// Byte offset in the parsed text (or in the query) where the problem starts.
     pub offset: usize,
@@ -12,6 +13,7 @@ pub struct LinkFormatError {
 
 /// The rules link-format text and query filters can break.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LinkFormatErrorKind {
     /// Something other than `<` where a link-value starts.
     ExpectedLinkStart,

@@ -7,6 +7,7 @@ use super::{AttrValue, Link};
 
 /// Why a link or attribute could not be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The output refused the text (for a [`SliceWriter`](super::SliceWriter): the buffer is full).
     BufferTooSmall,

@@ -4,6 +4,7 @@ use crate::OptionNumber;
 
 /// A URI that could not be parsed: what rule it broke and at which byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UriError {
     /// The rule broken.
     pub kind: UriErrorKind,
@@ -19,6 +20,7 @@ impl UriError {
 
 /// The rules of a CoAP URI (RFC 3986, RFC 6874, RFC 7252 §6) a string can break.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UriErrorKind {
     /// No scheme: a relative reference or not a URI at all.
     NotAbsolute,
@@ -80,6 +82,7 @@ impl core::error::Error for UriError {}
 
 /// Why options could not be composed into a URI (RFC 7252 §6.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ComposeError {
     /// A Uri-Host that is empty, over 255 bytes or not UTF-8.
     InvalidHost,

@@ -33,7 +33,7 @@ impl MarkdownTable {
         let cell = |s: &str| s.replace('|', "\\|");
         let numeric = |col: usize| {
             self.rows.iter().all(|r| {
-                r.get(col).map_or(true, |c| {
+                r.get(col).is_none_or(|c| {
                     c.trim_end_matches('%')
                         .trim_end_matches(" s")
                         .replace(['–', '-', '.', ' ', '/'], "")

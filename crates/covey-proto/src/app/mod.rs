@@ -5,16 +5,12 @@ mod app_set;
 mod context;
 mod host;
 
+pub use crate::event::AppId;
 pub use app_set::AppSet;
 pub use context::AppContext;
 pub use host::{GroupError, Host, LogLevel, NullHost};
 
 use crate::{Endpoint, Event, Received};
-
-/// Which App of a node owns an exchange or a timer, so an [`AppSet`] can route the engine's
-/// events back to it. A lone App is `AppId(0)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct AppId(pub u16);
 
 /// Synchronous application logic driven by an [`Endpoint`]'s events.
 pub trait App {

@@ -1,20 +1,20 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
-mod block;
-mod client;
-mod observe;
 mod receive;
-mod reliability;
-mod server;
 
-use crate::app::AppId;
+pub use crate::exchange::error::{RequestError, RespondError};
+pub use crate::message::datagram::{LocalAddr, Received, Reception, Transmit};
+pub(crate) use crate::storage::timer_layout::TimerKind;
+use crate::storage::timer_layout::TimerLayout;
+
 use crate::config::Config;
-use crate::dedup::DedupCache;
+use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, MidKey, SeededState};
-use crate::outbox::{LocalId, OutSource, Outbox};
-use crate::peer::{PeerKey, PeerTable};
-use crate::reply_cache::ReplyCache;
+use crate::message::dedup::DedupCache;
+use crate::message::outbox::{LocalId, OutSource, Outbox};
+use crate::message::peer::{PeerKey, PeerTable};
+use crate::message::reply_cache::ReplyCache;
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
@@ -24,236 +24,21 @@ use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use core::net::{IpAddr, SocketAddr};
-use covey_core::{Code, Message, MessageType, Token};
+use core::net::SocketAddr;
+use covey_core::{Message, Token};
 
-/// Local socket addresses interned at most; others are reported as unknown.
-const MAX_LOCALS: usize = 64;
-
-pub(crate) use client::ClientExchange;
-pub use observe::NotificationType;
-pub(crate) use reliability::Transmission;
-pub(crate) use server::IncomingExchange;
-
-/// How a datagram reached this endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LocalAddr {
-    /// The group address it was sent to, when it arrived by multicast.
-    pub multicast_group: Option<IpAddr>,
-    /// The local socket address it arrived on, when the driver knows it.
-    pub socket: Option<SocketAddr>,
-}
-
-impl LocalAddr {
-    /// Arrived by unicast.
-    pub const UNICAST: LocalAddr = LocalAddr {
-        multicast_group: None,
-        socket: None,
-    };
-
-    /// Arrived on group address `group`.
-    pub const fn multicast(group: IpAddr) -> LocalAddr {
-        LocalAddr {
-            multicast_group: Some(group),
-            socket: None,
-        }
-    }
-
-    /// The same, noting the local socket address it arrived on.
-    pub const fn on_socket(self, socket: SocketAddr) -> LocalAddr {
-        LocalAddr {
-            socket: Some(socket),
-            ..self
-        }
-    }
-}
-
-/// A datagram to send, written into the caller's buffer by `poll_transmit`, with what a
-/// driver or simulator needs to know about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Transmit {
-    /// Where to send it.
-    pub destination: SocketAddr,
-    /// Its length at the start of the buffer.
-    pub size: usize,
-    /// Where to send it from: the local socket the peer last reached (or the request it
-    /// answers arrived on), and the group that request was sent to, when known.
-    pub source: LocalAddr,
-    /// CON, NON, ACK or RST.
-    pub message_type: MessageType,
-    /// Its code (a method, a response code, or Empty).
-    pub code: Code,
-    /// Its message ID.
-    pub message_id: u16,
-    /// The outgoing request it belongs to, when it is one of this endpoint's requests.
-    pub request: Option<RequestId>,
-    /// 0 for a first transmission, n for the n-th retransmission of a CON.
-    pub retransmission: u8,
-}
-
-/// What became of a datagram handed to `handle_datagram`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Reception {
-    /// A new message, taken in (a request, a response, an ACK or RST that matched).
-    Accepted,
-    /// A copy of a message already seen, answered from the reply cache or ignored.
-    Duplicate,
-    /// Dropped or refused (answered with RST, 4.xx or 5.03 where the RFC says so).
-    Rejected(DropCause),
-}
-
-/// Why a request could not be started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RequestError {
-    /// A table is full (exchanges, peers, the peer's queue).
-    Overload,
-    /// Multicast requests must be NON (RFC 7252 §8.1).
-    ConfirmableMulticast,
-    /// The token is already used by another outstanding request.
-    TokenInUse,
-    /// The request does not fit into a datagram.
-    TooLarge,
-    /// The request has already ended.
-    UnknownRequest,
-}
-
-impl core::fmt::Display for RequestError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            RequestError::Overload => "too many outstanding requests",
-            RequestError::ConfirmableMulticast => "a multicast request must be non-confirmable",
-            RequestError::TokenInUse => "token already in use by an outstanding request",
-            RequestError::TooLarge => "request too large",
-            RequestError::UnknownRequest => "request already ended",
-        })
-    }
-}
-
-impl core::error::Error for RequestError {}
-
-/// Why a response could not be sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RespondError {
-    /// The request was already answered or has expired.
-    UnknownRequest,
-    /// The response does not fit into a datagram.
-    TooLarge,
-    /// No buffer or peer slot was free.
-    Overload,
-}
-
-impl core::fmt::Display for RespondError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            RespondError::UnknownRequest => "request already answered or expired",
-            RespondError::TooLarge => "response does not fit into one datagram",
-            RespondError::Overload => "no buffer free for the response",
-        })
-    }
-}
-
-impl core::error::Error for RespondError {}
-
-/// A received message as the application sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct Received<'a> {
-    /// The sender.
-    pub source: SocketAddr,
-    /// The group address it arrived on, if it came by multicast.
-    pub group: Option<IpAddr>,
-    /// The local socket address it arrived on, if the driver told the engine.
-    pub local: Option<SocketAddr>,
-    /// The parsed message (the last block of a block-wise transfer).
-    pub message: Message<'a>,
-    /// Its size on the wire (the UDP payload) in bytes.
-    pub wire_len: usize,
-    /// The reassembled body of a block-wise transfer, if there was one.
-    pub body: Option<&'a [u8]>,
-}
-
-impl<'a> Received<'a> {
-    /// Whether it arrived on a group address.
-    pub fn is_multicast(&self) -> bool {
-        self.group.is_some()
-    }
-
-    /// The whole payload: the reassembled body, or the message's payload.
-    pub fn payload(&self) -> &'a [u8] {
-        self.body.unwrap_or_else(|| self.message.payload())
-    }
-}
+use crate::block;
+use crate::exchange::client_exchange::ClientExchange;
+use crate::exchange::held_response::HeldResponse;
+use crate::exchange::incoming_exchange::IncomingExchange;
+use crate::message::transmission::{Transmission, TransmissionOwner};
+use crate::observe::observer::Observer;
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
     source: LocalAddr,
     request: Option<RequestId>,
     retransmission: u8,
-}
-
-/// A response held until the application's next `poll_event`.
-#[derive(Debug)]
-pub(crate) struct HeldResponse {
-    pub source: SocketAddr,
-    /// The whole body of a block-wise transfer.
-    pub body: Option<Vec<u8>>,
-}
-
-/// Kinds of timers, each with a dense range of ids in the timer queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TimerKind {
-    Transmission,
-    Exchange,
-    Incoming,
-    App,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TimerLayout {
-    exchange_base: usize,
-    incoming_base: usize,
-    app_base: usize,
-    total: usize,
-}
-
-impl TimerLayout {
-    fn new(config: &Config) -> TimerLayout {
-        let transmissions = config.max_exchanges + config.max_incoming;
-        let exchange_base = transmissions;
-        let incoming_base = exchange_base + config.max_exchanges;
-        let app_base = incoming_base + config.max_incoming;
-        TimerLayout {
-            exchange_base,
-            incoming_base,
-            app_base,
-            total: app_base + config.max_app_timers,
-        }
-    }
-
-    pub fn id(&self, kind: TimerKind, key: SlabKey) -> usize {
-        key.index()
-            + match kind {
-                TimerKind::Transmission => 0,
-                TimerKind::Exchange => self.exchange_base,
-                TimerKind::Incoming => self.incoming_base,
-                TimerKind::App => self.app_base,
-            }
-    }
-
-    fn decode(&self, id: usize) -> (TimerKind, usize) {
-        if id >= self.app_base {
-            (TimerKind::App, id - self.app_base)
-        } else if id >= self.incoming_base {
-            (TimerKind::Incoming, id - self.incoming_base)
-        } else if id >= self.exchange_base {
-            (TimerKind::Exchange, id - self.exchange_base)
-        } else {
-            (TimerKind::Transmission, id)
-        }
-    }
 }
 
 /// Durations derived from the configuration once, as they are needed per message.
@@ -301,7 +86,7 @@ pub struct Endpoint {
     pub(crate) timer_layout: TimerLayout,
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
-    pub(crate) observers: Slab<observe::Observer>,
+    pub(crate) observers: Slab<Observer>,
     /// Digest of (observer address, token) -> observer; checked against the observer.
     pub(crate) observer_index: Map<u64, SlabKey>,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
@@ -491,8 +276,9 @@ impl Endpoint {
                 if let Some(t) = self.transmissions.get(key) {
                     meta.retransmission = t.retransmissions;
                     meta.request = match t.owner {
-                        reliability::TransmissionOwner::Request(k)
-                        | reliability::TransmissionOwner::Ping(k) => Some(RequestId(k)),
+                        TransmissionOwner::Request(k) | TransmissionOwner::Ping(k) => {
+                            Some(RequestId(k))
+                        }
                         _ => None,
                     };
                     if meta.source.socket.is_none() {
@@ -514,45 +300,6 @@ impl Endpoint {
             OutSource::Slot(_) | OutSource::Reply(_) => {}
         }
         meta
-    }
-
-    /// The local socket address interned as `id`.
-    pub(crate) fn local_addr(&self, id: LocalId) -> Option<SocketAddr> {
-        (id.0 as usize)
-            .checked_sub(1)
-            .and_then(|i| self.locals.get(i))
-            .copied()
-    }
-
-    /// Interns a local socket address (unknown past `MAX_LOCALS` addresses).
-    pub(crate) fn local_id(&mut self, socket: Option<SocketAddr>) -> LocalId {
-        let Some(socket) = socket else {
-            return LocalId::default();
-        };
-        if let Some(i) = self.locals.iter().position(|&l| l == socket) {
-            return LocalId(i as u16 + 1);
-        }
-        if self.locals.len() >= MAX_LOCALS {
-            return LocalId::default();
-        }
-        self.locals.push(socket);
-        LocalId(self.locals.len() as u16)
-    }
-
-    /// Queues a datagram for `poll_transmit`, from the socket being answered from, else the
-    /// one the destination last reached; a full queue drops it and counts the drop.
-    pub(crate) fn queue_datagram(&mut self, destination: SocketAddr, source: OutSource) {
-        let local = match self.replying_from {
-            LocalId(0) => self
-                .peers
-                .lookup(&destination)
-                .and_then(|k| self.peers.get(k))
-                .map_or(LocalId::default(), |p| p.local),
-            id => id,
-        };
-        if !self.outbox.push(destination, source, local, &mut self.pool) {
-            self.stats.drop(DropCause::OutboxFull);
-        }
     }
 
     /// The next event for the application. A response announced by the previous event is

@@ -1,13 +1,13 @@
 //! The receive path: parsing, format errors, ACK/RST matching, and routing of requests and
 //! responses (RFC 7252 §4.2–4.3, §5.3.2).
 
-use super::reliability::{TransmissionEnd, TransmissionOwner};
-use super::server::unrecognised_critical_option;
-use super::{Endpoint, LocalAddr, Reception};
-use crate::dedup::DedupState;
+use crate::endpoint::{Endpoint, LocalAddr, Reception};
 use crate::hash::fingerprint;
 use crate::hash::MidKey;
-use crate::outbox::LocalId;
+use crate::message::dedup::DedupState;
+use crate::message::option_rules::unrecognised_critical_option;
+use crate::message::outbox::LocalId;
+use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::stats::DropCause;
 use crate::stats::DROP_CAUSES;
 use crate::Instant;
@@ -250,13 +250,13 @@ impl Endpoint {
         self.dedup
             .insert(now, dedup_key, print, state, now + lifetime);
         // A separate response also proves the request arrived: stop retransmitting it.
-        if let Some(super::client::ExchangeState::AwaitingAck(tx)) =
+        if let Some(crate::exchange::client_exchange::ExchangeState::AwaitingAck(tx)) =
             self.exchanges.get(ex_key).map(|e| e.state)
         {
             if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
                 if let Some(ex) = self.exchanges.get_mut(ex_key) {
                     ex.retransmissions = t.retransmissions;
-                    ex.state = super::client::ExchangeState::AwaitingResponse;
+                    ex.state = crate::exchange::client_exchange::ExchangeState::AwaitingResponse;
                 }
             }
         }

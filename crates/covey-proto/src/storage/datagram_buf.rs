@@ -2,7 +2,6 @@
 //! table, created as the table's slots are.
 
 use super::buffer_pool::BufferPool;
-use crate::wire::{encode_into, Outgoing};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use covey_core::EncodeError;
@@ -31,13 +30,6 @@ impl DatagramBuf {
             }
         }
         &mut self.data
-    }
-
-    /// Replaces the content with an encoding of `m`; on error the buffer is left empty.
-    pub fn encode(&mut self, m: &Outgoing<'_>, pool: &mut BufferPool) -> Result<(), EncodeError> {
-        let result = encode_into(m, self.reserve(m.size_bound(), pool));
-        self.len = *result.as_ref().unwrap_or(&0);
-        result.map(|_| ())
     }
 
     /// Replaces the content with what `write` puts into a buffer of at least `size_bound`

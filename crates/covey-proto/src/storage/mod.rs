@@ -4,4 +4,5 @@
 pub mod buffer_pool;
 pub mod datagram_buf;
 pub mod slab;
+pub mod timer_layout;
 pub mod timer_queue;

@@ -90,9 +90,9 @@ pub fn client_role(point: &RunPoint, i: usize) -> (ClientKind, Algorithm) {
     match point.workload {
         Workload::Continuous => (ClientKind::Continuous, point.algorithm),
         Workload::Random => (ClientKind::Random, point.algorithm),
-        Workload::Mixed if i % 2 == 0 => (ClientKind::Continuous, point.algorithm),
+        Workload::Mixed if i.is_multiple_of(2) => (ClientKind::Continuous, point.algorithm),
         Workload::Mixed => (ClientKind::Random, point.algorithm),
-        Workload::Competing if i % 2 == 0 => (ClientKind::Continuous, Algorithm::Default),
+        Workload::Competing if i.is_multiple_of(2) => (ClientKind::Continuous, Algorithm::Default),
         Workload::Competing => (ClientKind::Continuous, point.algorithm),
     }
 }

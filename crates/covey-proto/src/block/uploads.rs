@@ -1,9 +1,9 @@
-//! The server side of block-wise transfers (RFC 7959): slicing large responses into
-//! Block2 blocks, and reassembling Block1 uploads with bounded memory.
+//! Block1 uploads (RFC 7959 §2.5) being reassembled on the server, bounded in count and
+//! bytes.
 
 use crate::config::Config;
 use crate::hash::{seeded_map, Map, SeededState};
-use crate::{Duration, Instant};
+use crate::Instant;
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
 use core::net::SocketAddr;
@@ -163,122 +163,6 @@ impl Uploads {
     }
 }
 
-/// A response body being served block by block, kept so that later Block2 requests get
-/// the same representation without asking the application again (and so a non-idempotent
-/// POST is not executed once per block).
-#[derive(Debug)]
-pub(crate) struct CachedBody {
-    /// The response encoded without payload: its code and the application's options.
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
-    expires: Instant,
-}
-
-/// Response bodies of block-wise transfers in progress, bounded in count and bytes.
-#[derive(Debug)]
-pub(crate) struct BodyCache {
-    map: Map<(SocketAddr, u64), CachedBody>,
-    bytes: usize,
-    max_entries: usize,
-    max_bytes: usize,
-    lifetime: Duration,
-}
-
-impl BodyCache {
-    pub fn new(config: &Config, seed: u64) -> BodyCache {
-        BodyCache {
-            map: seeded_map(seed),
-            bytes: 0,
-            max_entries: config.max_uploads.max(1),
-            max_bytes: config.max_reassembly_bytes,
-            lifetime: config.block_cache_lifetime,
-        }
-    }
-
-    /// Keeps `body` for the transfer `key`, evicting the soonest-expiring entries if needed.
-    pub fn insert(&mut self, now: Instant, key: (SocketAddr, u64), head: Vec<u8>, body: Vec<u8>) {
-        self.take(&key);
-        if body.len() > self.max_bytes {
-            return;
-        }
-        while self.map.len() >= self.max_entries || self.bytes + body.len() > self.max_bytes {
-            let Some(oldest) = self
-                .map
-                .iter()
-                .min_by_key(|(_, c)| c.expires)
-                .map(|(k, _)| *k)
-            else {
-                break;
-            };
-            self.take(&oldest);
-        }
-        self.bytes += body.len();
-        self.map.insert(
-            key,
-            CachedBody {
-                head,
-                body,
-                expires: now + self.lifetime,
-            },
-        );
-    }
-
-    /// Removes and returns the body of transfer `key`.
-    pub fn take(&mut self, key: &(SocketAddr, u64)) -> Option<CachedBody> {
-        let c = self.map.remove(key)?;
-        self.bytes -= c.body.len();
-        Some(c)
-    }
-
-    /// Removes and returns the body of transfer `key`, unless it expired by `now`.
-    pub fn take_fresh(&mut self, now: Instant, key: &(SocketAddr, u64)) -> Option<CachedBody> {
-        self.take(key).filter(|c| c.expires > now)
-    }
-
-    /// Puts back a body taken with `take`, keeping its expiry.
-    pub fn put_back(&mut self, key: (SocketAddr, u64), cached: CachedBody) {
-        self.bytes += cached.body.len();
-        self.map.insert(key, cached);
-    }
-
-    /// Forgets bodies whose lifetime ended.
-    pub fn expire(&mut self, now: Instant) {
-        let mut freed = 0;
-        self.map.retain(|_, c| {
-            let keep = c.expires > now;
-            if !keep {
-                freed += c.body.len();
-            }
-            keep
-        });
-        self.bytes -= freed;
-    }
-}
-
-/// The Block2 slice of `payload` to send for a request that asked for `requested`
-/// (or nothing); `None` when the payload fits in one block and none was asked for,
-/// `Err` when the requested block lies beyond the end.
-pub(crate) fn slice_block2(
-    payload: &[u8],
-    requested: Option<Block>,
-    preferred_szx: u8,
-) -> Result<Option<(Block, &[u8])>, ()> {
-    let preferred_szx = preferred_szx.min(6);
-    if requested.is_none() && payload.len() <= 16 << preferred_szx {
-        return Ok(None);
-    }
-    let szx = requested.map_or(preferred_szx, |b| b.szx.min(preferred_szx));
-    let size = 16usize << szx;
-    // A request for a larger block than we serve starts at the same byte offset.
-    let offset = requested.map_or(0, |b| b.offset());
-    if offset > payload.len() || (offset == payload.len() && offset > 0) {
-        return Err(());
-    }
-    let end = (offset + size).min(payload.len());
-    let block = Block::new((offset / size) as u32, end < payload.len(), szx).map_err(|_| ())?;
-    Ok(Some((block, &payload[offset..end])))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,41 +170,6 @@ mod tests {
 
     fn block(num: u32, more: bool, szx: u8) -> Block {
         Block::new(num, more, szx).unwrap()
-    }
-
-    #[test]
-    fn b5_b6_slicing() {
-        let body = [7u8; 2500];
-        // B5: client asks SZX 6, server accepts.
-        let (b, p) = slice_block2(&body, Some(block(0, false, 6)), 6)
-            .unwrap()
-            .unwrap();
-        assert_eq!((b, p.len()), (block(0, true, 6), 1024));
-        let (b, p) = slice_block2(&body, Some(block(2, false, 6)), 6)
-            .unwrap()
-            .unwrap();
-        assert_eq!((b, p.len()), (block(2, false, 6), 452));
-        // B6: the server only allows 512.
-        let sizes: Vec<(u32, bool, usize)> = (0..5)
-            .map(|n| {
-                let (b, p) = slice_block2(&body, Some(block(n, false, 5)), 5)
-                    .unwrap()
-                    .unwrap();
-                (b.num, b.more, p.len())
-            })
-            .collect();
-        assert_eq!(
-            sizes,
-            [
-                (0, true, 512),
-                (1, true, 512),
-                (2, true, 512),
-                (3, true, 512),
-                (4, false, 452)
-            ]
-        );
-        assert_eq!(slice_block2(&body, Some(block(5, false, 5)), 5), Err(()));
-        assert_eq!(slice_block2(&[1, 2], None, 6), Ok(None));
     }
 
     #[test]

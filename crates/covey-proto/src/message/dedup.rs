@@ -4,7 +4,7 @@
 
 use crate::event::IncomingId;
 use crate::hash::{digest, seeded_map, Map, SeededState};
-use crate::reply_cache::ReplyRef;
+use crate::message::reply_cache::ReplyRef;
 use crate::Instant;
 use alloc::collections::VecDeque;
 

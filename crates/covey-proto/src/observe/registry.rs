@@ -1,57 +1,19 @@
 //! The server side of Observe (RFC 7641 §4): registrations keyed by (client, token),
 //! 24-bit sequence numbers, CON/NON notifications, and removal on RST, timeout or error.
 
-use super::reliability::TransmissionOwner;
-use super::server::IncomingState;
-use super::{Endpoint, RespondError};
+use crate::endpoint::{Endpoint, RespondError};
+use crate::exchange::incoming_exchange::IncomingState;
+use crate::exchange::incoming_exchange::ObserveRequest;
 use crate::hash::{digest, AddrKey, MidKey};
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::message::outbox::OutSource;
+use crate::message::transmission::TransmissionOwner;
+use crate::message::wire::Outgoing;
+use crate::observe::observer::{NotificationType, Observer};
 use crate::request::Response;
 use crate::storage::slab::SlabKey;
-use crate::wire::Outgoing;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{uint, CoapOption, MessageType, OptionNumber, Token};
-
-/// One registered observer.
-#[derive(Debug)]
-pub(crate) struct Observer {
-    pub token: Token,
-    pub resource: u64,
-    pub peer: PeerKey,
-    /// Observe value of the last notification (24 bits).
-    pub sequence: u32,
-    /// The CON notification in flight, if any.
-    pub in_flight: Option<SlabKey>,
-    /// Message ID of the last NON notification, so an RST to it cancels.
-    pub last_non_mid: Option<u16>,
-    /// Message ID of the CON notification the one in flight replaced, for the same reason.
-    pub replaced_mid: Option<u16>,
-    pub last_con: Instant,
-    pub since_con: u32,
-}
-
-/// How a notification is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NotificationType {
-    /// NON, with a CON every `observe_con_every` notifications, at least once per
-    /// `observe_con_interval`, and while the last CON is unconfirmed.
-    #[default]
-    Auto,
-    /// Always CON.
-    Confirmable,
-    /// NON (RFC 7641 still requires the periodic CON; the caller takes that on).
-    NonConfirmable,
-}
-
-/// What the application asked for with an Observe option in a GET/FETCH.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ObserveRequest {
-    Register,
-    Deregister,
-    None,
-}
 
 impl Endpoint {
     /// Answers a request for an observable `resource`: an Observe 0 request with a 2.xx
@@ -235,7 +197,11 @@ impl Endpoint {
             }
         }
         if let Some(tx) = o.in_flight {
-            self.end_transmission(now, tx, super::reliability::TransmissionEnd::TimedOut);
+            self.end_transmission(
+                now,
+                tx,
+                crate::message::transmission::TransmissionEnd::TimedOut,
+            );
         }
         if let Some(p) = self.peers.get_mut(o.peer) {
             p.refs = p.refs.saturating_sub(1);

@@ -1,7 +1,7 @@
 //! Datagrams waiting for `poll_transmit`: encoded once into reusable buffers, or referring
 //! to a retransmission copy or a cached reply so nothing is copied twice.
 
-use crate::reply_cache::ReplyRef;
+use crate::message::reply_cache::ReplyRef;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::{DatagramBuf, SlotBufs};
 use crate::storage::slab::SlabKey;

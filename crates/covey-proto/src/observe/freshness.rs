@@ -1,5 +1,6 @@
 //! Observe (RFC 7641): the client's freshness rule for notifications.
 
+use crate::exchange::client_exchange::ObserveState;
 use crate::{Duration, Instant};
 
 /// Half the 24-bit sequence space: the reordering window of RFC 7641 §3.4.
@@ -13,6 +14,20 @@ pub const FRESHNESS_WINDOW: Duration = Duration::from_secs(128);
 pub fn is_newer(v1: u32, t1: Instant, v2: u32, t2: Instant) -> bool {
     let (v1, v2) = (v1 & 0xFF_FFFF, v2 & 0xFF_FFFF);
     (v1 < v2 && v2 - v1 > HALF) || (v1 > v2 && v1 - v2 < HALF) || t1 > t2 + FRESHNESS_WINDOW
+}
+
+impl ObserveState {
+    /// Takes notification `value` received at `now` as the freshest if it is newer than the
+    /// freshest so far (or the first); false when it is stale and must be ignored.
+    pub(crate) fn accept(&mut self, value: u32, now: Instant) -> bool {
+        if let Some((v2, t2)) = self.freshest {
+            if !is_newer(value, now, v2, t2) {
+                return false;
+            }
+        }
+        self.freshest = Some((value, now));
+        true
+    }
 }
 
 #[cfg(test)]

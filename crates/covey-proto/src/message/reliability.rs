@@ -1,50 +1,16 @@
 //! Confirmable transmissions (RFC 7252 §4.2): retransmission with the peer's RTO estimator,
 //! ACK and RST matching, RTT samples.
 
-use super::{Endpoint, TimerKind};
 use crate::cc::RtoEstimator;
+use crate::endpoint::{Endpoint, TimerKind};
 use crate::hash::MidKey;
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::message::outbox::OutSource;
+use crate::message::peer::PeerKey;
+use crate::message::transmission::{Transmission, TransmissionEnd, TransmissionOwner};
 use crate::stats::TRACKED_ATTEMPTS;
 use crate::storage::slab::SlabKey;
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
-
-/// Who is waiting for a transmission's ACK.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TransmissionOwner {
-    /// A client request (the exchange key).
-    Request(SlabKey),
-    /// A ping (empty CON) of a client exchange.
-    Ping(SlabKey),
-    /// A separate CON response of the server.
-    SeparateResponse,
-    /// A CON notification to an observer.
-    Notification(SlabKey),
-}
-
-/// How a transmission ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TransmissionEnd {
-    Acknowledged,
-    Reset,
-    TimedOut,
-}
-
-/// A CON message waiting for its ACK.
-#[derive(Debug)]
-pub(crate) struct Transmission {
-    pub peer: PeerKey,
-    pub destination: SocketAddr,
-    pub message_id: u16,
-    pub owner: TransmissionOwner,
-    /// Retransmissions sent so far.
-    pub retransmissions: u8,
-    pub base_rto: Duration,
-    pub timeout: Duration,
-    pub first_sent: Instant,
-}
 
 impl Endpoint {
     /// Sends the CON already encoded in `transmission_bufs[key]` and arms its timer.

@@ -130,6 +130,13 @@ pub(crate) fn encode_into(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, Enc
     Ok(enc.finish())
 }
 
+impl DatagramBuf {
+    /// Replaces the content with an encoding of `m`; on error the buffer is left empty.
+    pub fn encode(&mut self, m: &Outgoing<'_>, pool: &mut BufferPool) -> Result<(), EncodeError> {
+        self.write_with(m.size_bound(), pool, |buf| encode_into(m, buf))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,70 +1,25 @@
-//! The client role: starting requests (NSTART queueing, MID allocation), matching responses,
-//! timeouts and cancellation.
+//! The client role: starting requests (MID allocation, NSTART admission), transmitting them,
+//! and ending them by cancellation, timeout, RST or an unreachable peer.
 
-use super::reliability::{Transmission, TransmissionEnd, TransmissionOwner};
-use super::{Endpoint, HeldResponse, RequestError, TimerKind};
-use crate::app::AppId;
-use crate::event::{Event, Failure, RequestId, ResponseKey};
-use crate::outbox::OutSource;
-use crate::peer::PeerKey;
+use crate::endpoint::{Endpoint, RequestError, TimerKind};
+use crate::event::{Event, Failure, RequestId};
+use crate::exchange::client_exchange::{
+    BlockTransfer, ClientExchange, ExchangeKind, ExchangeState, ObserveState,
+};
+use crate::message::outbox::OutSource;
+use crate::message::peer::PeerKey;
+use crate::message::transmission::{Transmission, TransmissionEnd, TransmissionOwner};
+use crate::message::wire::reencode;
+use crate::message::wire::Outgoing;
 use crate::request::{Request, RequestParams};
-use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
-use crate::wire::reencode;
-use crate::wire::Outgoing;
 use crate::{Duration, Instant};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
 use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber, Token};
-
-/// Where a client exchange stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ExchangeState {
-    /// Waiting for an NSTART slot or a reusable message ID.
-    Queued,
-    /// A CON sent, waiting for its ACK (the transmission key).
-    AwaitingAck(SlabKey),
-    /// ACKed (a separate response will follow) or sent as NON.
-    AwaitingResponse,
-    /// An established observation waiting for notifications.
-    Observing,
-}
-
-/// What a client exchange is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum ExchangeKind {
-    #[default]
-    Request,
-    Ping,
-}
-
-/// An outgoing request and its progress.
-#[derive(Debug)]
-pub(crate) struct ClientExchange {
-    pub remote: SocketAddr,
-    pub peer: PeerKey,
-    pub token: Token,
-    pub confirmable: bool,
-    pub kind: ExchangeKind,
-    pub state: ExchangeState,
-    /// Next exchange in the peer's NSTART queue.
-    pub next_queued: Option<SlabKey>,
-    /// Whether this exchange holds one of the peer's NSTART slots.
-    pub counted: bool,
-    /// Retransmissions its CON needed (for stats).
-    pub retransmissions: u8,
-    /// Sent to a group: every response is delivered until the window closes.
-    pub multicast: bool,
-    /// An Observe registration: notifications keep the exchange alive.
-    pub observe: Option<ObserveState>,
-    /// Block-wise transfer state, allocated only for transfers that need it.
-    pub transfer: Option<Box<BlockTransfer>>,
-    /// The App that started it.
-    pub owner: AppId,
-}
 
 /// Extra state a new exchange starts with.
 #[derive(Debug, Default)]
@@ -73,30 +28,6 @@ pub(crate) struct ExchangeSetup {
     multicast: bool,
     observe: Option<ObserveState>,
     transfer: Option<Box<BlockTransfer>>,
-}
-
-/// Client side of an observation (RFC 7641 §3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ObserveState {
-    /// Observe value and arrival time of the freshest notification so far.
-    pub freshest: Option<(u32, Instant)>,
-}
-
-/// A block-wise transfer in progress (RFC 7959): the body being uploaded with Block1 and
-/// the body being downloaded with Block2.
-#[derive(Debug, Default)]
-pub(crate) struct BlockTransfer {
-    /// Request body sent in Block1 blocks; empty when the request fits one datagram.
-    pub upload: Vec<u8>,
-    /// The Block1 block to send next.
-    pub upload_block: Option<Block>,
-    /// Response body assembled from Block2 blocks.
-    pub download: Vec<u8>,
-    /// The Block2 block to request next (None: the first request carries no Block2
-    /// unless the application put one in for early negotiation).
-    pub download_block: Option<Block>,
-    /// ETag of the first block, which every later block must repeat.
-    pub etag: Option<Token>,
 }
 
 /// Time to wait before retrying when no message ID may be reused yet.
@@ -334,28 +265,14 @@ impl Endpoint {
         Ok(RequestId(key))
     }
 
-    fn enqueue(&mut self, peer: PeerKey, key: SlabKey) {
-        let Some(p) = self.peers.get_mut(peer) else {
-            return;
-        };
-        let tail = p.queue_tail.replace(key);
-        if tail.is_none() {
-            p.queue_head = Some(key);
-        }
-        p.queue_len += 1;
-        if let Some(t) = tail.and_then(|t| self.exchanges.get_mut(t)) {
-            t.next_queued = Some(key);
-        }
-    }
-
     /// Sends the first transmission of a queued exchange, taking an NSTART slot.
-    fn begin_exchange(&mut self, now: Instant, key: SlabKey) {
+    pub(crate) fn begin_exchange(&mut self, now: Instant, key: SlabKey) {
         self.transmit_exchange(now, key, true);
     }
 
     /// Sends the exchange's next request message (the first one, or the next block of a
     /// block-wise transfer) with a fresh message ID.
-    fn transmit_exchange(&mut self, now: Instant, key: SlabKey, first: bool) {
+    pub(crate) fn transmit_exchange(&mut self, now: Instant, key: SlabKey, first: bool) {
         let reuse = self.lifetimes.mid_reuse;
         let Some(ex) = self.exchanges.get(key) else {
             return;
@@ -491,70 +408,6 @@ impl Endpoint {
         Some(ex)
     }
 
-    fn unlink_queued(&mut self, peer: PeerKey, key: SlabKey, next: Option<SlabKey>) {
-        let Some(p) = self.peers.get(peer) else {
-            return;
-        };
-        let mut prev: Option<SlabKey> = None;
-        let mut cursor = p.queue_head;
-        while let Some(c) = cursor {
-            if c == key {
-                break;
-            }
-            prev = Some(c);
-            cursor = self.exchanges.get(c).and_then(|e| e.next_queued);
-        }
-        if cursor != Some(key) {
-            return; // not in the queue (waiting for a message ID)
-        }
-        match prev {
-            Some(pk) => {
-                if let Some(pe) = self.exchanges.get_mut(pk) {
-                    pe.next_queued = next;
-                }
-            }
-            None => {
-                if let Some(p) = self.peers.get_mut(peer) {
-                    p.queue_head = next;
-                }
-            }
-        }
-        if let Some(p) = self.peers.get_mut(peer) {
-            if p.queue_tail == Some(key) {
-                p.queue_tail = prev;
-            }
-            p.queue_len = p.queue_len.saturating_sub(1);
-        }
-    }
-
-    /// Starts queued exchanges while the peer has free NSTART slots.
-    fn start_queued(&mut self, now: Instant, peer: PeerKey) {
-        let nstart = self.config.transmission.nstart;
-        loop {
-            let Some(p) = self.peers.get_mut(peer) else {
-                return;
-            };
-            if p.in_flight >= nstart {
-                return;
-            }
-            let Some(head) = p.queue_head else {
-                return;
-            };
-            let next = self.exchanges.get(head).and_then(|e| e.next_queued);
-            if let Some(p) = self.peers.get_mut(peer) {
-                p.queue_head = next;
-                if next.is_none() {
-                    p.queue_tail = None;
-                }
-                p.queue_len = p.queue_len.saturating_sub(1);
-            }
-            if let Some(e) = self.exchanges.get_mut(head) {
-                e.next_queued = None;
-            }
-            self.begin_exchange(now, head);
-        }
-    }
-
     pub(crate) fn fail_exchange(&mut self, now: Instant, key: SlabKey, failure: Failure) {
         if let Some(ex) = self.finish_exchange(now, key) {
             self.stats.failed += 1;
@@ -654,160 +507,6 @@ impl Endpoint {
             ExchangeState::AwaitingAck(_) | ExchangeState::Observing => {}
         }
     }
-
-    /// A response matched exchange `key`: continue a block-wise transfer, keep an
-    /// observation or multicast request open, or deliver it and end the exchange.
-    pub(crate) fn on_response(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        source: SocketAddr,
-        m: &Message<'_>,
-        datagram: &[u8],
-    ) {
-        let max_body = self.config.max_body_size;
-        let Some(ex) = self.exchanges.get_mut(key) else {
-            return;
-        };
-        let code = m.code();
-        let mut body: Option<Vec<u8>> = None;
-        let peer = ex.peer;
-        if let Some(p) = self.peers.get_mut(peer) {
-            p.unresponsive = false;
-        }
-        let Some(ex) = self.exchanges.get_mut(key) else {
-            return;
-        };
-        if let Some(t) = ex.transfer.as_mut() {
-            if let Some(sent) = t.upload_block {
-                if code == Code::CONTINUE {
-                    match next_upload_block(sent, m.block1(), t.upload.len()) {
-                        Some(next) => {
-                            t.upload_block = Some(next);
-                            self.transmit_exchange(now, key, false);
-                        }
-                        None => self.fail_exchange(now, key, Failure::ProtocolError),
-                    }
-                    return;
-                }
-                // Any other answer ends the upload.
-                t.upload_block = None;
-                t.upload = Vec::new();
-            }
-        }
-        let observing = ex.state == ExchangeState::Observing;
-        if !observing {
-            if let Some(b2) = m.block2() {
-                let t = ex.transfer.get_or_insert_with(Box::default);
-                let etag = m.option(OptionNumber::ETAG).and_then(Token::new);
-                if b2.num == 0 {
-                    t.etag = etag;
-                    t.download.clear();
-                } else if etag != t.etag || b2.offset() != t.download.len() {
-                    // A changed representation mid-transfer cannot be stitched together.
-                    self.fail_exchange(now, key, Failure::ProtocolError);
-                    return;
-                }
-                if t.download.len() + m.payload().len() > max_body {
-                    self.fail_exchange(now, key, Failure::Overload);
-                    return;
-                }
-                t.download.extend_from_slice(m.payload());
-                if b2.more {
-                    let size = 16usize << b2.szx;
-                    t.download_block =
-                        Block::new((t.download.len() / size) as u32, false, b2.szx).ok();
-                    self.transmit_exchange(now, key, false);
-                    return;
-                }
-                body = Some(core::mem::take(&mut t.download));
-                t.download_block = None;
-            }
-        }
-        if ex.multicast {
-            self.deliver(now, key, source, datagram, body, false);
-            return;
-        }
-        if let Some(obs) = ex.observe.as_mut() {
-            if let (true, Some(value)) = (code.is_success(), m.observe()) {
-                if let Some((v2, t2)) = obs.freshest {
-                    if !crate::observe::is_newer(value, now, v2, t2) {
-                        self.stats.drop(DropCause::StaleNotification);
-                        return;
-                    }
-                }
-                obs.freshest = Some((value, now));
-                let was_counted = ex.counted;
-                ex.counted = false;
-                ex.state = ExchangeState::Observing;
-                let peer = ex.peer;
-                self.cancel_timer_for(TimerKind::Exchange, key);
-                if was_counted {
-                    // An established observation no longer holds an NSTART slot.
-                    if let Some(p) = self.peers.get_mut(peer) {
-                        p.in_flight = p.in_flight.saturating_sub(1);
-                    }
-                    self.start_queued(now, peer);
-                }
-                self.deliver(now, key, source, datagram, body, false);
-                return;
-            }
-        }
-        self.deliver(now, key, source, datagram, body, true);
-    }
-
-    /// Hands a response to the application; with `last`, the exchange ends.
-    fn deliver(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        source: SocketAddr,
-        datagram: &[u8],
-        body: Option<Vec<u8>>,
-        last: bool,
-    ) {
-        let Ok(held) = self.held.insert(HeldResponse { source, body }) else {
-            self.stats.drop(DropCause::Overload);
-            return;
-        };
-        self.held_bufs
-            .slot(held.index())
-            .copy_from(datagram, &mut self.pool);
-        let owner = if last {
-            let Some(ex) = self.finish_exchange(now, key) else {
-                self.release_held(held);
-                return;
-            };
-            self.stats.completed_after[(ex.retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] +=
-                1;
-            ex.owner
-        } else {
-            self.exchanges.get(key).map_or(AppId(0), |ex| ex.owner)
-        };
-        if !self.push_event_for(
-            owner,
-            Event::Response {
-                id: RequestId(key),
-                key: ResponseKey(held),
-                last,
-            },
-        ) {
-            self.release_held(held);
-        }
-    }
-}
-
-/// The Block1 block after `sent`, following the server's acknowledgement and preferred
-/// size (RFC 7959 §2.5); `None` when the server asks for more than there is.
-fn next_upload_block(sent: Block, ack: Option<Block>, total: usize) -> Option<Block> {
-    let szx = ack.map_or(sent.szx, |a| a.szx.min(sent.szx));
-    let next_offset = sent.offset() + sent.size();
-    if next_offset >= total {
-        return None;
-    }
-    let size = 16usize << szx;
-    let num = (next_offset / size) as u32;
-    Block::new(num, next_offset + size < total, szx).ok()
 }
 
 /// Encodes the exchange's next request into `out` with message ID `mid`: the stored

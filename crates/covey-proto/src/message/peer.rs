@@ -3,7 +3,7 @@
 use crate::cc::PeerEstimator;
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
-use crate::outbox::LocalId;
+use crate::message::outbox::LocalId;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;

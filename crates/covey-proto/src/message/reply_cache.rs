@@ -1,8 +1,8 @@
 //! Replies kept to answer duplicate CONs: a ring of buffers, oldest overwritten first.
 
+use crate::message::wire::Outgoing;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
-use crate::wire::Outgoing;
 use alloc::vec::Vec;
 use covey_core::EncodeError;
 

@@ -1,0 +1,100 @@
+//! Response bodies served block by block (RFC 7959 §2.4), kept so every Block2 request of
+//! a transfer gets the same representation.
+
+use crate::config::Config;
+use crate::hash::{seeded_map, Map};
+use crate::{Duration, Instant};
+use alloc::vec::Vec;
+use core::net::SocketAddr;
+
+/// A response body being served block by block, kept so that later Block2 requests get
+/// the same representation without asking the application again (and so a non-idempotent
+/// POST is not executed once per block).
+#[derive(Debug)]
+pub(crate) struct CachedBody {
+    /// The response encoded without payload: its code and the application's options.
+    pub head: Vec<u8>,
+    pub body: Vec<u8>,
+    expires: Instant,
+}
+
+/// Response bodies of block-wise transfers in progress, bounded in count and bytes.
+#[derive(Debug)]
+pub(crate) struct BodyCache {
+    map: Map<(SocketAddr, u64), CachedBody>,
+    bytes: usize,
+    max_entries: usize,
+    max_bytes: usize,
+    lifetime: Duration,
+}
+
+impl BodyCache {
+    pub fn new(config: &Config, seed: u64) -> BodyCache {
+        BodyCache {
+            map: seeded_map(seed),
+            bytes: 0,
+            max_entries: config.max_uploads.max(1),
+            max_bytes: config.max_reassembly_bytes,
+            lifetime: config.block_cache_lifetime,
+        }
+    }
+
+    /// Keeps `body` for the transfer `key`, evicting the soonest-expiring entries if needed.
+    pub fn insert(&mut self, now: Instant, key: (SocketAddr, u64), head: Vec<u8>, body: Vec<u8>) {
+        self.take(&key);
+        if body.len() > self.max_bytes {
+            return;
+        }
+        while self.map.len() >= self.max_entries || self.bytes + body.len() > self.max_bytes {
+            let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, c)| c.expires)
+                .map(|(k, _)| *k)
+            else {
+                break;
+            };
+            self.take(&oldest);
+        }
+        self.bytes += body.len();
+        self.map.insert(
+            key,
+            CachedBody {
+                head,
+                body,
+                expires: now + self.lifetime,
+            },
+        );
+    }
+
+    /// Removes and returns the body of transfer `key`.
+    pub fn take(&mut self, key: &(SocketAddr, u64)) -> Option<CachedBody> {
+        let c = self.map.remove(key)?;
+        self.bytes -= c.body.len();
+        Some(c)
+    }
+
+    /// Removes and returns the body of transfer `key`, unless it expired by `now`.
+    pub fn take_fresh(&mut self, now: Instant, key: &(SocketAddr, u64)) -> Option<CachedBody> {
+        self.take(key).filter(|c| c.expires > now)
+    }
+
+    /// Puts back a body taken with `take`, keeping its expiry.
+    pub fn put_back(&mut self, key: (SocketAddr, u64), cached: CachedBody) {
+        self.bytes += cached.body.len();
+        self.map.insert(key, cached);
+    }
+
+    /// Forgets bodies whose lifetime ended.
+    pub fn expire(&mut self, now: Instant) {
+        let mut freed = 0;
+        self.map.retain(|_, c| {
+            let keep = c.expires > now;
+            if !keep {
+                freed += c.body.len();
+            }
+            keep
+        });
+        self.bytes -= freed;
+    }
+}

@@ -1,0 +1,157 @@
+//! The server's block-wise steps (RFC 7959): taking Block1 uploads in, answering 2.31,
+//! 4.08 and 4.13 along the way, slicing responses with this endpoint's block size, and
+//! serving later blocks from the cached body.
+
+use super::slicing::slice_block2;
+use super::uploads::UploadStep;
+use crate::endpoint::Endpoint;
+use crate::event::IncomingId;
+use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::message::wire::Outgoing;
+use crate::request::Response;
+use crate::storage::datagram_buf::DatagramBuf;
+use crate::storage::slab::SlabKey;
+use crate::Instant;
+use alloc::vec::Vec;
+use core::net::SocketAddr;
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
+
+impl Endpoint {
+    /// Takes Block1 block `b` of a request in: the whole body once the last block arrived,
+    /// else `None` after answering (2.31 Continue, or 4.08, 4.00, 4.13 as RFC 7959 says).
+    pub(crate) fn receive_block1(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        multicast: bool,
+        message: &Message<'_>,
+        b: Block,
+        size1: Option<u32>,
+    ) -> Option<Vec<u8>> {
+        let key = self.uploads.key(target.remote, message);
+        match self.uploads.receive(now, key, b, message.payload(), size1) {
+            UploadStep::Continue(ack) => {
+                let mut value = [0u8; 4];
+                let options = [CoapOption {
+                    number: OptionNumber::BLOCK1,
+                    value: ack.encode(&mut value),
+                }];
+                self.reply_now(now, target, Code::CONTINUE, &options, &[]);
+                None
+            }
+            UploadStep::Complete(whole) => Some(whole),
+            UploadStep::Incomplete => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::REQUEST_ENTITY_INCOMPLETE,
+                    b"missing block",
+                );
+                None
+            }
+            UploadStep::BadBlock => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_REQUEST,
+                    b"block payload is not the block size",
+                );
+                None
+            }
+            UploadStep::TooLarge(limit) => {
+                let mut value = [0u8; 4];
+                let options = [CoapOption {
+                    number: OptionNumber::SIZE1,
+                    value: uint::encode(limit as u32, &mut value),
+                }];
+                if !multicast {
+                    self.reply_now(
+                        now,
+                        target,
+                        Code::REQUEST_ENTITY_TOO_LARGE,
+                        &options,
+                        b"request body too large",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// The Block2 slice of `payload` this endpoint sends for a request that asked for
+    /// `requested`, with its preferred block size; see [`slice_block2`].
+    pub(crate) fn slice_response<'p>(
+        &self,
+        payload: &'p [u8],
+        requested: Option<Block>,
+    ) -> Result<Option<(Block, &'p [u8])>, ()> {
+        slice_block2(payload, requested, self.config.block_szx)
+    }
+
+    /// Keeps the whole body of a response that is being sliced, keyed by the request.
+    pub(crate) fn cache_body(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        remote: SocketAddr,
+        response: &Response<'_>,
+    ) {
+        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
+            return;
+        };
+        let transfer = self.uploads.key(remote, &request);
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token: &[],
+            options: response.options,
+            extra: &[],
+            payload: &[],
+        };
+        let mut buf = DatagramBuf::default();
+        if buf.encode(&head, &mut self.pool).is_ok() {
+            self.bodies.insert(
+                now,
+                transfer,
+                buf.as_slice().to_vec(),
+                response.payload.to_vec(),
+            );
+        }
+        buf.release(&mut self.pool);
+    }
+
+    /// Answers a later Block2 request from the cached body, if there is one.
+    pub(crate) fn serve_cached_block(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        transfer: (SocketAddr, u64),
+        block: Block,
+    ) -> bool {
+        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
+            return false;
+        };
+        let Ok(head) = Message::parse(&cached.head) else {
+            return false;
+        };
+        let options: Vec<CoapOption<'_>> = head.options().collect();
+        let response = Response {
+            code: head.code(),
+            options: &options,
+            payload: &cached.body,
+        };
+        if let Some(inc) = self.incoming.get_mut(id.0) {
+            inc.from_cache = true;
+        }
+        let served = self.respond(now, id, &response).is_ok();
+        let last = block.offset() + block.size() >= cached.body.len();
+        drop(options);
+        if !last {
+            self.bodies.put_back(transfer, cached);
+        }
+        served
+    }
+}

@@ -1,0 +1,81 @@
+//! A request this endpoint sent (RFC 7252 §5.3): its peer, token and state, and what
+//! Observe and block-wise transfers keep for it.
+
+use crate::event::AppId;
+use crate::message::peer::PeerKey;
+use crate::storage::slab::SlabKey;
+use crate::Instant;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::net::SocketAddr;
+use covey_core::{Block, Token};
+
+/// Where a client exchange stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExchangeState {
+    /// Waiting for an NSTART slot or a reusable message ID.
+    Queued,
+    /// A CON sent, waiting for its ACK (the transmission key).
+    AwaitingAck(SlabKey),
+    /// ACKed (a separate response will follow) or sent as NON.
+    AwaitingResponse,
+    /// An established observation waiting for notifications.
+    Observing,
+}
+
+/// What a client exchange is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum ExchangeKind {
+    #[default]
+    Request,
+    Ping,
+}
+
+/// An outgoing request and its progress.
+#[derive(Debug)]
+pub(crate) struct ClientExchange {
+    pub remote: SocketAddr,
+    pub peer: PeerKey,
+    pub token: Token,
+    pub confirmable: bool,
+    pub kind: ExchangeKind,
+    pub state: ExchangeState,
+    /// Next exchange in the peer's NSTART queue.
+    pub next_queued: Option<SlabKey>,
+    /// Whether this exchange holds one of the peer's NSTART slots.
+    pub counted: bool,
+    /// Retransmissions its CON needed (for stats).
+    pub retransmissions: u8,
+    /// Sent to a group: every response is delivered until the window closes.
+    pub multicast: bool,
+    /// An Observe registration: notifications keep the exchange alive.
+    pub observe: Option<ObserveState>,
+    /// Block-wise transfer state, allocated only for transfers that need it.
+    pub transfer: Option<Box<BlockTransfer>>,
+    /// The App that started it.
+    pub owner: AppId,
+}
+
+/// Client side of an observation (RFC 7641 §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ObserveState {
+    /// Observe value and arrival time of the freshest notification so far.
+    pub freshest: Option<(u32, Instant)>,
+}
+
+/// A block-wise transfer in progress (RFC 7959): the body being uploaded with Block1 and
+/// the body being downloaded with Block2.
+#[derive(Debug, Default)]
+pub(crate) struct BlockTransfer {
+    /// Request body sent in Block1 blocks; empty when the request fits one datagram.
+    pub upload: Vec<u8>,
+    /// The Block1 block to send next.
+    pub upload_block: Option<Block>,
+    /// Response body assembled from Block2 blocks.
+    pub download: Vec<u8>,
+    /// The Block2 block to request next (None: the first request carries no Block2
+    /// unless the application put one in for early negotiation).
+    pub download_block: Option<Block>,
+    /// ETag of the first block, which every later block must repeat.
+    pub etag: Option<Token>,
+}

@@ -1,0 +1,293 @@
+//! The server role's intake: incoming requests taken in (4.02 for unrecognised critical
+//! options, 5.03 under overload), duplicates answered from the reply cache, and requests
+//! left unanswered timed out.
+
+use crate::endpoint::{Endpoint, LocalAddr, TimerKind};
+use crate::event::AppId;
+use crate::event::{Event, IncomingId};
+use crate::exchange::incoming_exchange::ObserveRequest;
+use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState, ResponseTarget};
+use crate::message::dedup::{DedupKey, DedupState};
+use crate::message::option_rules::RequestOptions;
+use crate::message::outbox::OutSource;
+use crate::stats::DropCause;
+use crate::storage::slab::SlabKey;
+use crate::Instant;
+use core::net::SocketAddr;
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
+
+impl Endpoint {
+    pub(crate) fn remove_incoming(&mut self, key: SlabKey) {
+        if self.incoming.remove(key).is_some() {
+            self.incoming_bufs.release(key.index(), &mut self.pool);
+            self.cancel_timer_for(TimerKind::Incoming, key);
+        }
+    }
+
+    /// A delayed (multicast) response left through `poll_transmit`.
+    pub(crate) fn finish_delayed_response(&mut self, key: SlabKey) {
+        self.remove_incoming(key);
+    }
+
+    pub(crate) fn on_incoming_timeout(&mut self, now: Instant, index: usize) {
+        let Some(key) = self.incoming.key_at(index) else {
+            return;
+        };
+        // The empty ACK leaves from the socket the request came to.
+        let local = self.incoming.get(key).and_then(|inc| inc.local);
+        self.replying_from = self.local_id(local);
+        self.incoming_timeout(now, key);
+        self.replying_from = crate::message::outbox::LocalId::default();
+    }
+
+    fn incoming_timeout(&mut self, now: Instant, key: crate::storage::slab::SlabKey) {
+        let Some(inc) = self.incoming.get_mut(key) else {
+            return;
+        };
+        match inc.state {
+            IncomingState::DelayedResponse => {
+                let remote = inc.remote;
+                self.queue_datagram(remote, OutSource::Incoming(key));
+            }
+            IncomingState::Waiting if inc.confirmable && !inc.acked => {
+                // The application is slow: acknowledge now, respond separately later.
+                inc.acked = true;
+                let (remote, mid, dedup) = (inc.remote, inc.message_id, inc.dedup);
+                self.send_empty(remote, MessageType::Acknowledgement, mid, true);
+                self.dedup.update(dedup, DedupState::EmptyAcked);
+                self.stats.separate_responses += 1;
+                let expiry = self.config.response_timeout;
+                self.set_timer_for(TimerKind::Incoming, key, now + expiry);
+            }
+            IncomingState::Waiting => {
+                // Never answered: forget it so the slot can serve others.
+                let dedup = inc.dedup;
+                self.dedup.update(dedup, DedupState::Ignore);
+                self.remove_incoming(key);
+            }
+        }
+    }
+
+    /// A request arrived (CON or NON, already known not to be a duplicate).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn handle_request(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        local_addr: LocalAddr,
+        message: &Message<'_>,
+        datagram: &[u8],
+        dedup_key: DedupKey,
+        fingerprint: u64,
+    ) {
+        let (group, local) = (local_addr.multicast_group, local_addr.socket);
+        let multicast = group.is_some();
+        let confirmable = message.message_type() == MessageType::Confirmable;
+        if multicast && confirmable {
+            // RFC 7252 §8.1: multicast requests are NON; a CON by multicast is ignored.
+            self.stats.drop(DropCause::FormatError);
+            return;
+        }
+        let lifetime = if confirmable {
+            self.lifetimes.exchange
+        } else {
+            self.lifetimes.non
+        };
+        // Until the application answers, duplicates of a CON wait for its response.
+        let dedup = self.dedup.insert(
+            now,
+            dedup_key,
+            fingerprint,
+            DedupState::Ignore,
+            now + lifetime,
+        );
+        let target = ResponseTarget {
+            remote,
+            message_id: message.message_id(),
+            token: message.token(),
+            confirmable,
+            acked: false,
+            dedup,
+        };
+        let scan = RequestOptions::scan(message);
+        if let Some(number) = scan.unrecognised_critical {
+            if multicast {
+                self.stats.drop(DropCause::MulticastSuppressed);
+                return;
+            }
+            if !confirmable {
+                // RFC 7252 §5.4.1: a NON with an unrecognised critical option is rejected.
+                self.send_empty(remote, MessageType::Reset, message.message_id(), false);
+                return;
+            }
+            let mut diagnostic = DiagnosticText::new();
+            let _ = core::fmt::write(
+                &mut diagnostic,
+                format_args!("unrecognised critical option {}", number.0),
+            );
+            self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic.as_bytes());
+            return;
+        }
+        let block2 = match scan.block2.map(Block::decode) {
+            Some(Err(_)) => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_REQUEST,
+                    b"invalid Block2 option",
+                );
+                return;
+            }
+            Some(Ok(b)) => Some(b),
+            None => None,
+        };
+        let mut body = None;
+        let mut block1 = None;
+        match scan.block1.map(Block::decode) {
+            Some(Err(_)) => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_REQUEST,
+                    b"invalid Block1 option",
+                );
+                return;
+            }
+            Some(Ok(b)) => {
+                let size1 = scan.size1.and_then(uint::decode);
+                let Some(whole) = self.receive_block1(now, target, multicast, message, b, size1)
+                else {
+                    return;
+                };
+                body = Some(whole);
+                block1 = Some(b);
+            }
+            None => {}
+        }
+        let observe = match scan.observe.and_then(uint::decode) {
+            Some(0) if matches!(message.code(), Code::GET | Code::FETCH) => {
+                ObserveRequest::Register
+            }
+            Some(1) => ObserveRequest::Deregister,
+            _ => ObserveRequest::None,
+        };
+        let inserted = self.incoming.insert(IncomingExchange {
+            remote,
+            message_id: message.message_id(),
+            token: message.token(),
+            confirmable,
+            group,
+            local,
+            dedup,
+            from_cache: false,
+            acked: false,
+            state: IncomingState::Waiting,
+            body,
+            block1,
+            block2,
+            observe,
+        });
+        let Ok(key) = inserted else {
+            self.stats.drop(DropCause::Overload);
+            if multicast {
+                return;
+            }
+            let mut age = [0u8; 4];
+            let options = [CoapOption {
+                number: OptionNumber::MAX_AGE,
+                value: uint::encode(self.config.overload_max_age, &mut age),
+            }];
+            self.reply_now(
+                now,
+                target,
+                Code::SERVICE_UNAVAILABLE,
+                &options,
+                b"server busy",
+            );
+            return;
+        };
+        self.incoming_bufs
+            .slot(key.index())
+            .copy_from(datagram, &mut self.pool);
+        if confirmable {
+            self.dedup
+                .update(dedup, DedupState::Processing(IncomingId(key)));
+        }
+        let wait = if confirmable {
+            self.config.piggyback_window
+        } else {
+            self.config.response_timeout
+        };
+        self.set_timer_for(TimerKind::Incoming, key, now + wait);
+        if let Some(b) = block2.filter(|b| b.num > 0 && block1.is_none()) {
+            let transfer = self.uploads.key(remote, message);
+            if self.serve_cached_block(now, IncomingId(key), transfer, b) {
+                return;
+            }
+        }
+        if !self.push_event_for(AppId(0), Event::Request(IncomingId(key))) {
+            self.remove_incoming(key);
+        }
+    }
+
+    /// A duplicate of a request seen before: answer as the first time, never call the
+    /// application again.
+    pub(crate) fn handle_duplicate_request(
+        &mut self,
+        remote: SocketAddr,
+        message: &Message<'_>,
+        state: DedupState,
+    ) {
+        self.stats.duplicates += 1;
+        if message.message_type() != MessageType::Confirmable {
+            return;
+        }
+        match state {
+            DedupState::Replied(reply) => {
+                if self.replies.get(reply).is_some() {
+                    self.queue_datagram(remote, OutSource::Reply(reply));
+                }
+            }
+            DedupState::EmptyAcked => {
+                self.send_empty(
+                    remote,
+                    MessageType::Acknowledgement,
+                    message.message_id(),
+                    false,
+                );
+            }
+            DedupState::Processing(_) | DedupState::Ignore => {}
+        }
+    }
+}
+
+/// A short diagnostic payload built without allocating.
+struct DiagnosticText {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl DiagnosticText {
+    fn new() -> DiagnosticText {
+        DiagnosticText {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl core::fmt::Write for DiagnosticText {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let end = (self.len + s.len()).min(self.buf.len());
+        let n = end - self.len;
+        self.buf[self.len..end].copy_from_slice(&s.as_bytes()[..n]);
+        self.len = end;
+        Ok(())
+    }
+}

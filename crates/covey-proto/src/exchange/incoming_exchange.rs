@@ -1,0 +1,64 @@
+//! A request received and not yet answered (RFC 7252 §5.2): where it came from and how
+//! far its answer has got.
+
+use crate::message::dedup::DedupHandle;
+use alloc::vec::Vec;
+use core::net::{IpAddr, SocketAddr};
+use covey_core::{Block, Token};
+
+/// Where an incoming request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IncomingState {
+    /// Waiting for the application's response.
+    Waiting,
+    /// Answered; the response waits for its leisure delay (multicast).
+    DelayedResponse,
+}
+
+/// A request the application has not answered yet.
+#[derive(Debug)]
+pub(crate) struct IncomingExchange {
+    pub remote: SocketAddr,
+    pub message_id: u16,
+    pub token: Token,
+    pub confirmable: bool,
+    /// The group address it was sent to, when it came by multicast.
+    pub group: Option<IpAddr>,
+    /// The local socket address it arrived on, if known.
+    pub local: Option<SocketAddr>,
+    /// Its deduplication entry.
+    pub dedup: DedupHandle,
+    /// Answered by the engine from a cached block-wise body.
+    pub from_cache: bool,
+    /// An empty ACK was sent: the response must be separate.
+    pub acked: bool,
+    pub state: IncomingState,
+    /// The whole body of a Block1 upload.
+    pub body: Option<Vec<u8>>,
+    /// The last Block1 block of an upload, echoed in the response.
+    pub block1: Option<Block>,
+    /// The Block2 block the client asked for.
+    pub block2: Option<Block>,
+    /// The request's Observe option.
+    pub observe: ObserveRequest,
+}
+
+/// What the client asked for with an Observe option in a GET/FETCH (RFC 7641 §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObserveRequest {
+    Register,
+    Deregister,
+    None,
+}
+
+/// Everything needed to address a response to a request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseTarget {
+    pub remote: SocketAddr,
+    pub message_id: u16,
+    pub token: Token,
+    pub confirmable: bool,
+    pub acked: bool,
+    /// The request's deduplication entry, which records the reply.
+    pub dedup: DedupHandle,
+}

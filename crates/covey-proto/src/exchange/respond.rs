@@ -1,0 +1,312 @@
+//! Answering incoming requests (RFC 7252 §5.2): piggy-backed while the ACK is still due,
+//! separate otherwise, with the engine's Observe and Block options added, and once per group
+//! member after a leisure delay for multicast requests.
+
+use crate::endpoint::{Endpoint, RespondError, TimerKind};
+use crate::event::IncomingId;
+use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
+use crate::message::dedup::DedupState;
+use crate::message::outbox::OutSource;
+use crate::message::transmission::TransmissionOwner;
+use crate::message::wire::Outgoing;
+use crate::request::Response;
+use crate::stats::DropCause;
+use crate::storage::slab::SlabKey;
+use crate::Instant;
+use covey_core::{uint, Block, CoapOption, Code, MessageType, OptionNumber};
+
+/// Engine-added options of one response (Observe, Block1, Block2, Size2) plus the caller's.
+struct ExtraOptions<'a> {
+    options: [CoapOption<'a>; 8],
+    len: usize,
+}
+
+impl<'a> ExtraOptions<'a> {
+    fn new() -> ExtraOptions<'a> {
+        ExtraOptions {
+            options: [CoapOption {
+                number: OptionNumber::OBSERVE,
+                value: &[],
+            }; 8],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, number: OptionNumber, value: &'a [u8]) {
+        if self.len < self.options.len() {
+            self.options[self.len] = CoapOption { number, value };
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[CoapOption<'a>] {
+        &self.options[..self.len]
+    }
+}
+
+impl Endpoint {
+    /// Answers an incoming request: piggy-backed in the ACK while the request is still
+    /// unacknowledged, otherwise as a separate response; after a leisure delay when it
+    /// came by multicast (error responses to multicast requests are suppressed). A payload
+    /// larger than one block is sent block-wise.
+    pub fn respond(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        response: &Response<'_>,
+    ) -> Result<(), RespondError> {
+        self.respond_with_extra(now, id, response, &[])
+    }
+
+    pub(crate) fn respond_with_extra(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+    ) -> Result<(), RespondError> {
+        let local = self.incoming.get(id.0).and_then(|inc| inc.local);
+        let outer = self.replying_from;
+        self.replying_from = self.local_id(local);
+        let result = self.respond_to(now, id, response, extra);
+        self.replying_from = outer;
+        result
+    }
+
+    pub(crate) fn respond_to(
+        &mut self,
+        now: Instant,
+        id: IncomingId,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+    ) -> Result<(), RespondError> {
+        let key = id.0;
+        let inc = self.incoming.get(key).ok_or(RespondError::UnknownRequest)?;
+        if inc.state != IncomingState::Waiting {
+            return Err(RespondError::UnknownRequest);
+        }
+        let target = ResponseTarget {
+            remote: inc.remote,
+            message_id: inc.message_id,
+            token: inc.token,
+            confirmable: inc.confirmable,
+            acked: inc.acked,
+            dedup: inc.dedup,
+        };
+        let (multicast, block1, block2, from_cache) =
+            (inc.group.is_some(), inc.block1, inc.block2, inc.from_cache);
+        if multicast && response.code.is_error() {
+            self.stats.drop(DropCause::MulticastSuppressed);
+            self.remove_incoming(key);
+            return Ok(());
+        }
+        let mut options = ExtraOptions::new();
+        for o in extra {
+            options.push(o.number, o.value);
+        }
+        let (mut b1, mut b2, mut s2) = ([0u8; 4], [0u8; 4], [0u8; 4]);
+        if let Some(b) = block1.filter(|_| response.code.is_success()) {
+            options.push(
+                OptionNumber::BLOCK1,
+                Block { more: false, ..b }.encode(&mut b1),
+            );
+        }
+        let mut payload = response.payload;
+        let mut code = response.code;
+        let mut cache_body = false;
+        // Any response may be sliced (RFC 7959 §2.2): large diagnostics and partial results too.
+        match self.slice_response(response.payload, block2) {
+            Ok(Some((b, chunk))) => {
+                cache_body = b.more && !from_cache;
+                options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
+                if b.num == 0 {
+                    options.push(
+                        OptionNumber::SIZE2,
+                        uint::encode(response.payload.len() as u32, &mut s2),
+                    );
+                }
+                payload = chunk;
+            }
+            Ok(None) => {}
+            Err(()) => {
+                code = Code::BAD_REQUEST;
+                payload = b"block out of range";
+            }
+        }
+        if cache_body {
+            self.cache_body(now, key, target.remote, response);
+        }
+        let response_options = if code == response.code {
+            response.options
+        } else {
+            &[]
+        };
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code,
+            message_id: 0,
+            token: target.token.as_bytes(),
+            options: response_options,
+            extra: options.as_slice(),
+            payload,
+        };
+        if multicast {
+            return self.respond_to_multicast(now, key, target, m);
+        }
+        let result = self.send_response(now, target, m);
+        // A response too large to encode leaves the request open for another answer.
+        if result != Err(RespondError::TooLarge) {
+            self.remove_incoming(key);
+        }
+        result
+    }
+
+    pub(crate) fn respond_to_multicast(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        target: ResponseTarget,
+        mut m: Outgoing<'_>,
+    ) -> Result<(), RespondError> {
+        let Some(peer) = self.peer_for(target.remote, now) else {
+            self.remove_incoming(key);
+            return Err(RespondError::Overload);
+        };
+        let reuse = self.lifetimes.mid_reuse;
+        let Some(mid) = self
+            .peers
+            .get_mut(peer)
+            .and_then(|p| p.allocate_mid(now, reuse))
+        else {
+            self.remove_incoming(key);
+            return Err(RespondError::Overload);
+        };
+        m.message_id = mid;
+        if self
+            .incoming_bufs
+            .slot(key.index())
+            .encode(&m, &mut self.pool)
+            .is_err()
+        {
+            return Err(RespondError::TooLarge);
+        }
+        if let Some(inc) = self.incoming.get_mut(key) {
+            inc.state = IncomingState::DelayedResponse;
+        }
+        // RFC 7252 §8.2: answer at a random instant within the leisure period.
+        let size = self.incoming_bufs.get(key.index()).len();
+        let leisure = self.config.leisure_for(size);
+        let delay = crate::transmission_parameters::TransmissionParameters {
+            ack_random_factor: 2.0,
+            ..self.config.transmission
+        }
+        .dither(leisure, self.rng.next_f64())
+        .saturating_sub(leisure);
+        self.set_timer_for(TimerKind::Incoming, key, now + delay);
+        Ok(())
+    }
+
+    /// Sends a response now, choosing piggy-backed, separate CON or NON; `m`'s type and
+    /// message ID are filled in here.
+    pub(crate) fn send_response(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        mut m: Outgoing<'_>,
+    ) -> Result<(), RespondError> {
+        if target.confirmable && !target.acked {
+            m.message_type = MessageType::Acknowledgement;
+            m.message_id = target.message_id;
+            let reply = self
+                .replies
+                .encode(&m, &mut self.pool)
+                .map_err(|_| RespondError::TooLarge)?;
+            self.dedup.update(target.dedup, DedupState::Replied(reply));
+            self.queue_datagram(target.remote, OutSource::Reply(reply));
+            return Ok(());
+        }
+        let peer = self
+            .peer_for(target.remote, now)
+            .ok_or(RespondError::Overload)?;
+        let reuse = self.lifetimes.mid_reuse;
+        m.message_id = self
+            .peers
+            .get_mut(peer)
+            .and_then(|p| p.allocate_mid(now, reuse))
+            .ok_or(RespondError::Overload)?;
+        if target.confirmable {
+            m.message_type = MessageType::Confirmable;
+            let tx = self
+                .reserve_transmission(peer, target.remote)
+                .ok_or(RespondError::Overload)?;
+            if self
+                .transmission_bufs
+                .slot(tx.index())
+                .encode(&m, &mut self.pool)
+                .is_err()
+            {
+                self.transmissions.remove(tx);
+                return Err(RespondError::TooLarge);
+            }
+            let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+            self.start_transmission(
+                now,
+                tx,
+                m.message_id,
+                TransmissionOwner::SeparateResponse,
+                ongoing,
+            );
+        } else {
+            m.message_type = MessageType::NonConfirmable;
+            let slot = self.outbox.take_slot().ok_or(RespondError::Overload)?;
+            if self
+                .outbox
+                .buf_mut(slot)
+                .encode(&m, &mut self.pool)
+                .is_err()
+            {
+                self.outbox.release(slot, &mut self.pool);
+                return Err(RespondError::TooLarge);
+            }
+            self.queue_datagram(target.remote, OutSource::Slot(slot));
+        }
+        Ok(())
+    }
+
+    /// Answers a request directly from the engine (errors, 2.31 Continue), never calling
+    /// the application.
+    pub(crate) fn reply_now(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        code: Code,
+        options: &[CoapOption<'_>],
+        payload: &[u8],
+    ) {
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code,
+            message_id: 0,
+            token: target.token.as_bytes(),
+            options,
+            extra: &[],
+            payload,
+        };
+        let _ = self.send_response(now, target, m);
+    }
+
+    pub(crate) fn reply_error(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        multicast: bool,
+        code: Code,
+        diagnostic: &[u8],
+    ) {
+        if multicast {
+            self.stats.drop(DropCause::MulticastSuppressed);
+            return;
+        }
+        self.reply_now(now, target, code, &[], diagnostic);
+    }
+}

@@ -1,0 +1,169 @@
+//! Responses matched to the client exchanges that await them (RFC 7252 §5.3.2): by token,
+//! continuing Block2 downloads and Block1 uploads, keeping observations fresh, and handing
+//! the result to the application.
+
+use crate::endpoint::{Endpoint, TimerKind};
+use crate::event::AppId;
+use crate::event::{Event, Failure, RequestId, ResponseKey};
+use crate::exchange::client_exchange::ExchangeState;
+use crate::exchange::held_response::HeldResponse;
+use crate::stats::{DropCause, TRACKED_ATTEMPTS};
+use crate::storage::slab::SlabKey;
+use crate::Instant;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::net::SocketAddr;
+use covey_core::{Block, Code, Message, OptionNumber, Token};
+
+impl Endpoint {
+    /// A response matched exchange `key`: continue a block-wise transfer, keep an
+    /// observation or multicast request open, or deliver it and end the exchange.
+    pub(crate) fn on_response(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        source: SocketAddr,
+        m: &Message<'_>,
+        datagram: &[u8],
+    ) {
+        let max_body = self.config.max_body_size;
+        let Some(ex) = self.exchanges.get_mut(key) else {
+            return;
+        };
+        let code = m.code();
+        let mut body: Option<Vec<u8>> = None;
+        let peer = ex.peer;
+        if let Some(p) = self.peers.get_mut(peer) {
+            p.unresponsive = false;
+        }
+        let Some(ex) = self.exchanges.get_mut(key) else {
+            return;
+        };
+        if let Some(t) = ex.transfer.as_mut() {
+            if let Some(sent) = t.upload_block {
+                if code == Code::CONTINUE {
+                    match next_upload_block(sent, m.block1(), t.upload.len()) {
+                        Some(next) => {
+                            t.upload_block = Some(next);
+                            self.transmit_exchange(now, key, false);
+                        }
+                        None => self.fail_exchange(now, key, Failure::ProtocolError),
+                    }
+                    return;
+                }
+                // Any other answer ends the upload.
+                t.upload_block = None;
+                t.upload = Vec::new();
+            }
+        }
+        let observing = ex.state == ExchangeState::Observing;
+        if !observing {
+            if let Some(b2) = m.block2() {
+                let t = ex.transfer.get_or_insert_with(Box::default);
+                let etag = m.option(OptionNumber::ETAG).and_then(Token::new);
+                if b2.num == 0 {
+                    t.etag = etag;
+                    t.download.clear();
+                } else if etag != t.etag || b2.offset() != t.download.len() {
+                    // A changed representation mid-transfer cannot be stitched together.
+                    self.fail_exchange(now, key, Failure::ProtocolError);
+                    return;
+                }
+                if t.download.len() + m.payload().len() > max_body {
+                    self.fail_exchange(now, key, Failure::Overload);
+                    return;
+                }
+                t.download.extend_from_slice(m.payload());
+                if b2.more {
+                    let size = 16usize << b2.szx;
+                    t.download_block =
+                        Block::new((t.download.len() / size) as u32, false, b2.szx).ok();
+                    self.transmit_exchange(now, key, false);
+                    return;
+                }
+                body = Some(core::mem::take(&mut t.download));
+                t.download_block = None;
+            }
+        }
+        if ex.multicast {
+            self.deliver(now, key, source, datagram, body, false);
+            return;
+        }
+        if let Some(obs) = ex.observe.as_mut() {
+            if let (true, Some(value)) = (code.is_success(), m.observe()) {
+                if !obs.accept(value, now) {
+                    self.stats.drop(DropCause::StaleNotification);
+                    return;
+                }
+                let was_counted = ex.counted;
+                ex.counted = false;
+                ex.state = ExchangeState::Observing;
+                let peer = ex.peer;
+                self.cancel_timer_for(TimerKind::Exchange, key);
+                if was_counted {
+                    // An established observation no longer holds an NSTART slot.
+                    if let Some(p) = self.peers.get_mut(peer) {
+                        p.in_flight = p.in_flight.saturating_sub(1);
+                    }
+                    self.start_queued(now, peer);
+                }
+                self.deliver(now, key, source, datagram, body, false);
+                return;
+            }
+        }
+        self.deliver(now, key, source, datagram, body, true);
+    }
+
+    /// Hands a response to the application; with `last`, the exchange ends.
+    pub(crate) fn deliver(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        source: SocketAddr,
+        datagram: &[u8],
+        body: Option<Vec<u8>>,
+        last: bool,
+    ) {
+        let Ok(held) = self.held.insert(HeldResponse { source, body }) else {
+            self.stats.drop(DropCause::Overload);
+            return;
+        };
+        self.held_bufs
+            .slot(held.index())
+            .copy_from(datagram, &mut self.pool);
+        let owner = if last {
+            let Some(ex) = self.finish_exchange(now, key) else {
+                self.release_held(held);
+                return;
+            };
+            self.stats.completed_after[(ex.retransmissions as usize).min(TRACKED_ATTEMPTS - 1)] +=
+                1;
+            ex.owner
+        } else {
+            self.exchanges.get(key).map_or(AppId(0), |ex| ex.owner)
+        };
+        if !self.push_event_for(
+            owner,
+            Event::Response {
+                id: RequestId(key),
+                key: ResponseKey(held),
+                last,
+            },
+        ) {
+            self.release_held(held);
+        }
+    }
+}
+
+/// The Block1 block after `sent`, following the server's acknowledgement and preferred
+/// size (RFC 7959 §2.5); `None` when the server asks for more than there is.
+fn next_upload_block(sent: Block, ack: Option<Block>, total: usize) -> Option<Block> {
+    let szx = ack.map_or(sent.szx, |a| a.szx.min(sent.szx));
+    let next_offset = sent.offset() + sent.size();
+    if next_offset >= total {
+        return None;
+    }
+    let size = 16usize << szx;
+    let num = (next_offset / size) as u32;
+    Block::new(num, next_offset + size < total, szx).ok()
+}

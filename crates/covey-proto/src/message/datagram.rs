@@ -1,0 +1,105 @@
+//! What crosses the engine boundary besides events: how a datagram arrived, a datagram to
+//! send, what became of a received one, and a received message as the application sees it.
+
+use crate::event::RequestId;
+use crate::stats::DropCause;
+use core::net::{IpAddr, SocketAddr};
+use covey_core::{Code, Message, MessageType};
+
+/// How a datagram reached this endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LocalAddr {
+    /// The group address it was sent to, when it arrived by multicast.
+    pub multicast_group: Option<IpAddr>,
+    /// The local socket address it arrived on, when the driver knows it.
+    pub socket: Option<SocketAddr>,
+}
+
+impl LocalAddr {
+    /// Arrived by unicast.
+    pub const UNICAST: LocalAddr = LocalAddr {
+        multicast_group: None,
+        socket: None,
+    };
+
+    /// Arrived on group address `group`.
+    pub const fn multicast(group: IpAddr) -> LocalAddr {
+        LocalAddr {
+            multicast_group: Some(group),
+            socket: None,
+        }
+    }
+
+    /// The same, noting the local socket address it arrived on.
+    pub const fn on_socket(self, socket: SocketAddr) -> LocalAddr {
+        LocalAddr {
+            socket: Some(socket),
+            ..self
+        }
+    }
+}
+
+/// A datagram to send, written into the caller's buffer by `poll_transmit`, with what a
+/// driver or simulator needs to know about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Transmit {
+    /// Where to send it.
+    pub destination: SocketAddr,
+    /// Its length at the start of the buffer.
+    pub size: usize,
+    /// Where to send it from: the local socket the peer last reached (or the request it
+    /// answers arrived on), and the group that request was sent to, when known.
+    pub source: LocalAddr,
+    /// CON, NON, ACK or RST.
+    pub message_type: MessageType,
+    /// Its code (a method, a response code, or Empty).
+    pub code: Code,
+    /// Its message ID.
+    pub message_id: u16,
+    /// The outgoing request it belongs to, when it is one of this endpoint's requests.
+    pub request: Option<RequestId>,
+    /// 0 for a first transmission, n for the n-th retransmission of a CON.
+    pub retransmission: u8,
+}
+
+/// What became of a datagram handed to `handle_datagram`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reception {
+    /// A new message, taken in (a request, a response, an ACK or RST that matched).
+    Accepted,
+    /// A copy of a message already seen, answered from the reply cache or ignored.
+    Duplicate,
+    /// Dropped or refused (answered with RST, 4.xx or 5.03 where the RFC says so).
+    Rejected(DropCause),
+}
+
+/// A received message as the application sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Received<'a> {
+    /// The sender.
+    pub source: SocketAddr,
+    /// The group address it arrived on, if it came by multicast.
+    pub group: Option<IpAddr>,
+    /// The local socket address it arrived on, if the driver told the engine.
+    pub local: Option<SocketAddr>,
+    /// The parsed message (the last block of a block-wise transfer).
+    pub message: Message<'a>,
+    /// Its size on the wire (the UDP payload) in bytes.
+    pub wire_len: usize,
+    /// The reassembled body of a block-wise transfer, if there was one.
+    pub body: Option<&'a [u8]>,
+}
+
+impl<'a> Received<'a> {
+    /// Whether it arrived on a group address.
+    pub fn is_multicast(&self) -> bool {
+        self.group.is_some()
+    }
+
+    /// The whole payload: the reassembled body, or the message's payload.
+    pub fn payload(&self) -> &'a [u8] {
+        self.body.unwrap_or_else(|| self.message.payload())
+    }
+}

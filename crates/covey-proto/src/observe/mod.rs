@@ -1,0 +1,9 @@
+//! Observe (RFC 7641): the client's freshness rule for notifications and the server's
+//! registry of observers.
+
+mod freshness;
+pub(crate) mod observer;
+pub(crate) mod registry;
+
+pub use freshness::{is_newer, FRESHNESS_WINDOW};
+pub use observer::NotificationType;

@@ -1,0 +1,59 @@
+//! The engine's timers in one queue: each kind of timer has a dense range of ids.
+
+use crate::config::Config;
+use crate::storage::slab::SlabKey;
+
+/// Kinds of timers, each with a dense range of ids in the timer queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    Transmission,
+    Exchange,
+    Incoming,
+    App,
+}
+
+/// Where each kind's ids start in the timer queue, and how many ids there are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimerLayout {
+    exchange_base: usize,
+    incoming_base: usize,
+    app_base: usize,
+    pub total: usize,
+}
+
+impl TimerLayout {
+    pub fn new(config: &Config) -> TimerLayout {
+        let transmissions = config.max_exchanges + config.max_incoming;
+        let exchange_base = transmissions;
+        let incoming_base = exchange_base + config.max_exchanges;
+        let app_base = incoming_base + config.max_incoming;
+        TimerLayout {
+            exchange_base,
+            incoming_base,
+            app_base,
+            total: app_base + config.max_app_timers,
+        }
+    }
+
+    pub fn id(&self, kind: TimerKind, key: SlabKey) -> usize {
+        key.index()
+            + match kind {
+                TimerKind::Transmission => 0,
+                TimerKind::Exchange => self.exchange_base,
+                TimerKind::Incoming => self.incoming_base,
+                TimerKind::App => self.app_base,
+            }
+    }
+
+    pub fn decode(&self, id: usize) -> (TimerKind, usize) {
+        if id >= self.app_base {
+            (TimerKind::App, id - self.app_base)
+        } else if id >= self.incoming_base {
+            (TimerKind::Incoming, id - self.incoming_base)
+        } else if id >= self.exchange_base {
+            (TimerKind::Exchange, id - self.exchange_base)
+        } else {
+            (TimerKind::Transmission, id)
+        }
+    }
+}
