@@ -43,7 +43,8 @@ pub struct EmConfig {
     /// Unix time in seconds at the engine's `Instant::ZERO`, if the driver knows it:
     /// SenML times are then absolute, else relative to the reply (negative `bt`).
     pub epoch: Option<f64>,
-    /// How long a large reply is kept for the client's further Block2 requests.
+    /// How long a large reply is kept for the client's further Block2 requests (the
+    /// engine's cache, set through [`EmConfig::engine_config`]).
     pub block_cache_lifetime: Duration,
 }
 
@@ -82,6 +83,8 @@ impl EmConfig {
         // A retransmission copy per member request in flight, plus the outgoing queue.
         c.max_buffers = 2 * c.max_exchanges + 2048;
         c.max_queued_per_peer = 4 * CONCURRENT_QUERIES;
+        // The engine keeps large replies for the Block2 requests that follow.
+        c.block_cache_lifetime = self.block_cache_lifetime;
         c.max_dedup_entries = 65_536;
         // The EM sends its own message IDs to every member for every query: under load that
         // is more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows

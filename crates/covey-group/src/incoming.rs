@@ -1,15 +1,11 @@
 //! A client request to the EM, copied out of the engine so its handling can span events.
 
-use crate::block_cache::CacheKey;
 use covey_core::{Code, ContentFormat, OptionNumber};
 use covey_proto::{Endpoint, IncomingId};
-use std::net::SocketAddr;
 
 /// A request from a client.
 #[derive(Debug, Clone)]
 pub(crate) struct IncomingRequest {
-    /// The client.
-    pub source: SocketAddr,
     /// The method.
     pub method: Code,
     /// Uri-Path segments.
@@ -26,8 +22,6 @@ pub(crate) struct IncomingRequest {
     pub hop_limit: Option<u8>,
     /// If-None-Match: create only if absent.
     pub if_none_match: bool,
-    /// The Block2 block asked for, if any.
-    pub block2_num: Option<u32>,
 }
 
 impl IncomingRequest {
@@ -36,7 +30,6 @@ impl IncomingRequest {
         let r = ep.request(id)?;
         let m = &r.message;
         Some(IncomingRequest {
-            source: r.source,
             method: m.code(),
             path: m
                 .uri_path()
@@ -51,18 +44,6 @@ impl IncomingRequest {
                 .uint_option(OptionNumber::HOP_LIMIT)
                 .map(|h| u8::try_from(h).unwrap_or(u8::MAX)),
             if_none_match: m.has_option(OptionNumber::IF_NONE_MATCH),
-            block2_num: m.block2().map(|b| b.num),
         })
-    }
-
-    /// What identifies this request's reply for later Block2 requests.
-    pub fn cache_key(&self) -> CacheKey {
-        CacheKey {
-            source: self.source,
-            method: self.method,
-            path: self.path.clone(),
-            query: self.query.clone(),
-            accept: self.accept,
-        }
     }
 }

@@ -18,7 +18,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod block_cache;
 pub mod config;
 pub mod delay;
 pub mod document;

@@ -12,7 +12,6 @@ mod query;
 mod respond;
 mod update;
 
-use crate::block_cache::BlockCache;
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
@@ -85,7 +84,6 @@ pub struct EntityManager {
     busy: BTreeSet<String>,
     /// Pending records of creations interrupted by a crash, undone at start.
     leftovers: Vec<Entity>,
-    cache: BlockCache,
     log: Vec<String>,
     /// Lines noted since the last callback, handed to the host's log when it returns.
     unlogged: Vec<(LogLevel, String)>,
@@ -141,7 +139,6 @@ impl EntityManager {
             next_task: 1,
             busy,
             leftovers,
-            cache: BlockCache::default(),
             log: Vec::new(),
             unlogged: Vec::new(),
             after_write: VecDeque::new(),
@@ -279,16 +276,7 @@ impl EntityManager {
         let Some(req) = IncomingRequest::read(ep, id) else {
             return;
         };
-        let to = Responder {
-            id,
-            key: req.cache_key(),
-        };
-        if req.block2_num.is_some_and(|n| n > 0) {
-            if let Some(cached) = self.cache.get(&to.key, now) {
-                self.send_cached(ep, now, &to, cached);
-                return;
-            }
-        }
+        let to = Responder { id };
         let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
         let m = req.method;
         match path.as_slice() {

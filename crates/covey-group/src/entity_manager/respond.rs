@@ -1,16 +1,14 @@
 //! Answering clients: codes, Content-Format, Location-Path, Max-Age, diagnostics, and the
-//! cache that serves later Block2 requests of large replies.
+//! ETag of large replies (the engine keeps their body for the later Block2 requests).
 
 use super::EntityManager;
-use crate::block_cache::{etag, CacheKey, CachedReply};
 use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, Endpoint, IncomingId, Instant, Response};
 
-/// Where a reply goes: the request, and its key in the Block2 cache.
+/// Where a reply goes: the request.
 #[derive(Debug, Clone)]
 pub(crate) struct Responder {
     pub id: IncomingId,
-    pub key: CacheKey,
 }
 
 /// A reply to a client.
@@ -65,8 +63,8 @@ impl Reply {
 }
 
 impl EntityManager {
-    /// Sends `reply`; a body larger than one block is kept for the Block2 requests that
-    /// will follow.
+    /// Sends `reply`; a body larger than one block gets an ETag, and the engine slices it and
+    /// keeps it for the Block2 requests that follow (so they cause no new fan-out).
     pub(super) fn send_reply(
         &mut self,
         ep: &mut Endpoint,
@@ -79,40 +77,19 @@ impl EntityManager {
             // The engine sends error responses in one datagram only: cut the diagnostic.
             reply.body = truncate_text(&reply.body, limit);
         }
-        let mut tag = None;
-        if reply.body.len() > ep.config().block_size() {
-            let t = etag(&reply.body);
-            tag = Some(t);
-            self.cache.put(
-                to.key.clone(),
-                CachedReply {
-                    code: reply.code,
-                    content_format: reply.content_format,
-                    body: reply.body.clone(),
-                    etag: t,
-                },
-                now + self.config.block_cache_lifetime,
-            );
-        }
+        let tag = (reply.body.len() > ep.config().block_size()).then(|| etag(&reply.body));
         respond(ep, now, to.id, &reply, tag);
     }
+}
 
-    pub(super) fn send_cached(
-        &mut self,
-        ep: &mut Endpoint,
-        now: Instant,
-        to: &Responder,
-        cached: CachedReply,
-    ) {
-        let reply = Reply {
-            code: cached.code,
-            content_format: cached.content_format,
-            location: None,
-            max_age: None,
-            body: cached.body,
-        };
-        respond(ep, now, to.id, &reply, Some(cached.etag));
+/// A 4-byte entity tag of `body` (FNV-1a).
+fn etag(body: &[u8]) -> [u8; 4] {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in body {
+        h ^= u32::from(*b);
+        h = h.wrapping_mul(0x0100_0193);
     }
+    h.to_be_bytes()
 }
 
 /// Largest payload of an error response: the engine slices only success responses into
