@@ -1,9 +1,10 @@
 //! An entity: a named group of member resources with its profile, used as one resource.
 
 use crate::delay::ResponseSize;
-use crate::member::{authority, Member};
+use crate::member::Member;
 use crate::profile::{parse_entity, Ect, PayloadFormat, Profile};
 use crate::store::{EntityRecord, RecordState};
+use covey_core::uri::SocketAuthority;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 /// An entity as the EM holds it.
@@ -116,7 +117,7 @@ impl Entity {
         let first = self.members.first()?;
         // Path and query as the client wrote them (still percent-encoded).
         let written = covey_core::uri::Uri::parse(&first.uri).ok()?;
-        let mut uri = format!("coap://{}{}", authority(destination), written.path());
+        let mut uri = format!("coap://{}{}", SocketAuthority(destination), written.path());
         if let Some(query) = written.query() {
             uri.push('?');
             uri.push_str(query);

@@ -121,19 +121,6 @@ fn same_ip(a: IpAddr, b: IpAddr) -> bool {
     a.to_canonical() == b.to_canonical()
 }
 
-/// The authority part of a URI for `addr`: `[2001:db8::1]:5684`, port left out when 5683.
-pub fn authority(addr: SocketAddr) -> String {
-    let host = match addr.ip() {
-        IpAddr::V6(v6) => format!("[{v6}]"),
-        IpAddr::V4(v4) => v4.to_string(),
-    };
-    if addr.port() == covey_core::uri::Scheme::Coap.default_port() {
-        host
-    } else {
-        format!("{host}:{}", addr.port())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,14 +168,5 @@ mod tests {
         assert!(a.same_resource(&b));
         let c = Member::parse("coap://[2001:db8::1]/s/u").unwrap();
         assert!(!a.same_resource(&c));
-    }
-
-    #[test]
-    fn authorities() {
-        assert_eq!(authority("[::1]:5683".parse().unwrap()), "[::1]");
-        assert_eq!(
-            authority("127.0.0.1:7000".parse().unwrap()),
-            "127.0.0.1:7000"
-        );
     }
 }

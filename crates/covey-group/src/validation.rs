@@ -2,9 +2,10 @@
 //! size, the multicast constraints, and an entity containing itself. The checks that ask
 //! the members are in [`crate::probe`].
 
-use crate::member::{authority, Member};
+use crate::member::Member;
 use crate::operation::Operation;
 use crate::profile::{Ect, Emt, Profile};
+use covey_core::uri::SocketAuthority;
 use std::net::SocketAddr;
 
 /// Why an entity is not valid; the text names the member or field and the reason.
@@ -16,7 +17,7 @@ pub struct ValidationError(pub String);
 pub fn own_uris(name: &str, authorities: &[SocketAddr]) -> Vec<Member> {
     authorities
         .iter()
-        .filter_map(|a| Member::parse(&format!("coap://{}/e/{name}", authority(*a))).ok())
+        .filter_map(|a| Member::parse(&format!("coap://{}/e/{name}", SocketAuthority(*a))).ok())
         .collect()
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgAction, Args};
+use covey_core::uri::SocketAuthority;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
@@ -119,7 +120,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         gateway
             .authorities
             .first()
-            .map_or_else(String::new, |a| authority(*a))
+            .map_or_else(String::new, |a| SocketAuthority(*a).to_string())
     );
     super::signal::wait_for_signal().await;
     tracing::info!("shutting down");
@@ -137,14 +138,6 @@ pub fn start_failure(e: GatewayError) -> Failure {
     match e {
         GatewayError::Driver(e) => super::start_error::start_failure(e),
         other => Failure::new(ExitKind::Other, other.to_string()),
-    }
-}
-
-/// `host:port` as in a URI.
-pub fn authority(a: SocketAddr) -> String {
-    match a {
-        SocketAddr::V6(v6) => format!("[{}]:{}", v6.ip(), v6.port()),
-        SocketAddr::V4(v4) => v4.to_string(),
     }
 }
 
@@ -172,14 +165,6 @@ fn seconds(flag: &str, secs: f64) -> Result<covey_proto::Duration, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn authorities_are_written_as_in_a_uri() {
-        assert_eq!(
-            authority("[::1]:5683".parse().unwrap()),
-            "[::1]:5683".to_string()
-        );
-    }
 
     #[test]
     fn an_unwritable_database_is_one_line() {

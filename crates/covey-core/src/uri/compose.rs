@@ -3,6 +3,7 @@
 use core::fmt;
 use core::net::SocketAddr;
 
+use super::authority::write_socket_authority;
 use super::error::ComposeError;
 use super::percent::{write_encoded, EncodeSet};
 use super::{Scheme, MAX_VALUE_LEN};
@@ -27,23 +28,17 @@ fn write_authority<W: fmt::Write + ?Sized>(
 ) -> fmt::Result {
     out.write_str(scheme.as_str())?;
     out.write_str("://")?;
-    match (host, destination) {
-        (Some(host), _) => write_encoded(out, host.bytes(), EncodeSet::Host)?,
-        (None, SocketAddr::V4(d)) => write!(out, "{}", d.ip())?,
-        (None, SocketAddr::V6(d)) => {
-            write!(out, "[{}", d.ip())?;
-            // A scope id is the only zone a socket address knows (RFC 6874).
-            if d.scope_id() != 0 {
-                write!(out, "%25{}", d.scope_id())?;
+    match host {
+        Some(host) => {
+            write_encoded(out, host.bytes(), EncodeSet::Host)?;
+            let port = port.unwrap_or(destination.port());
+            if port != scheme.default_port() {
+                write!(out, ":{port}")?;
             }
-            out.write_char(']')?;
+            Ok(())
         }
+        None => write_socket_authority(out, scheme, destination, port),
     }
-    let port = port.unwrap_or(destination.port());
-    if port != scheme.default_port() {
-        write!(out, ":{port}")?;
-    }
-    Ok(())
 }
 
 /// Writes the URI of a request with `options` sent to `destination` under `scheme`. Options

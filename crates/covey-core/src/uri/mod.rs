@@ -3,6 +3,7 @@
 //! options ([`compose`]). Nothing allocates: option values are held inline in
 //! [`OptionValue`] and URIs are written into a caller's [`core::fmt::Write`].
 
+mod authority;
 mod compose;
 mod decompose;
 mod error;
@@ -17,6 +18,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+pub use authority::SocketAuthority;
 pub use compose::compose;
 pub use decompose::UriOptions;
 pub use error::{ComposeError, UriError, UriErrorKind};

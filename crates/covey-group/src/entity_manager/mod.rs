@@ -15,13 +15,13 @@ mod update;
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
-use crate::member::authority;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
 use crate::response::MemberResponse;
 use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, TimerKey, Timers, TIMER_MARK};
+use covey_core::uri::SocketAuthority;
 use covey_core::{Code, ContentFormat};
 use covey_proto::{
     App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
@@ -201,7 +201,7 @@ impl EntityManager {
     /// The URI clients use for entity `name`.
     fn entity_uri(&self, name: &str) -> String {
         match self.config.authorities.first() {
-            Some(a) => format!("coap://{}/e/{name}", authority(*a)),
+            Some(a) => format!("coap://{}/e/{name}", SocketAuthority(*a)),
             None => format!("/e/{name}"),
         }
     }

@@ -19,9 +19,10 @@ use covey_group::{EmConfig, MemoryStore};
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::commands::gateway::{authority, start_failure};
+use crate::commands::gateway::start_failure;
 use crate::exit::{ExitKind, Failure};
 use crate::output::print;
+use covey_core::uri::SocketAuthority;
 use runtime_thread::RuntimeThread;
 
 /// The name the EM's thread carries, to find its CPU time in `/proc`.
@@ -174,7 +175,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     if !args.json {
         print(&format!(
             "EM fan-out on loopback: gateway {}, emt={}, delay 0, eo=avg, {} s per run after {} s warm-up\n{HEADER}",
-            authority(gateway.addr),
+            SocketAuthority(gateway.addr),
             args.emt,
             args.seconds,
             args.warmup
@@ -182,7 +183,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     }
     let result = runtime.block_on(async {
         for &g in &args.members {
-            let base = format!("coap://{}", authority(gateway.addr));
+            let base = format!("coap://{}", SocketAuthority(gateway.addr));
             let name = format!("bench-{g}");
             create(&base, &name, &members.addrs[..g], &args.emt).await?;
             for &c in &args.concurrency {
@@ -251,7 +252,7 @@ fn client(nstart: usize) -> Result<Client, Failure> {
 async fn create(base: &str, name: &str, members: &[SocketAddr], emt: &str) -> Result<(), Failure> {
     let er: Vec<String> = members
         .iter()
-        .map(|a| format!("coap://{}/s/t", authority(*a)))
+        .map(|a| format!("coap://{}/s/t", SocketAuthority(*a)))
         .collect();
     let body = json!({"name": name, "er": er, "emt": emt, "eo": ["avg", "lst"], "delay": 0});
     let c = client(1)?;
