@@ -10,11 +10,11 @@ mod load;
 mod observers;
 mod servers;
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use covey_core::uri::{Host, Scheme, Uri};
+use covey_core::uri::Uri;
 use covey_core::{Code, OptionNumber};
 use serde_json::{json, Value};
 
@@ -396,27 +396,13 @@ fn measure(
 
 /// The server address and Uri-* options of `uri`.
 fn resolve(uri: &str) -> Result<(SocketAddr, UriOptions), Failure> {
-    let bad = |m: String| Failure::new(ExitKind::Usage, format!("bad URI {uri:?}: {m}"));
-    let parsed = Uri::parse(uri).map_err(|e| bad(e.to_string()))?;
-    if parsed.scheme() != Scheme::Coap {
-        return Err(bad("only coap:// is supported".into()));
-    }
-    let port = parsed.port_or_default();
-    let remote = match parsed.host() {
-        Host::Ip(ip) => SocketAddr::new(ip, port),
-        Host::Name(name) => (name, port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| {
-                Failure::new(ExitKind::Unreachable, format!("cannot resolve host {name}"))
-            })?,
-    };
-    let options = parsed
-        .options(Some(remote))
-        .map(|(n, v)| (n, v.as_bytes().to_vec()))
+    let target = covey::client::resolve_blocking(uri).map_err(Failure::from)?;
+    let options = target
+        .options
+        .iter()
+        .map(|(n, v)| (n, v.to_vec()))
         .collect();
-    Ok((remote, options))
+    Ok((target.remote, options))
 }
 
 /// The request's options: the URI's, with the path replaced by `--path` (or `/time` on a

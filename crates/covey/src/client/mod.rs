@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use builder::RequestBuilder;
 pub use stream::ResponseStream;
+pub use target::{resolve_blocking, Target};
 
 use crate::driver::{Command, Driver, DriverBuilder, Outgoing, TraceFn, Waiter};
 use crate::{Error, Response};

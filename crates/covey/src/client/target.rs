@@ -9,58 +9,137 @@ use crate::{Error, Options};
 
 /// Where a request goes and the Uri-* options it carries.
 #[derive(Debug, Clone)]
-pub(crate) struct Target {
+pub struct Target {
+    /// The destination address.
     pub remote: SocketAddr,
+    /// The request's Uri-* options (Uri-Host and Uri-Port only where the URI needs them).
     pub options: Options,
+}
+
+/// Where a URI points before any name is looked up.
+enum Destination {
+    Address(SocketAddr),
+    Name { host: String, port: u16 },
 }
 
 /// Parses and resolves `uri` (a registered name goes through the system resolver).
 pub(crate) async fn resolve(uri: &str) -> Result<Target, Error> {
-    let bad = |reason: String| Error::InvalidUri {
+    let parsed = parse(uri)?;
+    let remote = match destination(uri, &parsed)? {
+        Destination::Address(a) => a,
+        Destination::Name { host, port } => {
+            let found = tokio::net::lookup_host((host.as_str(), port)).await;
+            first_address(&host, found)?
+        }
+    };
+    Ok(target(&parsed, remote))
+}
+
+/// [`resolve`] for callers without a runtime: a name is looked up on this thread.
+pub fn resolve_blocking(uri: &str) -> Result<Target, Error> {
+    let parsed = parse(uri)?;
+    let remote = match destination(uri, &parsed)? {
+        Destination::Address(a) => a,
+        Destination::Name { host, port } => {
+            let found = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port));
+            first_address(&host, found)?
+        }
+    };
+    Ok(target(&parsed, remote))
+}
+
+fn bad(uri: &str, reason: String) -> Error {
+    Error::InvalidUri {
         uri: uri.to_string(),
         reason,
-    };
-    let parsed = Uri::parse(uri).map_err(|e| bad(e.to_string()))?;
-    if parsed.scheme() != Scheme::Coap {
-        return Err(bad(format!(
-            "scheme {} is not supported (only coap://)",
-            parsed.scheme()
-        )));
     }
+}
+
+fn parse(uri: &str) -> Result<Uri<'_>, Error> {
+    let parsed = Uri::parse(uri).map_err(|e| bad(uri, e.to_string()))?;
+    if parsed.scheme() != Scheme::Coap {
+        return Err(bad(
+            uri,
+            format!("scheme {} is not supported (only coap://)", parsed.scheme()),
+        ));
+    }
+    Ok(parsed)
+}
+
+fn destination(uri: &str, parsed: &Uri<'_>) -> Result<Destination, Error> {
     let port = parsed.port_or_default();
-    let remote = match parsed.host() {
+    Ok(match parsed.host() {
         Host::Ip(IpAddr::V6(ip)) => {
             let scope = match parsed.zone() {
-                Some(zone) => interface_index(zone).map_err(|e| bad(e.to_string()))?,
+                Some(zone) => interface_index(zone).map_err(|e| bad(uri, e.to_string()))?,
                 None => 0,
             };
-            SocketAddr::V6(SocketAddrV6::new(ip, port, 0, scope))
+            Destination::Address(SocketAddr::V6(SocketAddrV6::new(ip, port, 0, scope)))
         }
-        Host::Ip(ip) => SocketAddr::new(ip, port),
-        Host::Name(name) => lookup(name, port).await?,
+        Host::Ip(ip) => Destination::Address(SocketAddr::new(ip, port)),
+        Host::Name(name) => {
+            let mut buf = [0u8; covey_core::uri::MAX_VALUE_LEN];
+            let host = percent_decode(name, &mut buf)
+                .ok()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| Error::Resolve {
+                    host: name.to_string(),
+                    reason: "not a valid host name".to_string(),
+                })?
+                .to_string();
+            Destination::Name { host, port }
+        }
+    })
+}
+
+fn first_address(
+    host: &str,
+    found: std::io::Result<impl Iterator<Item = SocketAddr>>,
+) -> Result<SocketAddr, Error> {
+    let fail = |reason: String| Error::Resolve {
+        host: host.to_string(),
+        reason,
     };
+    found
+        .map_err(|e| fail(e.to_string()))?
+        .next()
+        .ok_or_else(|| fail("no address found".to_string()))
+}
+
+fn target(parsed: &Uri<'_>, remote: SocketAddr) -> Target {
     let mut options = Options::new();
     for (number, value) in parsed.options(Some(remote)) {
         options.push(number, value.as_bytes());
     }
-    Ok(Target { remote, options })
+    Target { remote, options }
 }
 
-async fn lookup(name: &str, port: u16) -> Result<SocketAddr, Error> {
-    let fail = |reason: String| Error::Resolve {
-        host: name.to_string(),
-        reason,
-    };
-    let mut buf = [0u8; covey_core::uri::MAX_VALUE_LEN];
-    let host = percent_decode(name, &mut buf)
-        .ok()
-        .and_then(|b| std::str::from_utf8(b).ok())
-        .ok_or_else(|| fail("not a valid host name".to_string()))?
-        .to_string();
-    let mut addrs = tokio::net::lookup_host((host.as_str(), port))
-        .await
-        .map_err(|e| fail(e.to_string()))?;
-    addrs
-        .next()
-        .ok_or_else(|| fail("no address found".to_string()))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocking_and_async_resolution_agree() {
+        let uri = "coap://[::1]:5684/sensors/temp?unit=c";
+        let blocking = resolve_blocking(uri).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let awaited = runtime.block_on(resolve(uri)).unwrap();
+        assert_eq!(blocking.remote, "[::1]:5684".parse().unwrap());
+        assert_eq!(blocking.remote, awaited.remote);
+        assert_eq!(blocking.options.path(), "/sensors/temp");
+        assert_eq!(blocking.options.query("unit").as_deref(), Some("c"));
+        assert!(
+            resolve_blocking("localhost:5683").is_err(),
+            "a scheme is needed"
+        );
+        let local = resolve_blocking("coap://localhost/x").unwrap();
+        assert!(local.remote.ip().is_loopback());
+        assert!(matches!(
+            resolve_blocking("http://[::1]/x"),
+            Err(Error::InvalidUri { .. })
+        ));
+    }
 }
