@@ -5,5 +5,6 @@ pub mod client;
 pub mod decode;
 pub mod entity;
 pub mod gateway;
+pub mod lab;
 pub mod serve;
 mod signal;
