@@ -38,6 +38,9 @@ cargo fmt --all -- --check
 log "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+log "the Entity Manager without SQLite and the driver"
+cargo check -p covey-group --no-default-features --quiet
+
 log "tests"
 cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
 # Fail loudly if the harness ran nothing (a broken filter or an empty suite).

@@ -1,4 +1,7 @@
-//! Logging through `tracing` to standard error; `-v` raises the level.
+//! Logging through `tracing` to standard error; `-v` raises the level. Colour only on a
+//! terminal, and never when `NO_COLOR` is set (<https://no-color.org>).
+
+use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
 
@@ -15,6 +18,28 @@ pub fn init(verbosity: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .with_target(false)
         .try_init();
+}
+
+/// Whether to colour: on a terminal, unless `NO_COLOR` is set to anything but "".
+fn colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && !matches!(no_color, Some(v) if !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())));
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
+    }
 }

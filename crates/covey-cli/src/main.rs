@@ -13,8 +13,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use commands::client::discover_args::{DiscoverArgs, DISCOVER_EXAMPLES};
 use commands::client::{ClientArgs, Verb};
-use exit::{Failure, EXIT_CODES_HELP};
+use exit::EXIT_CODES_HELP;
 
 /// Covey: CoAP (RFC 7252) tools.
 #[derive(Debug, Parser)]
@@ -40,7 +41,8 @@ enum Command {
     /// Observe a resource: print every notification (for -s SECS, or until Ctrl-C).
     Observe(ClientArgs),
     /// List a server's resources (/.well-known/core, filtered by the URI's query).
-    Discover(ClientArgs),
+    #[command(after_help = DISCOVER_EXAMPLES)]
+    Discover(DiscoverArgs),
     /// Run a CoAP server with demo resources (and the plugtest set with --plugtest).
     Serve(commands::serve::ServeArgs),
     /// Decode one CoAP message given as hex or on standard input.
@@ -65,9 +67,9 @@ fn main() -> ExitCode {
         Command::Delete(a) => commands::client::run(Verb::Delete, a),
         Command::Fetch(a) => commands::client::run(Verb::Fetch, a),
         Command::Observe(a) => commands::client::run(Verb::Observe, a),
-        Command::Discover(a) => commands::client::run(Verb::Discover, a),
+        Command::Discover(a) => commands::client::run(Verb::Discover, a.into()),
         Command::Serve(a) => commands::serve::run(a),
-        Command::Decode(a) => commands::decode::run(&a).map_err(Failure::from),
+        Command::Decode(a) => commands::decode::run(&a),
         Command::Bench(a) => commands::bench::run(a),
         Command::Gateway(a) => commands::gateway::run(a),
         Command::Entity(a) => commands::entity::run(a),

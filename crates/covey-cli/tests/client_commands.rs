@@ -51,7 +51,7 @@ fn get_put_post_delete_and_exit_codes() {
     assert!(out.status.success());
     assert_eq!(
         stdout(&out),
-        r#"</sensors/temp>;rt="temperature-c";if="sensor";ct=0;obs"#
+        r#"</sensors/temp>;rt="temperature-c";if="sensor";ct="0 50 110";obs"#
     );
 }
 

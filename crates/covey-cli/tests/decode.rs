@@ -402,7 +402,46 @@ fn registry_violations_are_errors_too() {
 
 #[test]
 fn usage_errors_do_not_decode() {
-    let run = covey(&["decode"], b"");
+    let run = covey(&["decode", "--bogus", "42017d34"], b"");
     assert_eq!(run.code, 2);
     assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn flags_go_before_or_after_the_hex() {
+    let before = covey(&["decode", "--json", "42017d341a2bb474656d70"], b"");
+    let after = covey(&["decode", "42017d341a2bb474656d70", "--json"], b"");
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert_eq!(before.stdout, after.stdout);
+    let v: serde_json::Value = serde_json::from_str(&after.stdout).expect("JSON");
+    assert_eq!(v["code"], "0.01");
+}
+
+#[test]
+fn no_argument_reads_standard_input() {
+    let e1 = "CON GET  MID 0x7d34 (32052)  token 1a2b\n  Uri-Path: temp\n";
+    let run = covey(&["decode"], b"42017d341a2bb474656d70\n");
+    assert_eq!((run.code, run.stdout.as_str()), (0, e1), "{}", run.stderr);
+    let run = covey(&["decode", "--json"], b"42017d341a2bb474656d70\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with('{'), "{}", run.stdout);
+    assert_fails_with(&["decode"], b"", "empty input: no bytes to decode");
+}
+
+#[test]
+fn no_argument_on_a_terminal_is_a_usage_error_not_a_wait() {
+    // `script` gives covey a terminal as standard input; it must not sit reading it.
+    let line = format!("'{}' decode", env!("CARGO_BIN_EXE_covey"));
+    let out = Command::new("timeout")
+        .args(["10", "script", "-qefc", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("covey: no message: give it as hex"),
+        "{shown}"
+    );
 }

@@ -83,6 +83,13 @@ fn unicast_entity_life_cycle_with_every_operation_and_format() {
         "{}",
         gw.log()
     );
+    // The EM's own log lines reach the gateway's log.
+    assert!(
+        gw.log()
+            .contains("created entity room1 (3 members, unicast)"),
+        "{}",
+        gw.log()
+    );
     // Create with --json and use-time defaults in the profile.
     let base = gw.base();
     let mut args = vec!["create", &base, "room2", "--json"];

@@ -1,8 +1,12 @@
 //! The Entity Manager's configuration: limits, timeouts, the multicast pool and `delay=auto`.
 
 use crate::multicast_pool::GroupPool;
-use covey_proto::Duration;
+use covey_proto::{Config, Duration};
 use std::net::SocketAddr;
+
+/// Queries the EM can fan out at once with every member request in flight: the engine's
+/// exchange table holds `max_in_flight` member requests for each.
+pub const CONCURRENT_QUERIES: usize = 64;
 
 /// Everything an [`crate::EntityManager`] needs to know up front.
 #[derive(Debug, Clone)]
@@ -62,5 +66,44 @@ impl Default for EmConfig {
             epoch: None,
             block_cache_lifetime: Duration::from_secs(60),
         }
+    }
+}
+
+impl EmConfig {
+    /// The configuration of the engine the EM runs on: RFC 7252 transmission parameters,
+    /// with tables sized for fan-out ([`CONCURRENT_QUERIES`] queries with `max_in_flight`
+    /// member requests each, a thousand members).
+    pub fn engine_config(&self) -> Config {
+        let mut c = Config::default();
+        c.max_exchanges = self.max_in_flight.max(1) * CONCURRENT_QUERIES;
+        c.max_peers = 4096;
+        c.max_incoming = 1024;
+        c.max_events = 8192;
+        // A retransmission copy per member request in flight, plus the outgoing queue.
+        c.max_buffers = 2 * c.max_exchanges + 2048;
+        c.max_queued_per_peer = 4 * CONCURRENT_QUERIES;
+        c.max_dedup_entries = 65_536;
+        // The EM sends its own message IDs to every member for every query: under load that
+        // is more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows
+        // (RFC 7252 §4.4). With 1 s an ID comes round within the lifetime only for a member
+        // that gets more than 65 536 requests a second; members that match responses by
+        // token as well (covey, libcoap) are not confused by that. (The same choice as
+        // `covey serve`.)
+        c.mid_reuse_interval = Some(Duration::from_secs(1));
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exchange_table_holds_every_member_request_in_flight() {
+        let em = EmConfig::default();
+        let c = em.engine_config();
+        assert!(c.max_exchanges >= em.max_in_flight * CONCURRENT_QUERIES);
+        assert!(c.max_peers > em.max_members);
+        assert!(c.mid_reuse() < c.transmission.exchange_lifetime());
     }
 }

@@ -9,7 +9,7 @@ use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
 use covey_proto::{
     opt, Duration, Failure, Instant, Request, RequestError, RequestId, RequestParams,
 };
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 const TAG_SEND: u8 = 1;
@@ -98,9 +98,10 @@ pub struct Fanout {
     next: usize,
     /// When the next member may be asked.
     next_due: Instant,
-    in_flight: HashMap<RequestId, (usize, Instant)>,
+    /// Member requests outstanding, ordered so expiry and cancellation go in request order.
+    in_flight: BTreeMap<RequestId, (usize, Instant)>,
     /// Local targets asked and not answered yet, with the time they were asked.
-    local_in_flight: HashMap<usize, Instant>,
+    local_in_flight: BTreeMap<usize, Instant>,
     /// Local targets to ask, for the EM to pick up.
     local_requests: Vec<usize>,
     send_timer: Option<TimerKey>,
@@ -138,8 +139,8 @@ impl Fanout {
             started: now,
             next: 0,
             next_due: now,
-            in_flight: HashMap::new(),
-            local_in_flight: HashMap::new(),
+            in_flight: BTreeMap::new(),
+            local_in_flight: BTreeMap::new(),
             local_requests: Vec::new(),
             send_timer: None,
             expiry_timer: None,
@@ -389,7 +390,7 @@ impl Fanout {
 
     /// Ends the fan-out: outstanding requests and timers are cancelled.
     pub fn finish(mut self, io: &mut TaskIo<'_>) -> FanoutResult {
-        for (id, _) in self.in_flight.drain() {
+        for (id, _) in std::mem::take(&mut self.in_flight) {
             io.cancel(id);
         }
         if let Some(id) = self.group_request.take() {

@@ -70,7 +70,7 @@ impl MemberValue {
                     format!("\"{short}\"")
                 }
             }
-            MemberValue::Records(r) => format!("{} values", r.len()),
+            MemberValue::Records(r) => crate::plural::count(r.len(), "value", "values"),
             MemberValue::Empty => "an empty payload".to_string(),
         }
     }

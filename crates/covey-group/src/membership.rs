@@ -6,7 +6,7 @@ use crate::task_io::TaskIo;
 use crate::timers::TimerKey;
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, Duration, Failure, Request, RequestId, RequestParams};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{Ipv6Addr, SocketAddr};
 
@@ -91,7 +91,8 @@ pub struct MembershipChange {
     path: String,
     members: Vec<(String, SocketAddr)>,
     results: Vec<Option<MemberResult>>,
-    pending: HashMap<RequestId, usize>,
+    /// Requests outstanding, cancelled in request order at the deadline.
+    pending: BTreeMap<RequestId, usize>,
     timeout: Duration,
     timer: Option<TimerKey>,
 }
@@ -112,7 +113,7 @@ impl MembershipChange {
             path: path.trim_matches('/').to_string(),
             members,
             results: vec![None; n],
-            pending: HashMap::new(),
+            pending: BTreeMap::new(),
             timeout,
             timer: None,
         }

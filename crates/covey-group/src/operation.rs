@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::precision;
+
 /// An entity operation (`eo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
@@ -62,6 +64,8 @@ impl Operation {
     }
 
     /// The result over `values`; `None` for `lst` and for an empty input (except `count`).
+    /// Sums and medians are exact at the members' precision (one more decimal for the mean
+    /// of two middle values), a mean at 15 significant digits: no binary rounding noise.
     pub fn apply(self, values: &[f64]) -> Option<f64> {
         if self == Operation::Count {
             return Some(values.len() as f64);
@@ -69,12 +73,14 @@ impl Operation {
         if values.is_empty() {
             return None;
         }
+        let decimals = precision::max_decimals(values);
+        let sum = || precision::round_to(values.iter().sum::<f64>(), decimals);
         match self {
             Operation::List | Operation::Count => None,
-            Operation::Average => Some(values.iter().sum::<f64>() / values.len() as f64),
+            Operation::Average => Some(precision::round_significant(sum() / values.len() as f64)),
             Operation::Minimum => values.iter().copied().reduce(f64::min),
             Operation::Maximum => values.iter().copied().reduce(f64::max),
-            Operation::Sum => Some(values.iter().sum()),
+            Operation::Sum => Some(sum()),
             Operation::Median => {
                 let mut sorted = values.to_vec();
                 sorted.sort_by(f64::total_cmp);
@@ -83,7 +89,7 @@ impl Operation {
                 Some(if odd {
                     sorted[mid]
                 } else {
-                    (sorted[mid - 1] + sorted[mid]) / 2.0
+                    precision::round_to((sorted[mid - 1] + sorted[mid]) / 2.0, decimals + 1)
                 })
             }
         }
@@ -126,6 +132,24 @@ mod tests {
         assert_eq!(Operation::Median.apply(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
         assert_eq!(Operation::Median.apply(&[7.0, 5.0]), Some(6.0));
         assert_eq!(Operation::Median.apply(&[-1.0]), Some(-1.0));
+    }
+
+    #[test]
+    fn results_carry_no_binary_rounding_noise() {
+        let text = |op: Operation, v: &[f64]| op.apply(v).unwrap().to_string();
+        assert_eq!(text(Operation::Average, &[19.1, 19.3]), "19.2");
+        assert_eq!(text(Operation::Average, &[19.0, 19.1, 19.2]), "19.1");
+        assert_eq!(text(Operation::Sum, &[0.1, 0.2]), "0.3");
+        assert_eq!(text(Operation::Sum, &[8.2, 8.2, 8.2]), "24.6");
+        assert_eq!(text(Operation::Median, &[19.1, 19.3]), "19.2");
+        assert_eq!(text(Operation::Median, &[19.1, 19.2]), "19.15");
+        assert_eq!(
+            text(Operation::Average, &[1.0, 2.0, 2.0]),
+            "1.66666666666667"
+        );
+        let many = vec![20.1; 1000];
+        assert_eq!(text(Operation::Sum, &many), "20100");
+        assert_eq!(text(Operation::Average, &many), "20.1");
     }
 
     #[test]

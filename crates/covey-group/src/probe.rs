@@ -13,7 +13,7 @@ use crate::task_io::TaskIo;
 use crate::timers::TimerKey;
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, Duration, Failure, Request, RequestId, RequestParams};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 const TAG_DEADLINE: u8 = 5;
@@ -108,7 +108,8 @@ pub struct ProbeOutcome {
 #[derive(Debug)]
 pub struct Probe {
     spec: ProbeSpec,
-    pending: HashMap<RequestId, Pending>,
+    /// Requests outstanding, cancelled in request order at the deadline.
+    pending: BTreeMap<RequestId, Pending>,
     problems: Vec<String>,
     nested: Vec<bool>,
     sizes: Vec<usize>,
@@ -122,7 +123,7 @@ impl Probe {
         let n = spec.members.len();
         Probe {
             spec,
-            pending: HashMap::new(),
+            pending: BTreeMap::new(),
             problems: Vec::new(),
             nested: vec![false; n],
             sizes: vec![0; n],
@@ -388,9 +389,7 @@ impl Probe {
         }
         self.timer = None;
         let why = format!("no answer within {} s", self.spec.timeout.as_secs_f64());
-        let mut pending: Vec<(RequestId, Pending)> = self.pending.drain().collect();
-        pending.sort_by_key(|(id, _)| *id);
-        for (id, p) in pending {
+        for (id, p) in std::mem::take(&mut self.pending) {
             io.cancel(id);
             let problem = self.silent(&p, &why);
             self.problems.push(problem);

@@ -124,7 +124,8 @@ pub fn combine(
     };
     // A set, not a scan of ok_members per member: a 1000-member query would compare a
     // million strings.
-    let answered: std::collections::HashSet<&str> = ok_members.iter().map(String::as_str).collect();
+    let answered: std::collections::BTreeSet<&str> =
+        ok_members.iter().map(String::as_str).collect();
     let missing = members
         .iter()
         .filter(|m| !answered.contains(m.as_str()))

@@ -3,7 +3,7 @@
 
 use crate::timers::{TaskId, TimerKey, Timers};
 use covey_proto::{Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 /// A task's view of the engine for one event.
@@ -12,7 +12,7 @@ pub(crate) struct TaskIo<'a> {
     pub ep: &'a mut Endpoint,
     /// The time of the event.
     pub now: Instant,
-    routes: &'a mut HashMap<RequestId, TaskId>,
+    routes: &'a mut BTreeMap<RequestId, TaskId>,
     timers: &'a mut Timers,
     task: TaskId,
 }
@@ -21,7 +21,7 @@ impl<'a> TaskIo<'a> {
     pub fn new(
         ep: &'a mut Endpoint,
         now: Instant,
-        routes: &'a mut HashMap<RequestId, TaskId>,
+        routes: &'a mut BTreeMap<RequestId, TaskId>,
         timers: &'a mut Timers,
         task: TaskId,
     ) -> TaskIo<'a> {

@@ -6,7 +6,7 @@ mod support;
 
 use covey_core::{Code, ContentFormat};
 use covey_group::senml::{self, ResolvedValue};
-use covey_proto::Duration;
+use covey_proto::{Duration, LogLevel};
 use support::client::{Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format, Shared};
@@ -418,4 +418,34 @@ fn silent_members_give_5_04_listing_who_answered() {
         "answered: 3 of 5\nmissing: {} {}\n",
         s.uris[1], s.uris[3]
     )));
+}
+
+#[test]
+fn the_ems_log_lines_reach_its_host() {
+    let mut s = setup();
+    assert_eq!(create(&mut s, "hall", "").code, Code::CREATED);
+    let del = s.client.call(
+        &mut s.net,
+        em_addr(),
+        Code::DELETE,
+        Req {
+            target: "/e/hall",
+            ..Req::default()
+        },
+    );
+    assert_eq!(del.code, Code::DELETED);
+    let em = s.net.nodes.iter().find(|n| n.addr == em_addr()).unwrap();
+    let lines: Vec<_> = em
+        .host
+        .log
+        .iter()
+        .map(|(level, line)| (*level, line.as_str()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (LogLevel::Info, "created entity hall (5 members, unicast)"),
+            (LogLevel::Info, "deleted entity hall"),
+        ]
+    );
 }

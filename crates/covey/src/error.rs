@@ -43,8 +43,12 @@ pub enum Error {
     /// The endpoint's tables are full.
     #[error("too many outstanding requests")]
     Overload,
-    /// The request does not fit into a datagram.
-    #[error("request too large for one datagram")]
+    /// The request's body is over `Config::max_body_size`, or its options do not fit into a
+    /// datagram.
+    #[error(
+        "request too large: a body over the block-wise limit (max_body_size) \
+         or options that do not fit into one datagram"
+    )]
     TooLarge,
     /// The response broke the protocol.
     #[error("protocol error in the response from {0}")]

@@ -284,6 +284,16 @@ fn outcome(response: &Response) -> Result<(), Failure> {
         return Ok(());
     };
     let diagnostic = match response.payload_text().trim() {
+        // An EM explains every 4.04 and 4.05; a bare one comes from some other server.
+        "" if matches!(response.code, Code::NOT_FOUND | Code::METHOD_NOT_ALLOWED) => {
+            let host = response
+                .source
+                .map_or_else(|| "the host".to_string(), |s| s.to_string());
+            format!(
+                ": {host} does not look like an Entity Manager (no /e resource); \
+                 is `covey gateway` running there?"
+            )
+        }
         "" => String::new(),
         text => format!(": {}", safe_for_terminal(text)),
     };

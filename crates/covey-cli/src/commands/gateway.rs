@@ -2,21 +2,15 @@
 //! `/e/<name>`, `/e/<name>/profile`, `/.well-known/core`), entities kept in SQLite, until
 //! Ctrl-C or SIGTERM.
 
-mod local_addresses;
-
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgAction, Args};
-use covey::{Config, Driver};
-use covey_group::{EmConfig, EntityManager, GroupPool, SqliteStore, Store};
+use covey_group::gateway::{Gateway, GatewayError, Sockets};
+use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use crate::exit::{ExitKind, Failure};
-
-/// Queries the EM can fan out at once with every member request in flight: the engine's
-/// exchange table holds `max_in_flight` member requests for each.
-pub const CONCURRENT_QUERIES: usize = 64;
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
@@ -66,7 +60,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     nstart: usize,
 
-    /// Log more (-v: requests and start-up, -vv: every exchange).
+    /// Let other servers started with --reuse-port bind the same port; without it a busy
+    /// port is an error.
+    #[arg(long)]
+    reuse_port: bool,
+
+    /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 }
@@ -96,7 +95,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     if !(1..=64).contains(&args.nstart) {
         return Err(usage("--nstart must be 1 to 64"));
     }
-    let mut config = engine_config(&em);
+    let mut config = em.engine_config();
     config.transmission.nstart = args.nstart;
     if let Some(secs) = args.ack_timeout {
         config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
@@ -104,14 +103,19 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
-    let gateway = Gateway::start(&args.bind, em, Box::new(store), config)?;
+    let sockets = Sockets {
+        binds: args.bind.clone(),
+        share_port: args.reuse_port,
+        trace: super::request_log::tracer(args.verbose),
+    };
+    let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
         tracing::info!("listening on {addr}");
     }
     tracing::info!(
-        "entity database {} ({} entities); entities named coap://{}/e/<name>",
+        "entity database {} ({}); entities named coap://{}/e/<name>",
         path.display(),
-        gateway.entities,
+        covey_group::plural::count(gateway.entities, "entity", "entities"),
         gateway
             .authorities
             .first()
@@ -123,103 +127,17 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A running Entity Manager on its own driver.
-#[derive(Debug)]
-pub struct Gateway {
-    /// The driver serving the EM.
-    pub driver: Driver,
-    /// The addresses the EM takes as its own.
-    pub authorities: Vec<SocketAddr>,
-    /// Entities loaded from the store at start.
-    pub entities: usize,
-}
-
-impl Gateway {
-    /// Binds `binds` (port 0 replaced by a free port), tells the EM the addresses it is
-    /// reached at, and serves it on the current tokio runtime. The engine's PRNG is seeded
-    /// afresh at every start, so message IDs and tokens differ from those of a previous run.
-    pub fn start(
-        binds: &[SocketAddr],
-        mut em: EmConfig,
-        store: Box<dyn Store>,
-        config: Config,
-    ) -> Result<Gateway, Failure> {
-        let binds = binds
-            .iter()
-            .map(|b| concrete_port(*b))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut authorities = std::mem::take(&mut em.authorities);
-        for bind in &binds {
-            for a in local_addresses::reached_at(*bind) {
-                if !authorities.contains(&a) {
-                    authorities.push(a);
-                }
-            }
-        }
-        em.authorities = authorities.clone();
-        em.epoch = Some(unix_now());
-        let manager = EntityManager::new(em, store).map_err(|e| other(e.to_string()))?;
-        let entities = manager.entities().count();
-        let mut builder = Driver::with_app(Box::new(manager)).config(config);
-        for b in &binds {
-            builder = builder.bind(*b);
-        }
-        let driver = builder.spawn()?;
-        Ok(Gateway {
-            driver,
-            authorities,
-            entities,
-        })
-    }
-}
-
-/// The engine configuration of a gateway: RFC 7252 transmission parameters, with tables
-/// sized for fan-out (`CONCURRENT_QUERIES` queries with `max_in_flight` member requests
-/// each, a thousand members).
-pub fn engine_config(em: &EmConfig) -> Config {
-    let mut c = Config::default();
-    c.max_exchanges = em.max_in_flight.max(1) * CONCURRENT_QUERIES;
-    c.max_peers = 4096;
-    c.max_incoming = 1024;
-    c.max_events = 8192;
-    // A retransmission copy per member request in flight, plus the outgoing queue.
-    c.max_buffers = 2 * c.max_exchanges + 2048;
-    c.max_queued_per_peer = 4 * CONCURRENT_QUERIES;
-    c.max_dedup_entries = 65_536;
-    // The EM sends its own message IDs to every member for every query: under load that is
-    // more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows (RFC 7252
-    // §4.4). With 1 s an ID comes round within the lifetime only for a member that gets
-    // more than 65 536 requests a second; members that match responses by token as well
-    // (covey, libcoap) are not confused by that. (The same choice as `covey serve`.)
-    c.mid_reuse_interval = Some(covey_proto::Duration::from_secs(1));
-    c
-}
-
 /// Opens the SQLite store at `path`, creating its folder; a failure is one line.
 pub fn open_store(path: &Path) -> Result<SqliteStore, Failure> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            other(format!(
-                "entity database {}: cannot create {}: {e}",
-                path.display(),
-                dir.display()
-            ))
-        })?;
-    }
-    SqliteStore::open(path).map_err(|e| other(e.to_string()))
+    SqliteStore::create_at(path).map_err(|e| other(e.to_string()))
 }
 
-/// `addr`, or with port 0 a port that was free a moment ago (the EM must know its port
-/// before the socket is bound).
-fn concrete_port(addr: SocketAddr) -> Result<SocketAddr, Failure> {
-    if addr.port() != 0 {
-        return Ok(addr);
+/// Why the gateway could not start, as the CLI reports it.
+pub fn start_failure(e: GatewayError) -> Failure {
+    match e {
+        GatewayError::Driver(e) => super::start_error::start_failure(e),
+        other => Failure::new(ExitKind::Other, other.to_string()),
     }
-    let socket = UdpSocket::bind(addr)
-        .map_err(|e| Failure::new(ExitKind::Other, format!("cannot bind {addr}: {e}")))?;
-    socket
-        .local_addr()
-        .map_err(|e| Failure::new(ExitKind::Other, format!("cannot bind {addr}: {e}")))
 }
 
 /// `host:port` as in a URI.
@@ -228,12 +146,6 @@ pub fn authority(a: SocketAddr) -> String {
         SocketAddr::V6(v6) => format!("[{}]:{}", v6.ip(), v6.port()),
         SocketAddr::V4(v4) => v4.to_string(),
     }
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 fn usage(e: impl ToString) -> Failure {
@@ -262,18 +174,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_exchange_table_holds_every_member_request_in_flight() {
-        let em = EmConfig::default();
-        let c = engine_config(&em);
-        assert!(c.max_exchanges >= em.max_in_flight * CONCURRENT_QUERIES);
-        assert!(c.max_peers > em.max_members);
-        assert!(c.mid_reuse() < c.transmission.exchange_lifetime());
-    }
-
-    #[test]
-    fn port_zero_becomes_a_real_port() {
-        let a = concrete_port("127.0.0.1:0".parse().unwrap()).unwrap();
-        assert_ne!(a.port(), 0);
+    fn authorities_are_written_as_in_a_uri() {
         assert_eq!(
             authority("[::1]:5683".parse().unwrap()),
             "[::1]:5683".to_string()

@@ -6,5 +6,7 @@ pub mod decode;
 pub mod entity;
 pub mod gateway;
 pub mod lab;
+mod request_log;
 pub mod serve;
 mod signal;
+mod start_error;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey::multicast::parse_group;
-use covey::Server;
+use covey::{ContentFormat, Response, Server};
 
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
@@ -47,7 +47,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MICROS", default_value_t = 50)]
     busy_poll_us: u64,
 
-    /// Log more (-v: requests and groups, -vv: every exchange).
+    /// Largest request body accepted block-wise (Block1), in bytes; larger ones get 4.13
+    /// with the limit in Size1.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    max_body_size: usize,
+
+    /// Let other servers started with --reuse-port bind the same port (e.g. several multicast
+    /// servers on one host); without it a busy port is an error.
+    #[arg(long)]
+    reuse_port: bool,
+
+    /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 }
@@ -70,9 +80,22 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(secs) = args.ack_timeout {
         config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
     }
+    if args.max_body_size == 0 {
+        return Err(Failure::new(
+            ExitKind::Usage,
+            "--max-body-size must be at least 1",
+        ));
+    }
+    config.max_body_size = args.max_body_size;
+    // All uploads under way together must hold at least one of the largest.
+    config.max_reassembly_bytes = config.max_reassembly_bytes.max(args.max_body_size);
     let mut builder = Server::builder()
         .config(config)
-        .busy_poll(Duration::from_micros(args.busy_poll_us));
+        .busy_poll(Duration::from_micros(args.busy_poll_us))
+        .share_port(args.reuse_port);
+    if let Some(trace) = super::request_log::tracer(args.verbose) {
+        builder = builder.trace(trace);
+    }
     for addr in &args.bind {
         builder = builder.bind(*addr);
     }
@@ -88,7 +111,12 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         builder = with_plugtest;
         plugtest = Some(changes);
     }
-    let server = builder.membership_resource(args.mc).start()?;
+    if args.mc {
+        builder = builder
+            .app(Box::new(covey_group::GroupMembershipResource::new()))
+            .app_link(covey_group::membership_resource::MC_LINK);
+    }
+    let server = builder.start().map_err(super::start_error::start_failure)?;
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }
@@ -117,21 +145,35 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
         })
 }
 
-/// Tells observers about changes: `/time` every second, the sensor every 2 s (the
-/// plugtest's `/obs` and `/obs-non` have their own period).
+/// Tells observers about changes: `/time` at every turn of the wall-clock second (so a
+/// registration's answer and the first notification differ) and never twice with one
+/// value, the sensor every 2 s (the plugtest's `/obs` and `/obs-non` have their own period).
 async fn notify_observers(server: Server) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut last_time = String::new();
     for n in 0u64.. {
-        tick.tick().await;
-        let mut paths = vec!["/time"];
-        if n % 2 == 0 {
-            paths.push("/sensors/temp");
+        tokio::time::sleep(until_next_second()).await;
+        let now = resources::utc_now();
+        if now != last_time {
+            let response = Response::content(ContentFormat::TEXT_PLAIN, now.clone());
+            if let Err(e) = server.notify_with("/time", response).await {
+                tracing::debug!("cannot notify /time: {e}");
+                return;
+            }
+            last_time = now;
         }
-        for path in paths {
-            if let Err(e) = server.notify(path).await {
-                tracing::debug!("cannot notify {path}: {e}");
+        if n % 2 == 0 {
+            if let Err(e) = server.notify("/sensors/temp").await {
+                tracing::debug!("cannot notify /sensors/temp: {e}");
                 return;
             }
         }
     }
+}
+
+/// How long until the wall clock next turns a second.
+fn until_next_second() -> Duration {
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    Duration::from_nanos(u64::from(1_000_000_000 - into_second))
 }

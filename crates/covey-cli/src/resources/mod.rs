@@ -2,6 +2,7 @@
 
 mod clock_text;
 pub mod demo;
+mod negotiation;
 pub mod plugtest;
 
 pub use clock_text::utc_now;

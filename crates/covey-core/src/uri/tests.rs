@@ -1,4 +1,4 @@
-//! The spec vectors U1–U6 (coap-algorithms.md §1.7), round trips and properties.
+//! The URI vectors U1–U6 (docs/architecture.md, "Test vectors"), round trips and properties.
 
 use core::net::{IpAddr, SocketAddr};
 use std::string::{String, ToString};

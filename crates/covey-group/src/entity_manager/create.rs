@@ -14,7 +14,7 @@ use crate::task_io::TaskIo;
 use crate::timers::TaskId;
 use crate::validation::{check_profile, numeric_operation, own_uris};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{Endpoint, Instant};
+use covey_proto::{Endpoint, Instant, LogLevel};
 use serde_json::json;
 
 /// A creation in progress.
@@ -30,6 +30,9 @@ pub(crate) struct CreateTask {
 enum CreateStage {
     /// Asking the members.
     Probe(Probe),
+    /// Waiting for the pending record (name and group reserved) to be durable before any
+    /// member joins; `None` while it is not.
+    Reserve(Option<Result<(), StoreError>>),
     /// Members joining the group.
     Join(MembershipChange),
     /// Members that joined leaving again, after `joins` failed.
@@ -46,7 +49,7 @@ pub(super) fn feed_membership(c: &mut MembershipChange, io: &mut TaskIo<'_>, inp
         Input::Response(id, r) => c.on_response(io, id, r),
         Input::Failed(id, f) => c.on_failed(io, id, f),
         Input::Timer(tag) => c.on_timer(io, tag),
-        Input::Finished(_) | Input::Local(..) => {}
+        Input::Finished(_) | Input::Local(..) | Input::Written(_) => {}
     }
 }
 
@@ -61,7 +64,7 @@ pub(super) fn feed_probe(
         Input::Response(id, r) => p.on_response(io, local, id, r),
         Input::Failed(id, f) => p.on_failed(io, id, f),
         Input::Timer(tag) => p.on_timer(io, tag),
-        Input::Finished(_) | Input::Local(..) => {}
+        Input::Finished(_) | Input::Local(..) | Input::Written(_) => {}
     }
 }
 
@@ -72,6 +75,11 @@ impl CreateTask {
             CreateStage::Join(c) | CreateStage::Rollback { change: c, .. } => {
                 feed_membership(c, io, input)
             }
+            CreateStage::Reserve(written) => {
+                if let Input::Written(w) = input {
+                    *written = Some(w);
+                }
+            }
             CreateStage::Done => {}
         }
     }
@@ -80,6 +88,7 @@ impl CreateTask {
         match &self.stage {
             CreateStage::Probe(p) => !p.is_done(),
             CreateStage::Join(c) | CreateStage::Rollback { change: c, .. } => !c.is_done(),
+            CreateStage::Reserve(written) => written.is_none(),
             CreateStage::Done => false,
         }
     }
@@ -229,10 +238,33 @@ impl EntityManager {
                     if let Err(e) = self.store.insert(&record, Some(self.pool.cursor())) {
                         self.pool.release(group);
                         self.busy.remove(&name);
-                        let reply = store_failure(&name, e);
+                        let reply = self.store_failure(&name, e);
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
                     }
+                    if self.all_durable() {
+                        t.stage = CreateStage::Reserve(Some(Ok(())));
+                    } else {
+                        t.stage = CreateStage::Reserve(None);
+                        self.resume_when_durable(now, id);
+                    }
+                }
+                CreateStage::Reserve(None) => {
+                    t.stage = CreateStage::Reserve(None);
+                    break;
+                }
+                CreateStage::Reserve(Some(Err(e))) => {
+                    let name = t.entity.name.clone();
+                    if let Some(g) = t.entity.group {
+                        self.pool.release(g);
+                    }
+                    self.busy.remove(&name);
+                    let reply = self.store_failure(&name, e);
+                    self.send_reply(ep, now, &t.to, reply);
+                    return None;
+                }
+                CreateStage::Reserve(Some(Ok(()))) => {
+                    let group = t.entity.group.unwrap_or(std::net::Ipv6Addr::UNSPECIFIED);
                     let mut change = MembershipChange::new(
                         Action::Join,
                         group,
@@ -266,7 +298,7 @@ impl EntityManager {
                 CreateStage::Rollback { change, joins } => {
                     let name = t.entity.name.clone();
                     if let Err(e) = self.store.remove(&name) {
-                        self.note(format!("rollback of {name}: {e}"));
+                        self.note(LogLevel::Error, format!("rollback of {name}: {e}"));
                     }
                     if let Some(g) = t.entity.group {
                         self.pool.release(g);
@@ -282,7 +314,10 @@ impl EntityManager {
                     for line in change.report() {
                         text.push_str(&format!("rolled back: {line}\n"));
                     }
-                    self.note(text.lines().next().unwrap_or_default().to_string());
+                    self.note(
+                        LogLevel::Warn,
+                        text.lines().next().unwrap_or_default().to_string(),
+                    );
                     self.send_reply(ep, now, &t.to, Reply::error(Code::BAD_GATEWAY, text));
                     return None;
                 }
@@ -312,12 +347,20 @@ impl EntityManager {
         if let Err(e) = stored {
             // A multicast entity whose members joined stays pending in the store; the next
             // start asks them to leave.
-            let reply = store_failure(&name, e);
+            let reply = self.store_failure(&name, e);
             return self.send_reply(ep, now, &t.to, reply);
         }
         let reply = self.created_reply(&t.entity, t.accept, &joins);
+        self.reply_when_durable(ep, now, &t.to, reply);
+        self.note(
+            LogLevel::Info,
+            format!(
+                "created entity {name} ({} members, {})",
+                t.entity.members.len(),
+                t.entity.profile.ect.name()
+            ),
+        );
         self.entities.insert(name, t.entity);
-        self.send_reply(ep, now, &t.to, reply);
     }
 
     fn created_reply(
@@ -344,8 +387,8 @@ impl EntityManager {
             )
         } else {
             let mut text = format!(
-                "created {uri} ({} members, {})\n",
-                e.members.len(),
+                "created {uri} ({}, {})\n",
+                crate::plural::members(e.members.len()),
                 e.profile.ect.name()
             );
             if let Some(m) = &mcast {
@@ -361,13 +404,16 @@ impl EntityManager {
     }
 }
 
-/// The reply when the store refuses a change.
-pub(super) fn store_failure(name: &str, e: StoreError) -> Reply {
-    match e {
-        StoreError::Duplicate(_) => duplicate(name, false),
-        other => Reply::error(
-            Code::INTERNAL_SERVER_ERROR,
-            format!("entity {name} not saved: {other}"),
-        ),
+impl EntityManager {
+    /// The reply when the store refuses a change; a failing store is logged too.
+    pub(super) fn store_failure(&mut self, name: &str, e: StoreError) -> Reply {
+        match e {
+            StoreError::Duplicate(_) => duplicate(name, false),
+            other => {
+                let text = format!("entity {name} not saved: {other}");
+                self.note(LogLevel::Error, text.clone());
+                Reply::error(Code::INTERNAL_SERVER_ERROR, text)
+            }
+        }
     }
 }

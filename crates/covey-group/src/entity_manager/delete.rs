@@ -1,7 +1,7 @@
 //! `DELETE /e/<name>`: a multicast entity's members are asked to leave its group first; the
 //! reply reports each member's result.
 
-use super::create::{addresses, feed_membership, store_failure};
+use super::create::{addresses, feed_membership};
 use super::respond::{Reply, Responder};
 use super::{unknown_entity, EntityManager, Input, Task};
 use crate::incoming::IncomingRequest;
@@ -9,7 +9,7 @@ use crate::membership::{Action, MembershipChange};
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
 use covey_core::{Code, ContentFormat};
-use covey_proto::{Endpoint, Instant};
+use covey_proto::{Endpoint, Instant, LogLevel};
 use serde_json::json;
 
 /// A deletion waiting for the members to leave.
@@ -45,9 +45,11 @@ impl EntityManager {
         };
         let Some(group) = e.group else {
             if let Err(err) = self.store.remove(name) {
-                return self.send_reply(ep, now, &to, store_failure(name, err));
+                let reply = self.store_failure(name, err);
+                return self.send_reply(ep, now, &to, reply);
             }
             self.entities.remove(name);
+            self.note(LogLevel::Info, format!("deleted entity {name}"));
             let uri = self.entity_uri(name);
             let reply = if req.accept == Some(ContentFormat::JSON) {
                 let doc = json!({"entity": uri, "group": null, "left": 0, "members": []});
@@ -63,7 +65,7 @@ impl EntityManager {
                     format!("deleted {uri}\n").into_bytes(),
                 )
             };
-            return self.send_reply(ep, now, &to, reply);
+            return self.reply_when_durable(ep, now, &to, reply);
         };
         let mut change = MembershipChange::new(
             Action::Leave,
@@ -97,7 +99,8 @@ impl EntityManager {
         self.busy.remove(&t.name);
         if let Err(err) = self.store.remove(&t.name) {
             return {
-                self.send_reply(ep, now, &t.to, store_failure(&t.name, err));
+                let reply = self.store_failure(&t.name, err);
+                self.send_reply(ep, now, &t.to, reply);
                 None
             };
         }
@@ -107,6 +110,14 @@ impl EntityManager {
         }
         let report = t.change.report();
         let left = report.iter().filter(|r| r.result.is_ok()).count();
+        self.note(
+            LogLevel::Info,
+            format!(
+                "deleted entity {}; {left} of {} members left its group",
+                t.name,
+                report.len()
+            ),
+        );
         let uri = self.entity_uri(&t.name);
         let reply = if t.accept == Some(ContentFormat::JSON) {
             let doc = json!({
@@ -122,8 +133,8 @@ impl EntityManager {
             )
         } else {
             let mut text = format!(
-                "deleted {uri}; {left} of {} members left {}\n",
-                report.len(),
+                "deleted {uri}; {left} of {} left {}\n",
+                crate::plural::members(report.len()),
                 group.map(|g| g.to_string()).unwrap_or_default()
             );
             for line in &report {
@@ -131,7 +142,7 @@ impl EntityManager {
             }
             Reply::with(Code::DELETED, ContentFormat::TEXT_PLAIN, text.into_bytes())
         };
-        self.send_reply(ep, now, &t.to, reply);
+        self.reply_when_durable(ep, now, &t.to, reply);
         None
     }
 }

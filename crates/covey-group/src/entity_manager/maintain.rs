@@ -7,7 +7,7 @@ use super::{EntityManager, Input, Task};
 use crate::membership::{Action, MembershipChange};
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
-use covey_proto::{Endpoint, Instant};
+use covey_proto::{Endpoint, Instant, LogLevel};
 use std::net::Ipv6Addr;
 
 /// One start-up check.
@@ -95,25 +95,34 @@ impl EntityManager {
                 Ok(()) => {
                     self.pool.release(t.group);
                     self.busy.remove(&t.name);
-                    self.note(format!(
-                        "undid the interrupted creation of {}: {} of {} members left {}",
-                        t.name,
-                        report.len() - failed.len(),
-                        report.len(),
-                        t.group
-                    ));
+                    self.note(
+                        LogLevel::Warn,
+                        format!(
+                            "undid the interrupted creation of {}: {} of {} left {}",
+                            t.name,
+                            report.len() - failed.len(),
+                            crate::plural::members(report.len()),
+                            t.group
+                        ),
+                    );
                 }
-                Err(e) => self.note(format!("could not undo the creation of {}: {e}", t.name)),
+                Err(e) => self.note(
+                    LogLevel::Error,
+                    format!("could not undo the creation of {}: {e}", t.name),
+                ),
             }
         } else {
             if !failed.is_empty() {
-                self.note(format!(
-                    "entity {}: {} members did not re-join {}: {}",
-                    t.name,
-                    failed.len(),
-                    t.group,
-                    failed.join(" ")
-                ));
+                self.note(
+                    LogLevel::Warn,
+                    format!(
+                        "entity {}: {} did not re-join {}: {}",
+                        t.name,
+                        crate::plural::members(failed.len()),
+                        t.group,
+                        failed.join(" ")
+                    ),
+                );
             }
             if let Some(e) = self.entities.get_mut(&t.name) {
                 e.unjoined = failed;

@@ -6,6 +6,7 @@
 
 mod create;
 mod delete;
+mod durability;
 mod maintain;
 mod query;
 mod respond;
@@ -19,13 +20,16 @@ use crate::member::authority;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
 use crate::response::MemberResponse;
-use crate::store::{RecordState, SqliteStore, Store, StoreError};
+use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
-use crate::timers::{TaskId, Timers, TIMER_MARK};
+use crate::timers::{TaskId, TimerKey, Timers, TIMER_MARK};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, RequestId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
+use covey_proto::{
+    App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
+};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use durability::{AfterWrite, STORE_POLL};
 
 use respond::{Reply, Responder};
 
@@ -52,6 +56,8 @@ enum Input {
     Timer(u8),
     /// The reply of a member that is one of this EM's entities, asked in-process.
     Local(usize, MemberResponse),
+    /// The writes the task waited for are durable (or the store failed).
+    Written(Result<(), StoreError>),
 }
 
 /// Work in progress.
@@ -70,8 +76,9 @@ pub struct EntityManager {
     store: Box<dyn Store>,
     entities: BTreeMap<String, Entity>,
     pool: MulticastPool,
-    tasks: HashMap<TaskId, Task>,
-    routes: HashMap<RequestId, TaskId>,
+    // Ordered maps throughout: no iteration order may depend on a per-process hash seed.
+    tasks: BTreeMap<TaskId, Task>,
+    routes: BTreeMap<RequestId, TaskId>,
     timers: Timers,
     next_task: TaskId,
     /// Names with a creation, change or deletion in progress.
@@ -80,6 +87,12 @@ pub struct EntityManager {
     leftovers: Vec<Entity>,
     cache: BlockCache,
     log: Vec<String>,
+    /// Lines noted since the last callback, handed to the host's log when it returns.
+    unlogged: Vec<(LogLevel, String)>,
+    /// Replies and tasks waiting for the store, each after the writes accepted before it.
+    after_write: VecDeque<(u64, AfterWrite)>,
+    /// The timer that looks at the store again while something waits for it.
+    store_poll: Option<TimerKey>,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -122,20 +135,27 @@ impl EntityManager {
             store,
             entities,
             pool,
-            tasks: HashMap::new(),
-            routes: HashMap::new(),
+            tasks: BTreeMap::new(),
+            routes: BTreeMap::new(),
             timers: Timers::default(),
             next_task: 1,
             busy,
             leftovers,
             cache: BlockCache::default(),
             log: Vec::new(),
+            unlogged: Vec::new(),
+            after_write: VecDeque::new(),
+            store_poll: None,
         })
     }
 
     /// An EM keeping its entities in the SQLite database at `path`.
-    pub fn open(config: EmConfig, path: impl AsRef<Path>) -> Result<EntityManager, EmError> {
-        let store = SqliteStore::open(path)?;
+    #[cfg(feature = "sqlite")]
+    pub fn open(
+        config: EmConfig,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<EntityManager, EmError> {
+        let store = crate::store::SqliteStore::open(path)?;
         EntityManager::new(config, Box::new(store))
     }
 
@@ -154,7 +174,8 @@ impl EntityManager {
         self.entities.get(name)
     }
 
-    /// Notable events so far: start-up checks, membership problems, store errors.
+    /// The latest notable events (start-up checks, membership problems, store errors); each
+    /// also goes to the host's log (`tracing` under the tokio driver).
     pub fn log(&self) -> &[String] {
         &self.log
     }
@@ -164,11 +185,20 @@ impl EntityManager {
         self.tasks.len()
     }
 
-    fn note(&mut self, line: String) {
+    /// Records a notable event; the host logs it at `level` when the callback returns.
+    fn note(&mut self, level: LogLevel, line: String) {
         if self.log.len() >= LOG_LINES {
             self.log.remove(0);
         }
-        self.log.push(line);
+        self.log.push(line.clone());
+        self.unlogged.push((level, line));
+    }
+
+    /// Hands the lines noted during a callback to the host.
+    fn flush_log(&mut self, cx: &mut AppContext<'_>) {
+        for (level, line) in self.unlogged.drain(..) {
+            cx.log(level, format_args!("{line}"));
+        }
     }
 
     /// The URI clients use for entity `name`.
@@ -445,6 +475,7 @@ impl App for EntityManager {
     fn start(&mut self, cx: &mut AppContext<'_>) {
         self.start_maintenance(cx.endpoint, cx.now);
         self.timers.arm(cx.endpoint);
+        self.flush_log(cx);
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
@@ -479,12 +510,18 @@ impl App for EntityManager {
             Event::Timer(TIMER_MARK) => {
                 self.timers.fired();
                 for (task, tag) in self.timers.due(now) {
-                    self.step(ep, now, task, Input::Timer(tag));
+                    if task == STORE_POLL {
+                        self.store_polled(ep, now);
+                    } else {
+                        self.step(ep, now, task, Input::Timer(tag));
+                    }
                 }
             }
             Event::Timer(_) | Event::Pong(_) => {}
         }
+        self.release_durable(ep, now);
         self.timers.arm(ep);
+        self.flush_log(cx);
     }
 }
 

@@ -88,6 +88,7 @@ impl QueryTask {
             Input::Finished(id) => self.fanout.on_finished(id),
             Input::Timer(tag) => self.fanout.on_timer(io, tag),
             Input::Local(index, r) => self.fanout.on_local_response(io, index, r),
+            Input::Written(_) => {}
         }
     }
 
@@ -164,7 +165,10 @@ impl EntityManager {
         if enr > g {
             let reply = Reply::error(
                 Code::BAD_REQUEST,
-                format!("enr={enr}: entity {name} has only {g} members"),
+                format!(
+                    "enr={enr}: entity {name} has only {}",
+                    crate::plural::members(g)
+                ),
             );
             return self.finish_reply(ep, now, to, reply);
         }

@@ -2,7 +2,7 @@
 //! at creation; for a multicast entity, new members join first (all or nothing), then the
 //! change is stored, then removed members leave.
 
-use super::create::{feed_membership, feed_probe, store_failure};
+use super::create::{feed_membership, feed_probe};
 use super::respond::{Reply, Responder};
 use super::{unknown_entity, EntityManager, Input, Task};
 use crate::entity::Entity;
@@ -15,7 +15,7 @@ use crate::task_io::TaskIo;
 use crate::timers::TaskId;
 use crate::validation::{check_profile, numeric_operation, own_uris};
 use covey_core::{Code, ContentFormat};
-use covey_proto::{Endpoint, Instant};
+use covey_proto::{Endpoint, Instant, LogLevel};
 use std::net::{Ipv6Addr, SocketAddr};
 
 /// A profile change in progress.
@@ -262,10 +262,15 @@ impl EntityManager {
         let name = t.new.name.clone();
         if let Err(e) = self.store.update(&t.new.record(RecordState::Active)) {
             self.busy.remove(&name);
-            self.send_reply(ep, now, &t.to, store_failure(&name, e));
+            let reply = self.store_failure(&name, e);
+            self.send_reply(ep, now, &t.to, reply);
             return false;
         }
         self.entities.insert(name.clone(), t.new.clone());
+        self.note(
+            LogLevel::Info,
+            format!("changed the profile of entity {name}"),
+        );
         match t.new.group {
             Some(g) if !t.removed.is_empty() => {
                 let removed = t.removed.clone();
@@ -297,6 +302,6 @@ impl EntityManager {
             }
             Reply::with(Code::CHANGED, ContentFormat::TEXT_PLAIN, text.into_bytes())
         };
-        self.send_reply(ep, now, &t.to, reply);
+        self.reply_when_durable(ep, now, &t.to, reply);
     }
 }

@@ -15,6 +15,18 @@ impl MemoryStore {
     pub fn new() -> MemoryStore {
         MemoryStore::default()
     }
+
+    /// A store holding `state`.
+    pub fn with_state(state: StoredState) -> MemoryStore {
+        MemoryStore {
+            entities: state
+                .entities
+                .into_iter()
+                .map(|r| (r.name.clone(), r))
+                .collect(),
+            pool_cursor: state.pool_cursor,
+        }
+    }
 }
 
 impl Store for MemoryStore {

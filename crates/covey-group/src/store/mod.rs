@@ -1,15 +1,19 @@
-//! The entity registry behind a [`Store`] trait: [`SqliteStore`] (embedded, the default)
-//! and [`MemoryStore`] (tests and the simulator).
+//! The entity registry behind a [`Store`] trait: `SqliteStore` (embedded, the default;
+//! feature `sqlite`) and [`MemoryStore`] (tests and the simulator).
 //!
 //! A multicast creation is written twice: first as `Pending` (reserving the name and the
 //! group address, in one transaction with the pool position), then made `Active` once every
 //! member joined. An EM killed in between finds the pending record at its next start, asks
 //! the members to leave and removes it, so a creation is never left half-made.
 
+mod background;
 mod memory;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use background::BackgroundStore;
 pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
 use std::net::Ipv6Addr;
@@ -91,9 +95,14 @@ pub enum StoreError {
     /// No entity of that name is stored.
     #[error("entity \"{0}\" is not stored")]
     Missing(String),
+    /// The thread writing the store in the background stopped or could not start.
+    #[error("entity store writer: {0}")]
+    Writer(String),
 }
 
-/// Where entities are kept across restarts. Every call is one transaction.
+/// Where entities are kept across restarts. Every write is one transaction. A store may
+/// make accepted writes durable later (see [`Store::durable`]); the EM answers a client
+/// only once the write its answer reports is durable.
 pub trait Store: Send {
     /// Everything stored.
     fn load(&mut self) -> Result<StoredState, StoreError>;
@@ -107,4 +116,16 @@ pub trait Store: Send {
 
     /// Removes an entity (no error if absent).
     fn remove(&mut self, name: &str) -> Result<(), StoreError>;
+
+    /// Writes accepted so far, counted by a store that makes them durable later; a store
+    /// that writes before returning counts none.
+    fn accepted(&self) -> u64 {
+        0
+    }
+
+    /// How many of the accepted writes are durable, in order; an error once the store
+    /// cannot write any more.
+    fn durable(&mut self) -> Result<u64, StoreError> {
+        Ok(self.accepted())
+    }
 }

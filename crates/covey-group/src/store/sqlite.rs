@@ -44,6 +44,18 @@ impl SqliteStore {
         Ok(store)
     }
 
+    /// Opens the database at `path` like [`SqliteStore::open`], first creating its folder.
+    pub fn create_at(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Unusable {
+                path: path.display().to_string(),
+                message: format!("cannot create {}: {e}", dir.display()),
+            })?;
+        }
+        SqliteStore::open(path)
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -313,6 +325,13 @@ mod tests {
     fn unopenable_path_is_an_error() {
         let err = SqliteStore::open("/nonexistent-dir/covey/entities.db").unwrap_err();
         assert!(matches!(err, StoreError::Unusable { .. }), "{err}");
+    }
+
+    #[test]
+    fn create_at_makes_the_folder() {
+        let path = temp("create").with_file_name("new/sub/entities.db");
+        SqliteStore::create_at(&path).unwrap();
+        assert!(path.exists());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use covey_proto::{App, Config, Endpoint, Stats};
+use covey_proto::{App, AppSet, Config, Endpoint, Stats};
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use command::{Command, Outgoing, Waiter};
@@ -35,9 +35,10 @@ const COMMAND_QUEUE: usize = 1024;
 pub struct DriverBuilder {
     config: Config,
     binds: Vec<SocketAddr>,
+    share_port: bool,
     seed: Option<u64>,
     service: Option<Arc<dyn Service>>,
-    app: Option<Box<dyn App + Send>>,
+    apps: AppSet,
     trace: Option<TraceFn>,
     max_groups: usize,
     multicast_interface: u32,
@@ -51,7 +52,7 @@ impl std::fmt::Debug for DriverBuilder {
         f.debug_struct("DriverBuilder")
             .field("binds", &self.binds)
             .field("service", &self.service.is_some())
-            .field("app", &self.app.is_some())
+            .field("apps", &self.apps.len())
             .finish_non_exhaustive()
     }
 }
@@ -61,9 +62,10 @@ impl Default for DriverBuilder {
         DriverBuilder {
             config: Config::default(),
             binds: Vec::new(),
+            share_port: false,
             seed: None,
             service: None,
-            app: None,
+            apps: AppSet::new(),
             trace: None,
             max_groups: 16,
             multicast_interface: 0,
@@ -87,6 +89,14 @@ impl DriverBuilder {
         self
     }
 
+    /// Lets other sockets that share it bind the same port too (SO_REUSEADDR and
+    /// SO_REUSEPORT), as several multicast servers on one host need; off by default, so a
+    /// busy port is an error.
+    pub fn share_port(mut self, share: bool) -> DriverBuilder {
+        self.share_port = share;
+        self
+    }
+
     /// The engine's configuration.
     pub fn config(mut self, config: Config) -> DriverBuilder {
         self.config = config;
@@ -105,10 +115,11 @@ impl DriverBuilder {
         self
     }
 
-    /// Hosts an `App`: it gets requests the service does not accept, timers, and the events
-    /// of the requests it sends itself.
+    /// Hosts an `App` (repeatable: Apps are offered requests in the order added, before the
+    /// service when they claim them); each gets its own timers and the events of the
+    /// requests it sends.
     pub fn app(mut self, app: Box<dyn App + Send>) -> DriverBuilder {
-        self.app = Some(app);
+        self.apps.push(app);
         self
     }
 
@@ -156,7 +167,7 @@ impl DriverBuilder {
     pub fn spawn(self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let _entered = runtime.enter();
-        let sockets = bind_all(&self.binds)?;
+        let sockets = bind_all(&self.binds, self.share_port)?;
         let local_addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr()).collect();
         let membership = Membership::new(&sockets, self.max_groups, self.multicast_interface);
         for (group, interface) in &self.groups {
@@ -180,7 +191,7 @@ impl DriverBuilder {
             exchanges: Default::default(),
             service: self.service,
             membership: membership.clone(),
-            app: self.app,
+            apps: self.apps,
             handlers_running: 0,
             recv: RecvBatch::new(max_message_size, gro),
             send_buf: vec![0; max_message_size.max(64)],
@@ -208,18 +219,18 @@ impl DriverBuilder {
     }
 }
 
-fn bind_all(binds: &[SocketAddr]) -> Result<Vec<Arc<socket::Socket>>, Error> {
+fn bind_all(binds: &[SocketAddr], share: bool) -> Result<Vec<Arc<socket::Socket>>, Error> {
     if binds.is_empty() {
         let any6 = SocketAddr::from(([0u16; 8], 0));
-        let socket = socket::bind(any6)
-            .or_else(|_| socket::bind(SocketAddr::from(([0, 0, 0, 0], 0))))
+        let socket = socket::bind(any6, false)
+            .or_else(|_| socket::bind(SocketAddr::from(([0, 0, 0, 0], 0)), false))
             .map_err(|e| Error::io("cannot bind a UDP socket", e))?;
         return Ok(vec![Arc::new(socket)]);
     }
     binds
         .iter()
         .map(|addr| {
-            socket::bind(*addr)
+            socket::bind(*addr, share)
                 .map(Arc::new)
                 .map_err(|e| Error::io(format!("cannot bind {addr}"), e))
         })

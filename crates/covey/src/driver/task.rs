@@ -1,6 +1,6 @@
 //! The driver task: owns the engine and the sockets, feeds datagrams, time and commands in,
 //! sends what the engine produces, and routes events to the async API, the service and a
-//! hosted App.
+//! hosted Apps.
 
 use std::future::{poll_fn, Future};
 use std::io;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use covey_core::Code;
 use covey_proto::{
-    App, AppContext, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams,
+    AppId, AppSet, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams,
     RespondError, Transmit,
 };
 use quinn_udp::RecvMeta;
@@ -45,7 +45,7 @@ pub(crate) struct Task {
     pub responder: mpsc::UnboundedSender<HandlerDone>,
     pub exchanges: Exchanges,
     pub service: Option<Arc<dyn Service>>,
-    pub app: Option<Box<dyn App + Send>>,
+    pub apps: AppSet,
     /// Group memberships of the sockets, for the App's host.
     pub membership: Membership,
     pub handlers_running: usize,
@@ -86,16 +86,10 @@ enum Wakeup {
 impl Task {
     /// Runs until shut down.
     pub async fn run(mut self) {
-        if let Some(app) = self.app.as_mut() {
-            let mut host = DriverHost {
-                membership: &self.membership,
-            };
-            app.start(&mut AppContext::new(
-                &mut self.ep,
-                self.clock.now(),
-                &mut host,
-            ));
-        }
+        let mut host = DriverHost {
+            membership: &self.membership,
+        };
+        self.apps.start(&mut self.ep, self.clock.now(), &mut host);
         loop {
             self.process_events();
             self.flush().await;
@@ -350,7 +344,7 @@ impl Task {
     /// Hands every pending engine event to whoever it belongs to.
     fn process_events(&mut self) {
         let now = self.clock.now();
-        while let Some(event) = self.ep.poll_event() {
+        while let Some((owner, event)) = self.ep.poll_app_event() {
             match event {
                 Event::Request(id) => self.on_request(now, id),
                 Event::Response { id, key, last } if self.exchanges.contains(id) => {
@@ -376,15 +370,17 @@ impl Task {
                     pong.source = self.exchanges.remote(id);
                     self.exchanges.deliver(id, pong, true);
                 }
-                other => match self.app.as_mut() {
-                    Some(app) => {
-                        let mut host = DriverHost {
-                            membership: &self.membership,
-                        };
-                        app.handle_event(&mut AppContext::new(&mut self.ep, now, &mut host), other)
+                other => {
+                    let mut host = DriverHost {
+                        membership: &self.membership,
+                    };
+                    if !self
+                        .apps
+                        .deliver(&mut self.ep, now, &mut host, owner, other)
+                    {
+                        tracing::trace!(?other, "event nobody waits for");
                     }
-                    None => tracing::trace!(?other, "event nobody waits for"),
-                },
+                }
             }
         }
         // Futures dropped without cancelling (e.g. a panicking caller): stop their exchanges.
@@ -401,21 +397,17 @@ impl Task {
             return;
         };
         let request = Request::from_received(&received, received.group);
+        // The router answers what it knows; the Apps the rest.
         let service = self
             .service
             .clone()
-            .filter(|s| self.app.is_none() || s.accepts(&request));
+            .filter(|s| self.apps.is_empty() || s.accepts(&request));
         let Some(service) = service else {
-            match self.app.as_mut() {
-                Some(app) => {
-                    let mut host = DriverHost {
-                        membership: &self.membership,
-                    };
-                    let mut cx = AppContext::new(&mut self.ep, now, &mut host);
-                    app.handle_event(&mut cx, Event::Request(id))
-                }
-                None => self.respond(now, id, None, &Response::new(Code::NOT_FOUND)),
-            }
+            let mut host = DriverHost {
+                membership: &self.membership,
+            };
+            self.apps
+                .deliver(&mut self.ep, now, &mut host, AppId(0), Event::Request(id));
             return;
         };
         if self.closing.is_some() {

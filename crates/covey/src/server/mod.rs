@@ -1,19 +1,17 @@
-//! The async server: resources by path with async handlers, `/.well-known/core`, the opt-in
-//! `/mc` group-membership resource, and hosted Apps.
+//! The async server: resources by path with async handlers, `/.well-known/core`, and hosted
+//! Apps (such as covey-group's `/mc` group-membership resource).
 
-mod group_membership;
 mod resource;
 mod router;
 mod well_known;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use covey_proto::{App, Config};
 
 pub use covey_proto::NotificationType;
-pub use group_membership::MC_PATH;
 pub use resource::{handler, Attributes, Handler, Resource};
 pub use router::Router;
 pub use well_known::WELL_KNOWN_CORE;
@@ -28,7 +26,8 @@ pub struct ServerBuilder {
     driver: DriverBuilder,
     bound: bool,
     routes: Vec<(String, bool, Resource)>,
-    mc: bool,
+    /// Link-format entries of resources the Apps serve.
+    app_links: Vec<String>,
 }
 
 impl ServerBuilder {
@@ -41,6 +40,13 @@ impl ServerBuilder {
     pub fn bind(mut self, addr: SocketAddr) -> ServerBuilder {
         self.driver = self.driver.bind(addr);
         self.bound = true;
+        self
+    }
+
+    /// Lets other servers that share it bind the same port (see
+    /// [`DriverBuilder::share_port`]).
+    pub fn share_port(mut self, share: bool) -> ServerBuilder {
+        self.driver = self.driver.share_port(share);
         self
     }
 
@@ -68,9 +74,10 @@ impl ServerBuilder {
         self
     }
 
-    /// Serves the `/mc` group-membership resource.
-    pub fn membership_resource(mut self, enabled: bool) -> ServerBuilder {
-        self.mc = enabled;
+    /// Lists a resource an App serves in `/.well-known/core`: `link` is one link-format
+    /// entry, e.g. `</mc>;rt="core.mc"`.
+    pub fn app_link(mut self, link: &str) -> ServerBuilder {
+        self.app_links.push(link.to_string());
         self
     }
 
@@ -92,7 +99,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Hosts an `App` for requests no resource answers, and for its own exchanges.
+    /// Hosts an `App` for requests no resource answers, and for its own exchanges
+    /// (repeatable: each request goes to the first App that serves it).
     pub fn app(mut self, app: Box<dyn App + Send>) -> ServerBuilder {
         self.driver = self.driver.app(app);
         self
@@ -113,22 +121,15 @@ impl ServerBuilder {
 
     /// Binds and starts serving on the current tokio runtime.
     pub fn start(mut self) -> Result<Server, Error> {
-        let membership = Arc::new(OnceLock::new());
-        if self.mc {
-            self.routes.push((
-                MC_PATH.to_string(),
-                false,
-                group_membership::resource(membership.clone()),
-            ));
-        }
         if !self.bound {
             self.driver = self
                 .driver
                 .bind(SocketAddr::from(([0u16; 8], crate::DEFAULT_PORT)));
         }
-        let router = Arc::new(Router::new(self.routes));
+        let mut router = Router::new(self.routes);
+        router.add_links(&self.app_links);
+        let router = Arc::new(router);
         let driver = self.driver.service(router.clone()).spawn()?;
-        let _ = membership.set(driver.membership().clone());
         Ok(Server { driver, router })
     }
 }

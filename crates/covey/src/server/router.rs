@@ -1,5 +1,6 @@
 //! Routing requests by path to resources; 4.04 for unknown paths, 4.05 for unknown methods,
-//! and `/.well-known/core` built from the resources' attributes.
+//! and `/.well-known/core` built from the resources' attributes. Paths match segment by
+//! segment (the Uri-Path options), so one segment `a/b` is not the path `/a/b`.
 
 use std::collections::HashMap;
 
@@ -7,7 +8,7 @@ use covey_core::Code;
 use covey_proto::NotificationType;
 
 use super::resource::Resource;
-use super::well_known::{self, WELL_KNOWN_CORE};
+use super::well_known;
 use crate::driver::{ResponseFuture, Service};
 use crate::{Request, Response};
 
@@ -15,6 +16,7 @@ use crate::{Request, Response};
 #[derive(Debug)]
 struct Route {
     path: String,
+    segments: Vec<String>,
     /// Also answers every path below this one.
     subtree: bool,
     resource: Resource,
@@ -24,7 +26,7 @@ struct Route {
 #[derive(Debug)]
 pub struct Router {
     routes: Vec<Route>,
-    exact: HashMap<String, usize>,
+    exact: HashMap<Vec<String>, usize>,
     links: String,
 }
 
@@ -37,6 +39,7 @@ impl Router {
             // A later resource at the same path replaces the earlier one.
             deduplicated.retain(|r| r.path != path || r.subtree != subtree);
             deduplicated.push(Route {
+                segments: segments(&path),
                 path,
                 subtree,
                 resource,
@@ -46,7 +49,7 @@ impl Router {
         let exact = routes
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.path.clone(), i))
+            .map(|(i, r)| (r.segments.clone(), i))
             .collect();
         let visible = routes
             .iter()
@@ -63,32 +66,44 @@ impl Router {
         }
     }
 
+    /// Appends link-format entries of resources served elsewhere (by Apps).
+    pub(crate) fn add_links(&mut self, extra: &[String]) {
+        for link in extra {
+            if !self.links.is_empty() {
+                self.links.push(',');
+            }
+            self.links.push_str(link);
+        }
+    }
+
     /// The `/.well-known/core` document (unfiltered).
     pub fn links(&self) -> &str {
         &self.links
     }
 
-    /// The resource answering `path`.
-    fn find(&self, path: &str) -> Option<&Resource> {
-        self.find_index(path).map(|i| &self.routes[i].resource)
+    /// The resource answering the path of `segments`.
+    fn find(&self, segments: &[String]) -> Option<&Resource> {
+        self.find_index(segments).map(|i| &self.routes[i].resource)
     }
 
-    /// The index of the route answering `path`.
-    fn find_index(&self, path: &str) -> Option<usize> {
-        if let Some(&i) = self.exact.get(path) {
+    /// The index of the route answering the path of `segments`.
+    fn find_index(&self, segments: &[String]) -> Option<usize> {
+        if let Some(&i) = self.exact.get(segments) {
             return Some(i);
         }
         self.routes
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.subtree && is_below(path, &r.path))
-            .max_by_key(|(_, r)| r.path.len())
+            .filter(|(_, r)| {
+                r.subtree && segments.len() > r.segments.len() && segments.starts_with(&r.segments)
+            })
+            .max_by_key(|(_, r)| r.segments.len())
             .map(|(i, _)| i)
     }
 
     /// The observable resource at `path`: its engine key and how its notifications are sent.
     pub(crate) fn observable(&self, path: &str) -> Option<(u64, NotificationType)> {
-        let i = self.find_index(&normalise(path))?;
+        let i = self.find_index(&segments(path))?;
         let resource = &self.routes[i].resource;
         resource
             .attributes
@@ -113,25 +128,30 @@ impl Router {
 
 impl Service for Router {
     fn accepts(&self, request: &Request) -> bool {
-        let path = request.path();
-        path == WELL_KNOWN_CORE || self.find(&path).is_some()
+        let path = request.path_segments();
+        is_well_known_core(&path) || self.find(&path).is_some()
     }
 
     fn observable(&self, request: &Request) -> Option<u64> {
         if !matches!(request.method, Code::GET | Code::FETCH) {
             return None;
         }
-        let i = self.find_index(&request.path())?;
-        self.routes[i]
-            .resource
-            .attributes
-            .observable
-            .then_some(i as u64)
+        let i = self.find_index(&request.path_segments())?;
+        let attributes = &self.routes[i].resource.attributes;
+        // Every observer gets the same notification, in the first format the resource
+        // lists: one asking another is answered once, without being registered (RFC 7641
+        // §4.1 lets a server decline), rather than notified in a format it did not accept.
+        let notified_format = attributes.content_formats.first().copied();
+        let accepts_notifications = match (request.accept(), notified_format) {
+            (Some(asked), Some(notified)) => asked.0 == notified,
+            _ => true,
+        };
+        (attributes.observable && accepts_notifications).then_some(i as u64)
     }
 
     fn call(&self, request: Request) -> ResponseFuture {
-        let path = request.path();
-        let response = if path == WELL_KNOWN_CORE {
+        let path = request.path_segments();
+        let response = if is_well_known_core(&path) {
             well_known::respond(&request, &self.links)
         } else {
             match self.find(&path) {
@@ -152,11 +172,16 @@ fn normalise(path: &str) -> String {
     format!("/{trimmed}")
 }
 
-fn is_below(path: &str, prefix: &str) -> bool {
-    prefix == "/"
-        || path
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('/'))
+/// The segments of a `/a/b` path as registered or notified (no segment contains `/`).
+fn segments(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn is_well_known_core(segments: &[String]) -> bool {
+    segments.len() == 2 && segments[0] == ".well-known" && segments[1] == "core"
 }
 
 #[cfg(test)]
@@ -170,12 +195,29 @@ mod tests {
             ("a/b/".into(), true, Resource::new().title("ab")),
             ("/c".into(), false, Resource::new().hidden()),
         ]);
-        let title = |p: &str| r.find(p).and_then(|res| res.attributes.title.clone());
+        let title = |p: &str| {
+            r.find(&segments(p))
+                .and_then(|res| res.attributes.title.clone())
+        };
         assert_eq!(title("/a").as_deref(), Some("a"));
         assert_eq!(title("/a/x").as_deref(), Some("a"));
         assert_eq!(title("/a/b/c").as_deref(), Some("ab"));
         assert_eq!(title("/ab"), None);
-        assert!(r.find("/c").is_some() && r.find("/c/d").is_none());
+        assert!(r.find(&segments("/c")).is_some() && r.find(&segments("/c/d")).is_none());
         assert_eq!(r.links(), r#"</a>;title="a",</a/b>;title="ab""#);
+    }
+
+    #[test]
+    fn a_segment_with_a_slash_is_not_two_segments() {
+        let r = Router::new(vec![
+            ("/sensors/temp".into(), false, Resource::new().title("t")),
+            ("/tree".into(), true, Resource::new().title("tree")),
+        ]);
+        let one = |s: &str| vec![s.to_string()];
+        assert!(r.find(&one("sensors/temp")).is_none());
+        assert!(r.find(&segments("/sensors/temp")).is_some());
+        assert!(r.find(&["tree".into(), "a/b".into()]).is_some());
+        assert!(r.find(&one("tree/a")).is_none());
+        assert!(!is_well_known_core(&one(".well-known/core")));
     }
 }

@@ -20,7 +20,7 @@ pub struct BatchSocket {
 impl BatchSocket {
     /// Binds to `addr` (`[::]` is dual-stack), non-blocking, with enlarged buffers.
     pub fn bind(addr: SocketAddr) -> io::Result<BatchSocket> {
-        let (socket, _dual_stack) = bind::bind_std(addr)?;
+        let (socket, _dual_stack) = bind::bind_std(addr, false)?;
         let state = UdpSocketState::new((&socket).into())?;
         let local = socket.local_addr()?;
         Ok(BatchSocket {

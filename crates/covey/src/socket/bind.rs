@@ -1,5 +1,6 @@
-//! Creating the sockets: `[::]` is dual-stack (IPV6_V6ONLY off), addresses can be reused so a
-//! restarted server can rebind at once, and the buffers are enlarged for bursts.
+//! Creating the sockets: `[::]` is dual-stack (IPV6_V6ONLY off), a port is shared with other
+//! sockets only when asked (several multicast servers on one host), and the buffers are
+//! enlarged for bursts.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,14 +12,15 @@ use super::Socket;
 /// Socket buffer size asked for; the kernel may grant less.
 const BUFFER_BYTES: usize = 4 << 20;
 
-/// Binds a UDP socket to `addr`; an unspecified IPv6 address also accepts IPv4.
-pub(crate) fn bind(addr: SocketAddr) -> io::Result<Socket> {
-    let (socket, dual_stack) = bind_std(addr)?;
+/// Binds a UDP socket to `addr`; an unspecified IPv6 address also accepts IPv4. With `share`
+/// the port may be bound by other sockets that share it too.
+pub(crate) fn bind(addr: SocketAddr, share: bool) -> io::Result<Socket> {
+    let (socket, dual_stack) = bind_std(addr, share)?;
     Socket::new(socket, dual_stack)
 }
 
 /// Binds a non-blocking std UDP socket to `addr`; also returns whether it is dual-stack.
-pub(crate) fn bind_std(addr: SocketAddr) -> io::Result<(std::net::UdpSocket, bool)> {
+pub(crate) fn bind_std(addr: SocketAddr, share: bool) -> io::Result<(std::net::UdpSocket, bool)> {
     let domain = Domain::for_address(addr);
     let raw = RawSocket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
     let dual_stack = match addr {
@@ -29,8 +31,14 @@ pub(crate) fn bind_std(addr: SocketAddr) -> io::Result<(std::net::UdpSocket, boo
         }
         SocketAddr::V4(_) => false,
     };
-    // Several servers on one group port (multicast) and quick restarts need address reuse.
-    raw.set_reuse_address(true)?;
+    // Sharing lets several servers on one host receive a group's requests; without it a
+    // busy port is an error instead of a second server silently taking its unicast traffic.
+    // (A restart rebinds at once anyway: UDP has no TIME_WAIT.)
+    if share {
+        raw.set_reuse_address(true)?;
+        #[cfg(all(unix, not(any(target_os = "solaris", target_os = "illumos"))))]
+        raw.set_reuse_port(true)?;
+    }
     // Buffers are a hint; a smaller grant is not an error.
     let _ = raw.set_recv_buffer_size(BUFFER_BYTES);
     let _ = raw.set_send_buffer_size(BUFFER_BYTES);

@@ -2,6 +2,9 @@
 
 use clap::{ArgAction, Args};
 
+/// The engine's limit on a block-wise body unless --max-body-size changes it (1 MiB).
+pub const DEFAULT_MAX_BODY_SIZE: usize = 1 << 20;
+
 /// Arguments of `covey get|put|post|delete|fetch|observe|discover`.
 #[derive(Debug, Args)]
 pub struct ClientArgs {
@@ -37,8 +40,13 @@ pub struct ClientArgs {
     #[arg(short = 'b', long = "block-size", value_name = "SIZE")]
     pub block_size: Option<usize>,
 
-    /// Extra option NUM,VALUE (NUM a number or name; VALUE text, a number for uint options,
-    /// or 0x-prefixed hex). Repeatable.
+    /// Largest body sent or received block-wise, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_SIZE)]
+    pub max_body_size: usize,
+
+    /// Extra option NUM,VALUE (NUM a number or name; VALUE a number for uint options, none
+    /// for empty ones, else text or 0x-prefixed hex; checked against the option's format).
+    /// Repeatable.
     #[arg(short = 'O', long = "option", value_name = "NUM,VALUE")]
     pub options: Vec<String>,
 

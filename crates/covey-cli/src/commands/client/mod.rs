@@ -2,6 +2,7 @@
 //! a multicast request) and its responses, with exit codes by outcome.
 
 pub mod args;
+pub mod discover_args;
 mod print;
 mod request_options;
 
@@ -104,6 +105,13 @@ fn plan(verb: Verb, args: &mut ClientArgs) -> Result<Plan, Failure> {
         }
         config.block_szx = Block::szx_for_size(size);
     }
+    if args.max_body_size == 0 {
+        return Err(Failure::new(
+            ExitKind::Usage,
+            "--max-body-size must be at least 1",
+        ));
+    }
+    config.max_body_size = args.max_body_size;
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         return Err(Failure::new(ExitKind::Usage, "timeout must be positive"));
     }
@@ -123,20 +131,29 @@ fn seconds(text: &str) -> Result<Duration, Failure> {
         .ok_or_else(|| Failure::new(ExitKind::Usage, format!("bad number of seconds {text:?}")))
 }
 
-/// `coap://host` and `coap://host/?q` ask `/.well-known/core`; other paths are kept.
+/// `/.well-known/core` of the URI's authority, with the URI's query as the filter: discovery
+/// asks the server, whatever path was given.
 fn discovery_uri(uri: &str) -> Result<String, Failure> {
-    let parsed = Uri::parse(uri).map_err(|e| {
+    let bad = |reason: String| {
         Failure::from(covey::Error::InvalidUri {
             uri: uri.to_string(),
-            reason: e.to_string(),
+            reason,
         })
-    })?;
-    if !matches!(parsed.path(), "" | "/") {
-        return Ok(uri.to_string());
-    }
-    let query = parsed.query().map_or(String::new(), |q| format!("?{q}"));
-    let tail = parsed.path().len() + parsed.query().map_or(0, |q| q.len() + 1);
-    let authority = &uri[..uri.len() - tail];
+    };
+    Uri::parse(uri).map_err(|e| bad(e.to_string()))?;
+    let without_fragment = uri.split('#').next().unwrap_or(uri);
+    let (before_query, query) = match without_fragment.split_once('?') {
+        Some((head, q)) => (head, format!("?{q}")),
+        None => (without_fragment, String::new()),
+    };
+    let authority_start = before_query
+        .find("://")
+        .map(|i| i + 3)
+        .ok_or_else(|| bad("no scheme".into()))?;
+    let authority_end = before_query[authority_start..]
+        .find('/')
+        .map_or(before_query.len(), |i| authority_start + i);
+    let authority = &before_query[..authority_end];
     Ok(format!("{authority}/.well-known/core{query}"))
 }
 
@@ -150,7 +167,19 @@ fn build_request(
         .confirmable(!args.non)
         .timeout(Duration::from_secs_f64(args.timeout));
     if let Some(p) = &args.payload {
-        request = request.payload(request_options::payload(p)?);
+        let payload = request_options::payload(p)?;
+        if payload.len() > plan.config.max_body_size {
+            return Err(Failure::new(
+                ExitKind::Usage,
+                format!(
+                    "the payload of {} bytes is over the {}-byte limit of a block-wise body \
+                     (--max-body-size raises it)",
+                    payload.len(),
+                    plan.config.max_body_size
+                ),
+            ));
+        }
+        request = request.payload(payload);
     }
     if let Some(cf) = &args.content_format {
         request = request.content_format(request_options::content_format(cf)?);
@@ -202,7 +231,7 @@ async fn stream(
     args: &ClientArgs,
     multicast: bool,
 ) -> Result<(), Failure> {
-    let printer = Printer::for_stream(args.json, multicast || args.verbose > 0);
+    let printer = Printer::for_stream(args.json, multicast, args.verbose > 0);
     let started = tokio::time::Instant::now();
     let mut responses = if plan.observe.is_some() {
         request.observe().await?
@@ -279,10 +308,17 @@ fn outcome(response: &covey::Response) -> Result<(), Failure> {
         "" => String::new(),
         text => format!(": {}", crate::render::terminal::safe_for_terminal(text)),
     };
+    // 4.13 with Size1: the server's limit (RFC 7959 §2.9.3).
+    let limit = match response.options.uint(covey_core::OptionNumber::SIZE1) {
+        Some(size) if response.code == Code::REQUEST_ENTITY_TOO_LARGE => {
+            format!(" (the server takes at most {size} bytes)")
+        }
+        _ => String::new(),
+    };
     Err(Failure::new(
         kind,
         format!(
-            "{}{source}{diagnostic}",
+            "{}{source}{diagnostic}{limit}",
             crate::render::message_text::code_label(response.code)
         ),
     ))
@@ -297,7 +333,15 @@ mod tests {
         let d = |u| discovery_uri(u).unwrap();
         assert_eq!(d("coap://[::1]"), "coap://[::1]/.well-known/core");
         assert_eq!(d("coap://h:1/?rt=x"), "coap://h:1/.well-known/core?rt=x");
-        assert_eq!(d("coap://h/other"), "coap://h/other");
+        assert_eq!(d("coap://h/other"), "coap://h/.well-known/core");
+        assert_eq!(
+            d("coap://[::1]:5/a/b?rt=x&if=y"),
+            "coap://[::1]:5/.well-known/core?rt=x&if=y"
+        );
+        assert_eq!(
+            d("coap://h/.well-known/core?rt=x"),
+            "coap://h/.well-known/core?rt=x"
+        );
         assert!(discovery_uri("nope").is_err());
     }
 }

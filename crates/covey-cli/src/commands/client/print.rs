@@ -20,42 +20,52 @@ pub struct Printer {
     pub json: bool,
     /// Standard output is a terminal.
     pub terminal: bool,
-    /// Show the code and source line before each payload (multicast, -v).
-    pub headers: bool,
+    /// Multicast: every response, whatever its code, follows a `CODE from SOURCE` line on
+    /// standard output, since the output is a list of who answered what.
+    pub multicast: bool,
+    /// `-v`: the status line of every successful response goes to standard error.
+    pub verbose: bool,
     /// Several responses follow one another: end each raw payload with a newline.
     pub separated: bool,
 }
 
 impl Printer {
     /// A printer for the current standard output.
-    pub fn new(json: bool, headers: bool) -> Printer {
+    pub fn new(json: bool, verbose: bool) -> Printer {
         Printer {
             json,
             terminal: stdout_is_terminal(),
-            headers,
+            multicast: false,
+            verbose,
             separated: false,
         }
     }
 
     /// A printer for a stream of responses (observe, multicast).
-    pub fn for_stream(json: bool, headers: bool) -> Printer {
+    pub fn for_stream(json: bool, multicast: bool, verbose: bool) -> Printer {
         Printer {
+            multicast,
             separated: true,
-            ..Printer::new(json, headers)
+            ..Printer::new(json, verbose)
         }
     }
 
-    /// Prints one response received `elapsed` after the request was sent.
+    /// Prints one response received `elapsed` after the request was sent. Status lines go
+    /// to standard error (piped output is the payload alone), and only for successes: an
+    /// error is told once, by the command's exit message.
     pub fn response(&self, r: &Response, elapsed: Duration) -> anyhow::Result<()> {
         if self.json {
             return print(&(json_of(r, elapsed).to_string() + "\n"));
         }
         let source = r.source.map_or_else(String::new, |s| s.to_string());
-        let payload = Payload::new(&r.payload, r.content_format());
+        let ms = elapsed.as_secs_f64() * 1000.0;
+        let status = format!("{} from {source} in {ms:.1} ms\n", code_label(r.code));
+        if self.multicast {
+            print(&status)?;
+        } else if r.is_success() && (self.verbose || (self.terminal && r.payload.is_empty())) {
+            let _ = std::io::stderr().lock().write_all(status.as_bytes());
+        }
         if !self.terminal {
-            if self.headers {
-                print(&format!("{} from {source}\n", code_label(r.code)))?;
-            }
             // Piped: the payload exactly as received.
             let mut out = std::io::stdout().lock();
             let newline: &[u8] = if self.separated && !r.payload.ends_with(b"\n") {
@@ -72,18 +82,11 @@ impl Printer {
                 other => Ok(other?),
             };
         }
-        let mut text = String::new();
-        if self.headers || r.payload.is_empty() {
-            let ms = elapsed.as_secs_f64() * 1000.0;
-            text.push_str(&format!(
-                "{} from {source} in {ms:.1} ms\n",
-                code_label(r.code)
-            ));
+        if r.payload.is_empty() || !r.is_success() {
+            return Ok(());
         }
-        if !r.payload.is_empty() && r.is_success() {
-            text.push_str(&payload.body_text(true));
-        }
-        print(&text)
+        let payload = Payload::new(&r.payload, r.content_format());
+        print(&payload.body_text(true))
     }
 }
 

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use covey::{Client, ClientBuilder, Code, Config, ContentFormat};
+use covey_group::gateway::{Gateway, Sockets};
 use covey_group::{EmConfig, MemoryStore};
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::commands::gateway::{authority, engine_config, Gateway};
+use crate::commands::gateway::{authority, start_failure};
 use crate::exit::{ExitKind, Failure};
 use crate::output::print;
 use runtime_thread::RuntimeThread;
@@ -214,16 +215,21 @@ impl GatewayThread {
             "the gateway thread",
             |ready_tx, stop_rx| async move {
                 let em = EmConfig::default();
-                let config = engine_config(&em);
+                let config = em.engine_config();
                 let bind = SocketAddr::from(([127, 0, 0, 1], 0));
-                match Gateway::start(&[bind], em, Box::new(MemoryStore::new()), config) {
+                match Gateway::start(
+                    Sockets::on(&[bind]),
+                    em,
+                    Box::new(MemoryStore::new()),
+                    config,
+                ) {
                     Ok(g) => {
                         let _ = ready_tx.send(Ok(g.driver.local_addrs()[0]));
                         let _ = stop_rx.await;
                         g.driver.shutdown().await;
                     }
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e));
+                        let _ = ready_tx.send(Err(start_failure(e)));
                     }
                 }
             },

@@ -135,7 +135,7 @@ pub fn combined(doc: &Value) -> String {
                     out,
                     "  {:width$}  {:>10}  {code}  {after}",
                     text(&r["member"]),
-                    format!("{} values", values.len())
+                    covey_group::plural::count(values.len(), "value", "values")
                 );
                 for v in values {
                     let name = format!("  {}", text(&v["name"]));

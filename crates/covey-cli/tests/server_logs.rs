@@ -1,0 +1,125 @@
+//! What `covey serve -v` and `covey gateway -v` write when their output goes to a file: no
+//! colour codes, and one line per request with peer, method, path, code and time.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{covey, free_port, run_limited};
+
+/// A server whose standard output and error go to one file (`> f 2>&1`), killed on drop.
+struct Logged {
+    child: Child,
+    log: PathBuf,
+    port: u16,
+}
+
+impl Logged {
+    fn start(args: &[&str], tag: &str) -> Logged {
+        let port = free_port();
+        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("server-log-{tag}-{}.log", std::process::id()));
+        let file = std::fs::File::create(&log).expect("create the log");
+        let child = covey()
+            .args(args)
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .env_remove("NO_COLOR")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("clone the log file"))
+            .stderr(file)
+            .spawn()
+            .expect("start the server");
+        Logged { child, log, port }
+    }
+
+    fn text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Sends `covey get URI` until the log has a line containing every one of `wanted`.
+    fn request_until_logged(&self, path: &str, wanted: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let mut get = covey();
+            get.args([
+                "get",
+                "-B",
+                "1",
+                &format!("coap://127.0.0.1:{}{path}", self.port),
+            ]);
+            let _ = run_limited(get, Duration::from_secs(10));
+            let text = self.text();
+            if let Some(line) = text.lines().find(|l| wanted.iter().all(|w| l.contains(w))) {
+                return line.to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no request line with {wanted:?} in the log:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// `peer METHOD /path -> CODE in N ms`, e.g. `127.0.0.1:4000 GET /time -> 2.05 Content in 0.1 ms`.
+fn assert_request_line(line: &str, method: &str, path: &str, code: &str) {
+    let expected_middle = format!(" {method} {path} -> {code} in ");
+    assert!(line.contains("127.0.0.1:"), "no peer in {line:?}");
+    assert!(line.contains(&expected_middle), "{line:?}");
+    assert!(line.trim_end().ends_with(" ms"), "no time in {line:?}");
+}
+
+#[test]
+fn serve_logs_each_request_without_colour_into_a_file() {
+    let server = Logged::start(&["serve", "-v"], "serve");
+    let line = server.request_until_logged("/sensors/temp", &["/sensors/temp"]);
+    assert_request_line(&line, "GET", "/sensors/temp", "2.05 Content");
+    let line = server.request_until_logged("/nope", &["/nope"]);
+    assert_request_line(&line, "GET", "/nope", "4.04 Not Found");
+    let text = server.text();
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a file:\n{text:?}"
+    );
+    assert!(text.contains("listening on 127.0.0.1:"), "{text}");
+}
+
+#[test]
+fn serve_without_v_logs_no_requests() {
+    let server = Logged::start(&["serve"], "quiet");
+    // The start-up line shows the server is up and logging.
+    server.request_until_logged("/time", &["listening on"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let text = server.text();
+    assert!(!text.contains(" GET /time"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+}
+
+#[test]
+fn gateway_logs_each_request_without_colour_into_a_file() {
+    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("server-log-gateway-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let db_arg = db.to_string_lossy().into_owned();
+    let gateway = Logged::start(&["gateway", "-v", "--db", &db_arg], "gateway");
+    let line = gateway.request_until_logged("/e", &[" /e "]);
+    assert_request_line(&line, "GET", "/e", "2.05 Content");
+    let text = gateway.text();
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a file:\n{text:?}"
+    );
+    drop(gateway);
+    let _ = std::fs::remove_file(&db);
+}
