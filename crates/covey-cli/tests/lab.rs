@@ -71,6 +71,17 @@ fn assert_refused(out: &Output, code: i32, mentions: &[&str]) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// The scenarios `covey lab list` names, in its order.
+fn scenario_names() -> Vec<String> {
+    let out = lab(&["list"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The relative link targets of a Markdown page (`[text](target)` and `![alt](target)`).
 fn relative_links(markdown: &str) -> Vec<String> {
     markdown
@@ -242,6 +253,16 @@ fn an_out_folder_that_cannot_be_written_fails_before_the_run() {
         let out = lab(&["report", "--out", path_arg(&out_dir)]);
         assert_refused(&out, 1, &[path_arg(&out_dir)]);
     }
+    // The last scenario's folder in a report taken by a file: no scenario runs.
+    let report_dir = dir.join("report");
+    std::fs::create_dir(&report_dir).expect("create a folder");
+    let last = scenario_names().pop().expect("a scenario");
+    std::fs::write(report_dir.join(&last), "in the way").expect("write a file");
+    let out = lab(&["report", "--quick", "--out", path_arg(&report_dir)]);
+    assert_refused(&out, 1, &[&last]);
+    let entries = std::fs::read_dir(&report_dir).expect("read the report folder");
+    assert_eq!(entries.count(), 1, "nothing but the file in the way");
+
     // Read-only for everyone, root included.
     let out = lab(&["run", "cc-bottleneck", "--out", "/proc/self/covey-lab"]);
     assert_refused(&out, 1, &["/proc/self/covey-lab"]);
@@ -271,8 +292,7 @@ fn quick_report_writes_an_index_linking_every_scenario_page() {
 
     let index = std::fs::read_to_string(out_dir.join("README.md")).expect("the index page");
     let links = relative_links(&index);
-    let listed = stdout(&lab(&["list"]));
-    for name in listed.lines().filter_map(|l| l.split_whitespace().next()) {
+    for name in scenario_names() {
         assert!(
             links.iter().any(|l| l.starts_with(&format!("{name}/"))),
             "index links no page of {name}: {index}"

@@ -29,7 +29,11 @@ pub struct ReportArgs {
 /// Runs every scenario into `out/NAME/`, writes its page there as README.md, and the
 /// index as `out/README.md`.
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
+    // Every scenario's folder, so that no sweep dies at its end on a file in the way.
     out_dir::check_writable(&args.out)?;
+    for info in scenarios::list() {
+        out_dir::check_writable(&args.out.join(info.name))?;
+    }
     let quick_flag = if args.quick { " --quick" } else { "" };
     let mut entries = Vec::new();
     let mut text = String::new();
