@@ -65,7 +65,8 @@ fn list() -> Result<(), Failure> {
 fn params(name: &str) -> Result<(), Failure> {
     let described = scenarios::params(name).map_err(lab_failure)?;
     if described.is_empty() {
-        return print(&format!("{name} has no parameters to set.\n")).map_err(Failure::from);
+        let text = format!("{name} does not describe its parameters.\n");
+        return print(&text).map_err(Failure::from);
     }
     let cell =
         |f: &dyn Fn(&scenarios::ParamInfo) -> usize| described.iter().map(f).max().unwrap_or(0);

@@ -48,7 +48,7 @@ fn parameters_help() -> String {
             .map(|p| format!("{}={}", p.name, p.default))
             .collect();
         let values = if values.is_empty() {
-            "none".to_string()
+            "(not described)".to_string()
         } else {
             values.join(" ")
         };

@@ -13,7 +13,7 @@ pub fn parse(scenario: &str, sets: &[String]) -> Result<Vec<(String, String)>, F
     let names: Vec<&str> = described.iter().map(|p| p.name).collect();
     let choices = || {
         if names.is_empty() {
-            format!("{scenario} has no parameters to set")
+            format!("{scenario} does not describe its parameters")
         } else {
             format!("choose from {}", names.join(", "))
         }
