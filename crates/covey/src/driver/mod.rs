@@ -183,6 +183,11 @@ impl DriverBuilder {
         let task = task::Task {
             ep: Endpoint::new(self.config, seed),
             clock: crate::clock::Clock::new(),
+            error_watches: sockets
+                .iter()
+                .cloned()
+                .map(socket::ErrorWatch::new)
+                .collect(),
             sockets,
             commands: commands_rx,
             commands_open: true,

@@ -28,17 +28,24 @@ use super::service::{ResponseFuture, Service};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
 use crate::multicast::Membership;
-use crate::socket::{canonical_ip, canonical_socket_addr, RecvBatch, SendBatch, Socket};
+use crate::socket::{
+    canonical_ip, canonical_socket_addr, ErrorWatch, RecvBatch, SendBatch, Socket, Unreachable,
+};
 use crate::{Error, Request, Response};
 
 /// Commands handled per wake-up before the task sends, so a busy client cannot starve sockets.
 const COMMAND_BUDGET: usize = 64;
+
+/// ICMP errors read per socket and wake-up, so a flood of them cannot starve the rest.
+const SOCKET_ERROR_BUDGET: usize = 32;
 
 /// Everything the task owns.
 pub(crate) struct Task {
     pub ep: Endpoint,
     pub clock: Clock,
     pub sockets: Vec<Arc<Socket>>,
+    /// Error readiness of each socket (ICMP errors queued).
+    pub error_watches: Vec<ErrorWatch>,
     pub commands: mpsc::Receiver<Command>,
     pub commands_open: bool,
     pub responses: mpsc::UnboundedReceiver<HandlerDone>,
@@ -80,6 +87,8 @@ enum Wakeup {
     Respond(IncomingId, Option<u64>, Response),
     Datagrams(usize, usize),
     RecvError(usize, io::Error),
+    /// The socket has ICMP errors queued.
+    SocketErrors(usize),
     Timer,
 }
 
@@ -117,7 +126,11 @@ impl Task {
                 Wakeup::Datagrams(socket, count) => self.on_datagrams(socket, count),
                 Wakeup::RecvError(socket, e) => {
                     tracing::debug!(socket = %self.sockets[socket].local_addr(), "receive error: {e}");
+                    // With IP_RECVERR a receive reports a queued ICMP error once; the error
+                    // queue says which destination it is about.
+                    self.on_socket_errors(socket);
                 }
+                Wakeup::SocketErrors(socket) => self.on_socket_errors(socket),
                 Wakeup::Timer => {}
             }
             let now = self.clock.now();
@@ -168,6 +181,11 @@ impl Task {
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Wakeup::RecvError(i, e)),
                 Poll::Pending => {}
+            }
+        }
+        for (i, watch) in self.error_watches.iter_mut().enumerate() {
+            if watch.poll(cx).is_ready() {
+                return Poll::Ready(Wakeup::SocketErrors(i));
             }
         }
         if self.sleep.as_mut().poll(cx).is_ready() {
@@ -549,6 +567,36 @@ impl Task {
                 },
             );
         }
+    }
+
+    /// Reads the ICMP errors queued on socket `i`: requests to a destination the network
+    /// reported unreachable fail now instead of after every retransmission.
+    fn on_socket_errors(&mut self, i: usize) {
+        let now = self.clock.now();
+        let socket = self.sockets[i].clone();
+        socket.drain_errors(SOCKET_ERROR_BUDGET, |u| self.on_unreachable(now, u));
+    }
+
+    /// Fails the exchanges towards an unreachable destination: those of the async API with
+    /// what the network said, the hosted App's through the engine (which also slows new
+    /// requests to it down to PROBING_RATE). Served requests and observers are unaffected.
+    fn on_unreachable(&mut self, now: Instant, unreachable: Unreachable) {
+        let Unreachable {
+            destination,
+            reason,
+        } = unreachable;
+        tracing::debug!(%destination, "unreachable: {reason}");
+        for id in self.exchanges.towards(destination) {
+            self.ep.cancel(now, id);
+            self.exchanges.fail(
+                id,
+                Error::Unreachable {
+                    addr: destination,
+                    reason: reason.to_string(),
+                },
+            );
+        }
+        self.ep.handle_unreachable(now, destination);
     }
 
     fn begin_closing(&mut self, done: Option<oneshot::Sender<()>>) {

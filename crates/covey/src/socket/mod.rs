@@ -1,17 +1,22 @@
 //! The UDP socket layer: sockets bound with socket2, batched receive (recvmmsg) with the
 //! destination address of each datagram (pktinfo) through quinn-udp, batched send
-//! (sendmmsg), and address mapping between dual-stack sockets and the engine. [`BatchSocket`]
-//! offers the same batches to tight loops outside the async driver (e.g. `covey bench`).
+//! (sendmmsg), ICMP errors from the error queue (which destinations are unreachable), and
+//! address mapping between dual-stack sockets and the engine. [`BatchSocket`] offers the same
+//! batches to tight loops outside the async driver (e.g. `covey bench`).
 
 mod addr;
 mod batch_socket;
 mod bind;
+mod error_queue;
 mod poll_set;
 mod recv_batch;
 mod send_batch;
 
+use std::future::Future;
 use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use quinn_udp::{RecvMeta, UdpSocketState};
@@ -20,6 +25,7 @@ use tokio::io::Interest;
 pub(crate) use addr::{canonical_ip, canonical_socket_addr};
 pub use batch_socket::BatchSocket;
 pub(crate) use bind::bind;
+pub(crate) use error_queue::Unreachable;
 pub use poll_set::PollSet;
 pub use recv_batch::RecvBatch;
 pub use send_batch::{SendBatch, SEND_BATCH_MAX};
@@ -35,9 +41,14 @@ pub(crate) struct Socket {
 }
 
 impl Socket {
-    /// Wraps a bound, non-blocking std socket; needs a tokio runtime.
+    /// Wraps a bound, non-blocking std socket; needs a tokio runtime. On Linux it asks for
+    /// ICMP errors (IP_RECVERR and IPV6_RECVERR), which unconnected sockets otherwise never see.
     fn new(std: std::net::UdpSocket, dual_stack: bool) -> io::Result<Socket> {
         let state = UdpSocketState::new((&std).into())?;
+        if let Err(e) = state.enable_transport_errors((&std).into()) {
+            // Requests to a closed port then time out instead of failing at once.
+            tracing::debug!("ICMP errors not available: {e}");
+        }
         let local = std.local_addr()?;
         let io = tokio::net::UdpSocket::from_std(std)?;
         Ok(Socket {
@@ -118,6 +129,7 @@ impl Socket {
     pub async fn send_batch(&self, batch: &mut SendBatch) -> io::Result<usize> {
         use std::os::fd::AsFd;
         let ipv6 = self.is_ipv6();
+        let mut retried = false;
         loop {
             match self.io.try_io(Interest::WRITABLE, || {
                 send_batch::send_mmsg(self.io.as_fd(), batch, |d| addr::for_socket(d, ipv6))
@@ -127,8 +139,156 @@ impl Socket {
                     return Ok(n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.io.writable().await?,
+                // A pending ICMP error (IP_RECVERR) about another destination fails one send,
+                // whatever its destination; the error itself waits in the error queue. Only
+                // an error that comes again belongs to this datagram.
+                Err(_) if !retried => retried = true,
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Reads up to `max` queued ICMP errors (when the socket reports error readiness),
+    /// handing each that says a destination is unreachable to `on_unreachable`; returns how
+    /// many entries were read.
+    pub fn drain_errors(&self, max: usize, mut on_unreachable: impl FnMut(Unreachable)) -> usize {
+        use std::os::fd::AsFd;
+        let mut read = 0;
+        // Inside `try_io` so that an emptied queue (WouldBlock) clears tokio's error readiness
+        // and an error queued meanwhile sets it again; with the budget used up it stays set.
+        let _ = self.io.try_io(Interest::ERROR, || {
+            while read < max {
+                match error_queue::recv(self.io.as_fd()) {
+                    Ok(entry) => {
+                        read += 1;
+                        if let Some(unreachable) = entry {
+                            on_unreachable(unreachable);
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+                    Err(e) => {
+                        // Reported as empty, so a failing queue cannot keep the driver busy.
+                        tracing::debug!(socket = %self.local, "reading the error queue: {e}");
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                }
+            }
+            Ok(())
+        });
+        read
+    }
+}
+
+/// Error readiness of one socket (ICMP errors are queued), which tokio offers only as a
+/// future: the driver polls it here, and it waits anew after each time it fired.
+pub(crate) struct ErrorWatch {
+    socket: Arc<Socket>,
+    wait: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+}
+
+impl ErrorWatch {
+    /// Watches `socket`.
+    pub fn new(socket: Arc<Socket>) -> ErrorWatch {
+        ErrorWatch { socket, wait: None }
+    }
+
+    /// Ready when the socket has errors to read with [`Socket::drain_errors`].
+    pub fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let socket = &self.socket;
+        let wait = self.wait.get_or_insert_with(|| {
+            let socket = socket.clone();
+            Box::pin(async move {
+                if socket.io.ready(Interest::ERROR).await.is_err() {
+                    // The runtime is shutting down: nothing more will be reported.
+                    std::future::pending::<()>().await;
+                }
+            })
+        });
+        std::task::ready!(wait.as_mut().poll(cx));
+        self.wait = None;
+        Poll::Ready(())
+    }
+}
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    const LIMIT: Duration = Duration::from_secs(5);
+
+    fn closed_port() -> SocketAddr {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.local_addr().unwrap()
+    }
+
+    /// Sends one datagram to each of `destinations`, then waits until an ICMP error is queued.
+    async fn send_and_await_errors(socket: &Socket, destinations: &[SocketAddr]) {
+        let mut batch = SendBatch::new(SEND_BATCH_MAX, 64);
+        for d in destinations {
+            assert!(batch.push(*d, b"x"));
+        }
+        while !batch.is_empty() {
+            socket.send_batch(&mut batch).await.unwrap();
+        }
+        let ready = tokio::time::timeout(LIMIT, socket.io.ready(Interest::ERROR)).await;
+        assert!(ready.expect("an ICMP error").unwrap().is_error());
+    }
+
+    fn drain(socket: &Socket, max: usize) -> (usize, Vec<Unreachable>) {
+        let mut found = Vec::new();
+        let read = socket.drain_errors(max, |u| found.push(u));
+        (read, found)
+    }
+
+    #[tokio::test]
+    async fn a_pending_icmp_error_does_not_fail_a_send_to_another_peer() {
+        let socket = bind("127.0.0.1:0".parse().unwrap(), false).unwrap();
+        let closed = closed_port();
+        send_and_await_errors(&socket, &[closed]).await;
+
+        // The kernel reports the pending error on the next send, whatever its destination.
+        let peer = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let mut batch = SendBatch::new(1, 64);
+        batch.push(peer.local_addr().unwrap(), b"to the peer");
+        assert_eq!(socket.send_batch(&mut batch).await.unwrap(), 1);
+        let mut buf = [0u8; 64];
+        let n = tokio::time::timeout(LIMIT, peer.recv(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"to the peer");
+
+        // The error is still queued, for the destination it is about.
+        let (read, found) = drain(&socket, 8);
+        assert_eq!(read, 1);
+        let expected = Unreachable {
+            destination: closed,
+            reason: "ICMP port unreachable",
+        };
+        assert_eq!(found, vec![expected]);
+        assert_eq!(drain(&socket, 8), (0, Vec::new()));
+    }
+
+    #[tokio::test]
+    async fn draining_stops_at_the_budget_and_resumes() {
+        let socket = bind("[::]:0".parse().unwrap(), false).unwrap();
+        let closed: Vec<SocketAddr> = (0..3).map(|_| closed_port()).collect();
+        send_and_await_errors(&socket, &closed).await;
+        // Loopback answers within the send; the pause only guards against a slow machine.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (read, first) = drain(&socket, 2);
+        assert_eq!(read, 2);
+        let ready = tokio::time::timeout(LIMIT, socket.io.ready(Interest::ERROR)).await;
+        assert!(ready.is_ok(), "still ready: one error left");
+        let (read, rest) = drain(&socket, 2);
+        assert_eq!(read, 1);
+        let mut destinations: Vec<SocketAddr> =
+            first.iter().chain(&rest).map(|u| u.destination).collect();
+        destinations.sort();
+        let mut expected = closed.clone();
+        expected.sort();
+        assert_eq!(destinations, expected, "plain IPv4 on a dual-stack socket");
     }
 }

@@ -1,0 +1,114 @@
+//! ICMP errors over loopback: a request to a closed port fails at once as unreachable
+//! (from IPv4, IPv6 and dual-stack sockets), and a server whose observer went away keeps
+//! serving while the network reports that observer unreachable.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use covey::{Client, Code, ContentFormat, Error, Resource, Response, Server};
+
+/// A test never waits longer than this for one exchange.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// How soon a request to a closed loopback port must fail (the timeout is over a minute).
+const PROMPTLY: Duration = Duration::from_secs(2);
+
+/// An address on `ip` whose port was bound a moment ago and is closed now.
+fn closed_port(ip: &str) -> SocketAddr {
+    let socket = UdpSocket::bind(SocketAddr::new(ip.parse().unwrap(), 0)).unwrap();
+    socket.local_addr().unwrap()
+}
+
+/// Sends a GET to `target` from a client bound to `bind` (the default socket if `None`) and
+/// expects it to fail as unreachable, promptly.
+async fn expect_unreachable(bind: Option<&str>, target: SocketAddr) {
+    let client = match bind {
+        Some(bind) => Client::builder().bind(bind.parse().unwrap()).build(),
+        None => Client::new(),
+    }
+    .unwrap();
+    let started = Instant::now();
+    let result = tokio::time::timeout(
+        LIMIT,
+        client.request(Code::GET, format!("coap://{target}/x")),
+    )
+    .await
+    .expect("no answer at all");
+    let elapsed = started.elapsed();
+    match result {
+        Err(Error::Unreachable { addr, reason }) => {
+            assert_eq!(addr, target);
+            assert!(reason.contains("port unreachable"), "{reason}");
+        }
+        other => panic!("{bind:?} -> {target}: expected unreachable, got {other:?}"),
+    }
+    assert!(elapsed < PROMPTLY, "{bind:?} -> {target} took {elapsed:?}");
+}
+
+#[tokio::test]
+async fn a_closed_port_fails_at_once_as_unreachable() {
+    expect_unreachable(Some("127.0.0.1:0"), closed_port("127.0.0.1")).await;
+    expect_unreachable(Some("[::1]:0"), closed_port("::1")).await;
+    // The default socket is dual-stack: IPv4 errors come to it as well as IPv6 ones.
+    expect_unreachable(None, closed_port("127.0.0.1")).await;
+    expect_unreachable(None, closed_port("::1")).await;
+}
+
+#[tokio::test]
+async fn a_server_keeps_serving_when_its_observer_is_gone() {
+    let counter = Arc::new(AtomicU32::new(0));
+    let c = counter.clone();
+    let server = Server::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .resource(
+            "/counter",
+            Resource::new().obs().get(move |_| {
+                let n = c.load(Ordering::Relaxed);
+                async move { Response::content(ContentFormat::TEXT_PLAIN, n.to_string()) }
+            }),
+        )
+        .start()
+        .unwrap();
+    let server_addr = server.local_addrs()[0];
+
+    // An observer that registers and then closes its socket without deregistering.
+    let observer = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    // CON GET, message ID 0x1234, token 0xab, Observe: 0 (register), Uri-Path: counter.
+    let register = [&[0x41, 0x01, 0x12, 0x34, 0xab, 0x60, 0x57][..], b"counter"].concat();
+    observer.send_to(&register, server_addr).await.unwrap();
+    let mut buf = [0u8; 256];
+    let (n, _) = tokio::time::timeout(LIMIT, observer.recv_from(&mut buf))
+        .await
+        .expect("the registration is answered")
+        .unwrap();
+    assert_eq!(buf[1], 0x45, "2.05 Content: {:02x?}", &buf[..n]);
+    drop(observer);
+
+    // Notifications now draw ICMP port unreachable errors at the server.
+    for n in 1..=3 {
+        counter.store(n, Ordering::Relaxed);
+        assert_eq!(server.notify("/counter").await.unwrap(), 1);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // The server still answers others, promptly.
+    let client = Client::builder()
+        .bind("127.0.0.1:0".parse().unwrap())
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let r = tokio::time::timeout(
+            LIMIT,
+            client.request(Code::GET, format!("coap://{server_addr}/counter")),
+        )
+        .await
+        .expect("served")
+        .unwrap();
+        assert_eq!(r.payload_text(), "3");
+        assert!(started.elapsed() < PROMPTLY, "{:?}", started.elapsed());
+    }
+    server.shutdown().await;
+}
