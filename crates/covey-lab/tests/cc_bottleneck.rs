@@ -168,6 +168,21 @@ fn run_writes_every_report_file() {
         assert!(len > 100, "{} is empty", f.display());
     }
     assert!(summary.markdown.contains("| paper %"));
+    // The paper's 7th and 8th retransmissions each get their own column, beside ours.
+    assert!(
+        summary
+            .markdown
+            .contains("| 6th | 7th | 8th | 9th+ | failed |"),
+        "Table 1 header"
+    );
+    let csv = std::fs::read_to_string(dir.join("cc-bottleneck-summary.csv")).unwrap_or_default();
+    let header = csv.lines().next().unwrap_or_default();
+    assert!(
+        header.ends_with("after_6,after_7,after_8,after_9_or_more"),
+        "{header}"
+    );
+    let columns = header.split(',').count();
+    assert!(csv.lines().all(|l| l.split(',').count() == columns));
     assert!(matches!(
         scenarios::run("no-such-scenario", &options),
         Err(covey_lab::LabError::UnknownScenario(_))

@@ -2,6 +2,9 @@
 //! name with [`run`].
 
 pub mod cc_bottleneck;
+pub mod fading_goodput;
+pub mod one_hop;
+pub mod server_workload;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,12 +24,28 @@ pub struct ScenarioInfo {
 
 /// Every scenario the lab can run.
 pub fn list() -> &'static [ScenarioInfo] {
-    &[ScenarioInfo {
-        name: cc_bottleneck::NAME,
-        title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
-        paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
-                Control Algorithms for CoAP (WF-IoT 2015)",
-    }]
+    &[
+        ScenarioInfo {
+            name: cc_bottleneck::NAME,
+            title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
+            paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
+                    Control Algorithms for CoAP (WF-IoT 2015)",
+        },
+        ScenarioInfo {
+            name: fading_goodput::NAME,
+            title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
+            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
+                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
+                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
+        },
+        ScenarioInfo {
+            name: server_workload::NAME,
+            title: "Share of NON requests a server answers against the client's rate (Fig 9)",
+            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
+                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
+                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
+        },
+    ]
 }
 
 /// A scenario parameter that a run overrides by name (`--set name=value`).
@@ -127,6 +146,8 @@ pub struct Summary {
 pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
     match name {
         cc_bottleneck::NAME => cc_bottleneck::run(options),
+        fading_goodput::NAME => fading_goodput::run(options),
+        server_workload::NAME => server_workload::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

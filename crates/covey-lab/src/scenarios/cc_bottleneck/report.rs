@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use covey_proto::cc::Algorithm;
+use covey_proto::stats::TRACKED_ATTEMPTS;
 
 use super::paper::{self, RETRANSMITTED_SHARE};
 use super::results::Aggregate;
@@ -65,17 +66,8 @@ fn clients_csv(outcome: &Outcome) -> CsvTable {
         "failed",
         "endpoints",
     ];
-    let after = [
-        "after_0",
-        "after_1",
-        "after_2",
-        "after_3",
-        "after_4",
-        "after_5",
-        "after_6",
-        "after_7_or_more",
-    ];
-    header.extend(after);
+    let after = after_columns();
+    header.extend(after.iter().map(String::as_str));
     let mut t = CsvTable::new(&header);
     for run in &outcome.runs {
         for c in &run.results {
@@ -101,8 +93,43 @@ fn clients_csv(outcome: &Outcome) -> CsvTable {
     t
 }
 
+/// The CSV columns of the engine's retransmission buckets: `after_0` … `after_8`, then
+/// `after_9_or_more` (the last bucket holds every later attempt).
+fn after_columns() -> Vec<String> {
+    (0..TRACKED_ATTEMPTS)
+        .map(|i| {
+            if i + 1 == TRACKED_ATTEMPTS {
+                format!("after_{i}_or_more")
+            } else {
+                format!("after_{i}")
+            }
+        })
+        .collect()
+}
+
+/// The Markdown column names of the retransmission buckets: orig, 1st … 8th, 9th+.
+fn after_labels() -> Vec<String> {
+    (0..TRACKED_ATTEMPTS)
+        .map(|i| {
+            let ordinal = match i {
+                0 => return "orig".to_string(),
+                1 => "1st".to_string(),
+                2 => "2nd".to_string(),
+                3 => "3rd".to_string(),
+                n => format!("{n}th"),
+            };
+            if i + 1 == TRACKED_ATTEMPTS {
+                format!("{ordinal}+")
+            } else {
+                ordinal
+            }
+        })
+        .collect()
+}
+
 fn summary_csv(aggregates: &[Aggregate]) -> CsvTable {
-    let mut t = CsvTable::new(&[
+    let after = after_columns();
+    let mut header = vec![
         "workload",
         "algorithm",
         "clients",
@@ -119,15 +146,9 @@ fn summary_csv(aggregates: &[Aggregate]) -> CsvTable {
         "rtt_mean_s",
         "failed",
         "unfinished_clients",
-        "after_0",
-        "after_1",
-        "after_2",
-        "after_3",
-        "after_4",
-        "after_5",
-        "after_6",
-        "after_7_or_more",
-    ]);
+    ];
+    header.extend(after.iter().map(String::as_str));
+    let mut t = CsvTable::new(&header);
     for a in aggregates {
         let mut row = vec![
             a.workload.name().to_string(),
@@ -305,25 +326,16 @@ fn markdown(outcome: &Outcome) -> String {
         "\n## Frequency of transmissions (Table 1)\n\nShare of exchanges that succeeded on the \
          original transmission and after the i-th retransmission. The paper's Table 1 sums 20 \
          repetitions (1000 exchanges per client), Covey's rows sum the seeds, so both are \
-         given as percentages of the exchanges that ended. The engine's last bucket holds 7 \
-         and more retransmissions, so the paper's 7th and 8th are summed for comparison. \
-         Failed exchanges (retry limit reached) are counted apart.\n"
+         given as percentages of the exchanges that ended. The engine counts up to the 8th \
+         retransmission separately, as the paper's table does; its last column holds any \
+         later ones (none while MAX_RETRANSMIT is 8; the paper has no such column). Failed \
+         exchanges (retry limit reached) are counted apart.\n"
     );
-    let mut t = MarkdownTable::new(&[
-        "clients",
-        "workload",
-        "algorithm",
-        "source",
-        "orig",
-        "1st",
-        "2nd",
-        "3rd",
-        "4th",
-        "5th",
-        "6th",
-        "7th+",
-        "failed",
-    ]);
+    let labels = after_labels();
+    let mut header = vec!["clients", "workload", "algorithm", "source"];
+    header.extend(labels.iter().map(String::as_str));
+    header.push("failed");
+    let mut t = MarkdownTable::new(&header);
     let share = |x: u64, total: u64| {
         if total == 0 {
             "–".to_string()
@@ -355,8 +367,12 @@ fn markdown(outcome: &Outcome) -> String {
                         String::new(),
                         "paper %".to_string(),
                     ];
-                    row.extend(r.counts[..7].iter().map(|&x| share(x, expected)));
-                    row.push(share(r.counts[7] + r.counts[8], expected));
+                    // The paper reports the original and retransmissions 1-8: one column
+                    // each, and nothing for the engine's "9th+" bucket.
+                    row.extend(
+                        (0..TRACKED_ATTEMPTS)
+                            .map(|i| r.counts.get(i).map_or("–".into(), |&x| share(x, expected))),
+                    );
                     let total: u64 = r.counts.iter().sum();
                     row.push(share(expected.saturating_sub(total), expected));
                     t.push(row);

@@ -1,0 +1,559 @@
+//! The fading-goodput report: CSV of every run, of the goodput points and of Table 4, the
+//! outcome as JSON, one goodput chart per SNR (the paper's Fig 10 a–d) as SVG, and a
+//! Markdown page that sets Covey's numbers beside the paper's and says where they differ.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::error_model::ErrorModel;
+use super::loss_probe::LossCell;
+use super::paper;
+use super::results::{curve_against_closed_form, curve_mean, find, GoodputPoint};
+use super::{Outcome, NAME};
+use crate::report::csv::CsvTable;
+use crate::report::json::write_json;
+use crate::report::markdown::MarkdownTable;
+use crate::report::svg::{LineChart, Series};
+use crate::report::{ensure_dir, write_text};
+use crate::scenarios::Summary;
+use crate::LabError;
+
+/// Writes every report file of `outcome` into `dir`.
+pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
+    ensure_dir(dir)?;
+    let mut files = Vec::new();
+    let tables = [
+        ("runs", runs_csv(outcome)),
+        ("goodput", goodput_csv(&outcome.points)),
+        ("table4", table_4_csv(&outcome.table_4)),
+    ];
+    for (suffix, table) in tables {
+        let path = dir.join(format!("{NAME}-{suffix}.csv"));
+        table.write(&path)?;
+        files.push(path);
+    }
+    let path = dir.join(format!("{NAME}.json"));
+    write_json(&path, outcome)?;
+    files.push(path);
+    for &snr in &outcome.sweep.snrs_db {
+        let path = dir.join(format!("{NAME}-snr-{}.svg", snr_label(snr)));
+        chart(outcome, snr).write(&path)?;
+        files.push(path);
+    }
+    let markdown = markdown(outcome);
+    let path = dir.join(format!("{NAME}.md"));
+    write_text(&path, &markdown)?;
+    files.push(path);
+    Ok(Summary {
+        scenario: NAME,
+        runs: outcome.runs.len(),
+        wall_s: outcome.wall_s,
+        files,
+        markdown,
+    })
+}
+
+/// "2.5" → "2_5", for file names.
+fn snr_label(snr: f64) -> String {
+    format!("{snr:.1}").replace('.', "_")
+}
+
+fn runs_csv(outcome: &Outcome) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        "model",
+        "snr_db",
+        "payload",
+        "seed_index",
+        "run_seed",
+        "finished",
+        "fragments",
+        "succeeded",
+        "failed",
+        "bytes",
+        "elapsed_s",
+        "goodput_bytes_per_s",
+        "coap_retransmissions",
+        "coap_datagrams",
+        "frames_on_air",
+        "mac_retries",
+        "channel_losses",
+        "udp_discards",
+    ]);
+    for r in &outcome.runs {
+        t.push([
+            r.point.model.name().to_string(),
+            format!("{:.1}", r.point.snr_db),
+            r.point.payload.to_string(),
+            r.point.seed_index.to_string(),
+            r.point.run_seed.to_string(),
+            r.finished.to_string(),
+            r.fragments.to_string(),
+            r.succeeded.to_string(),
+            r.failed.to_string(),
+            r.bytes.to_string(),
+            format!("{:.6}", r.elapsed_s),
+            format!("{:.3}", r.goodput),
+            r.coap_retransmissions.to_string(),
+            r.coap_datagrams.to_string(),
+            r.frames_on_air.to_string(),
+            r.mac_retries.to_string(),
+            r.channel_losses.to_string(),
+            r.udp_discards.to_string(),
+        ]);
+    }
+    t
+}
+
+fn goodput_csv(points: &[GoodputPoint]) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        "model",
+        "snr_db",
+        "payload",
+        "fragments",
+        "runs",
+        "goodput_mean_bytes_per_s",
+        "goodput_pooled_bytes_per_s",
+        "goodput_closed_form_bytes_per_s",
+        "goodput_min",
+        "goodput_max",
+        "transactions",
+        "failed",
+        "transaction_s",
+        "coap_retransmissions_per_transaction",
+        "unfinished_runs",
+    ]);
+    for p in points {
+        t.push([
+            p.model.name().to_string(),
+            format!("{:.1}", p.snr_db),
+            p.payload.to_string(),
+            p.fragments.to_string(),
+            p.runs.to_string(),
+            format!("{:.3}", p.goodput_mean),
+            format!("{:.3}", p.goodput_pooled),
+            p.goodput_closed_form
+                .map_or(String::new(), |g| format!("{g:.3}")),
+            format!("{:.3}", p.goodput_min),
+            format!("{:.3}", p.goodput_max),
+            p.transactions.to_string(),
+            p.failed.to_string(),
+            format!("{:.6}", p.transaction_s),
+            format!("{:.4}", p.coap_retransmissions_per_transaction),
+            p.unfinished.to_string(),
+        ]);
+    }
+    t
+}
+
+fn table_4_csv(cells: &[LossCell]) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        "model",
+        "snr_db",
+        "fragments",
+        "payload",
+        "paper_percent",
+        "closed_form_percent",
+        "monte_carlo_percent",
+        "datagrams",
+        "lost",
+    ]);
+    for c in cells {
+        t.push([
+            c.model.name().to_string(),
+            format!("{:.1}", c.snr_db),
+            c.fragments.to_string(),
+            c.payload.to_string(),
+            paper::table_4(c.fragments, c.snr_db).map_or(String::new(), |p| format!("{p:.2}")),
+            format!("{:.4}", c.closed_form_percent),
+            format!("{:.4}", c.measured_percent()),
+            c.datagrams.to_string(),
+            c.lost.to_string(),
+        ]);
+    }
+    t
+}
+
+fn chart(outcome: &Outcome, snr: f64) -> LineChart {
+    LineChart {
+        title: format!("Goodput at {snr:.1} dB SNR (cf. the paper's Fig 10)"),
+        x_label: "payload (bytes)".into(),
+        y_label: "goodput (bytes/s)".into(),
+        series: outcome
+            .sweep
+            .models
+            .iter()
+            .map(|&m| Series {
+                name: format!("{} model", m.name()),
+                points: outcome
+                    .points
+                    .iter()
+                    .filter(|p| p.model == m && (p.snr_db - snr).abs() < 1e-9)
+                    .map(|p| (p.payload as f64, p.goodput_mean))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The Table 4 cell of `model` at (f, SNR).
+fn cell(cells: &[LossCell], model: ErrorModel, f: usize, snr: f64) -> Option<&LossCell> {
+    cells
+        .iter()
+        .find(|c| c.model == model && c.fragments == f && (c.snr_db - snr).abs() < 1e-9)
+}
+
+/// The largest |closed form − paper| over Table 4 for the paper model, in percentage points,
+/// with where it occurs.
+pub fn table_4_max_deviation(cells: &[LossCell]) -> Option<(f64, usize, f64)> {
+    cells
+        .iter()
+        .filter(|c| c.model == ErrorModel::Paper)
+        .filter_map(|c| {
+            let p = paper::table_4(c.fragments, c.snr_db)?;
+            Some(((c.closed_form_percent - p).abs(), c.fragments, c.snr_db))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The largest |Monte Carlo − closed form| of `model` in standard errors of the measurement.
+fn largest_z(cells: &[LossCell], model: ErrorModel) -> Option<f64> {
+    cells
+        .iter()
+        .filter(|c| c.model == model && c.datagrams > 0)
+        .map(|c| {
+            let p = (c.closed_form_percent / 100.0).clamp(1e-9, 1.0 - 1e-9);
+            let sigma = (p * (1.0 - p) / c.datagrams as f64).sqrt();
+            (c.measured_percent() / 100.0 - p).abs() / sigma
+        })
+        .max_by(f64::total_cmp)
+}
+
+fn markdown(outcome: &Outcome) -> String {
+    let p = &outcome.params;
+    let s = &outcome.sweep;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# fading-goodput: CoAP reliability under Rayleigh fading\n\nReproduces Ludovici, \
+         Moreno and Calveras, TinyCoAP (JSAN 2013, seed 002): Table 4 and Fig 10. One IEEE \
+         802.15.4 hop (unslotted CSMA/CA, 3 MAC retries, 127-byte PSDU, 6LoWPAN fragments), CON \
+         GET, ACK_TIMEOUT {:.1} s with ACK_RANDOM_FACTOR 1.0, MAX_RETRANSMIT {}, {} consecutive \
+         transactions per run, MAC queue {} frames. Sweep: models {} × SNR {:?} dB × payloads \
+         {:?} B × {} seed(s), base seed {} (every point of a seed draws the same random \
+         sequences); {} runs and {} Table 4 cells of {} datagrams in {:.1} s wall time.\n",
+        p.ack_timeout.as_secs_f64(),
+        p.max_retransmit,
+        p.transactions,
+        p.queue_frames,
+        s.models
+            .iter()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.snrs_db,
+        s.payloads,
+        s.seeds,
+        outcome.seed,
+        outcome.runs.len(),
+        outcome.table_4.len(),
+        p.probe_datagrams,
+        outcome.wall_s,
+    );
+    let _ = writeln!(
+        md,
+        "Error models: **paper** — the paper's method: the radio delivers every frame, the \
+         receiver's UDP layer discards a datagram of f fragments when the next number of a fixed \
+         random sequence is ≤ C_f = P^4 · (1 − (1 − P)^f) / P, with the spec's P = 0.7935, \
+         0.64, 0.4775, 0.333 at 1, 1.5, 2, 2.5 dB; **independent** — every data frame on the \
+         radio is corrupted with that P (ACKs pass), each fragment has its own 3 MAC retries, \
+         so a datagram is lost with 1 − (1 − P^4)^f; **rayleigh** — block Rayleigh fading of \
+         every frame (ACKs too) from the O-QPSK DSSS bit error rate at the SNR and the frame's \
+         length, with no number taken from the paper.\n"
+    );
+    table_4_section(outcome, &mut md);
+    goodput_section(outcome, &mut md);
+    conclusions(outcome, &mut md);
+    md
+}
+
+fn table_4_section(outcome: &Outcome, md: &mut String) {
+    let cells = &outcome.table_4;
+    let snrs = paper::SNRS_DB;
+    let _ = writeln!(
+        md,
+        "## Table 4: application-layer packet error rate (%)\n\nPer SNR three columns: \
+         **paper** (published), **closed form** (the paper model's C_f, computed), **Monte \
+         Carlo** (measured in this run: the share of {} datagrams that fill f fragments, sent \
+         one at a time over the simulated hop, that the receiver's UDP layer discarded).\n",
+        outcome.params.probe_datagrams
+    );
+    let mut header = vec!["f".to_string()];
+    for snr in snrs {
+        for what in ["paper", "closed form", "Monte Carlo"] {
+            header.push(format!("{snr:.1} dB {what}"));
+        }
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = MarkdownTable::new(&header);
+    for f in 1..=12 {
+        let mut row = vec![f.to_string()];
+        for snr in snrs {
+            let c = cell(cells, ErrorModel::Paper, f, snr);
+            row.push(paper::table_4(f, snr).map_or("–".into(), |x| format!("{x:.2}")));
+            row.push(c.map_or("–".into(), |c| format!("{:.2}", c.closed_form_percent)));
+            row.push(c.map_or("–".into(), |c| format!("{:.2}", c.measured_percent())));
+        }
+        t.push(row);
+    }
+    if outcome.sweep.models.contains(&ErrorModel::Paper) {
+        md.push_str(&t.render());
+        if let Some((dev, f, snr)) = table_4_max_deviation(cells) {
+            let _ = writeln!(
+                md,
+                "\nClosed form against the paper: largest deviation {dev:.4} percentage points \
+                 (f = {f}, {snr:.1} dB) over all 48 entries."
+            );
+        }
+        if let Some(z) = largest_z(cells, ErrorModel::Paper) {
+            let _ = writeln!(
+                md,
+                "Monte Carlo against the closed form: largest difference {z:.1} standard errors \
+                 of the measurement."
+            );
+        }
+    }
+    for model in [ErrorModel::Independent, ErrorModel::Rayleigh] {
+        if !outcome.sweep.models.contains(&model) {
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "\n### The same table under the {} model (closed form / Monte Carlo, %)\n",
+            model.name()
+        );
+        let mut header = vec!["f".to_string()];
+        header.extend(snrs.iter().map(|s| format!("{s:.1} dB")));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = MarkdownTable::new(&header);
+        for f in 1..=12 {
+            let mut row = vec![f.to_string()];
+            for snr in snrs {
+                row.push(cell(cells, model, f, snr).map_or("–".into(), |c| {
+                    format!("{:.2} / {:.2}", c.closed_form_percent, c.measured_percent())
+                }));
+            }
+            t.push(row);
+        }
+        md.push_str(&t.render());
+        if let Some(z) = largest_z(cells, model) {
+            let _ = writeln!(
+                md,
+                "\nMonte Carlo against the closed form: largest difference {z:.1} standard \
+                 errors."
+            );
+        }
+    }
+    md.push_str(
+        "\nThe paper model's C_f = P^(r+1) · Σ_{i<f} (1 − P)^i is not the loss of f independent \
+         fragments: it tends to P^r (49.95 % at 1 dB) where independent fragments tend to \
+         100 %, so it understates the loss of long datagrams. With one frame (f = 1) all \
+         three readings of P agree; the rayleigh model derives its own P from the SNR and the \
+         frame length and loses far less at 1 dB and a little more at 2.5 dB than the \
+         paper's P.\n",
+    );
+}
+
+fn goodput_section(outcome: &Outcome, md: &mut String) {
+    let s = &outcome.sweep;
+    let points = &outcome.points;
+    let _ = writeln!(
+        md,
+        "\n## Goodput (Fig 10), bytes/s\n\nMean over the seeds of the payload bytes received in \
+         {} consecutive transactions divided by the time they took; in brackets the model's \
+         closed form (`expected.rs`: per-attempt success from the two datagrams' losses, fixed \
+         1 s doubling timeouts, air time on the standard's timeline; single-exchange \
+         transfers only). The closed form is a ratio of expectations (all bytes over all \
+         time), which the per-curve table compares with the pooled simulated goodput; the \
+         mean of the runs' own goodputs shown here lies above it where a few 1 s timeouts \
+         dominate some runs' time (small payloads at 2.5 dB). f is the fragment count of \
+         the largest response datagram (above 1024 B, the first block of a block-wise \
+         transfer).\n",
+        outcome.params.transactions
+    );
+    let mut header = vec!["payload B".to_string(), "f".to_string()];
+    for &snr in &s.snrs_db {
+        for m in &s.models {
+            header.push(format!("{snr:.1} dB {}", m.name()));
+        }
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = MarkdownTable::new(&header);
+    for &payload in &s.payloads {
+        let f = points
+            .iter()
+            .filter(|p| p.payload == payload)
+            .map(|p| p.fragments)
+            .max()
+            .unwrap_or(0);
+        let mut row = vec![payload.to_string(), f.to_string()];
+        for &snr in &s.snrs_db {
+            for &m in &s.models {
+                row.push(find(points, m, snr, payload).map_or("–".into(), |p| {
+                    match p.goodput_closed_form {
+                        Some(c) => format!("{:.0} ({c:.0})", p.goodput_mean),
+                        None => format!("{:.0}", p.goodput_mean),
+                    }
+                }));
+            }
+        }
+        t.push(row);
+    }
+    md.push_str(&t.render());
+    let _ = writeln!(md, "\n### Per curve\n");
+    let mut t = MarkdownTable::new(&[
+        "model",
+        "SNR dB",
+        "mean goodput over payloads B/s",
+        "goodput at the largest payload B/s",
+        "up to 1024 B: simulated (pooled) / closed form B/s",
+        "failed transactions",
+        "CoAP retransmissions per transaction",
+    ]);
+    let largest = s.payloads.iter().copied().max().unwrap_or(0);
+    for &m in &s.models {
+        for &snr in &s.snrs_db {
+            let curve: Vec<&GoodputPoint> = points
+                .iter()
+                .filter(|p| p.model == m && (p.snr_db - snr).abs() < 1e-9)
+                .collect();
+            let transactions: u64 = curve.iter().map(|p| p.transactions).sum();
+            let retx: f64 = curve
+                .iter()
+                .map(|p| p.coap_retransmissions_per_transaction * p.transactions as f64)
+                .sum();
+            t.push(vec![
+                m.name().to_string(),
+                format!("{snr:.1}"),
+                curve_mean(points, m, snr).map_or("–".into(), |g| format!("{g:.0}")),
+                find(points, m, snr, largest)
+                    .map_or("–".into(), |p| format!("{:.0}", p.goodput_mean)),
+                curve_against_closed_form(points, m, snr)
+                    .map_or("–".into(), |(sim, cf)| format!("{sim:.0} / {cf:.0}")),
+                format!(
+                    "{} of {}",
+                    curve.iter().map(|p| p.failed).sum::<u64>(),
+                    transactions
+                ),
+                if transactions == 0 {
+                    "–".into()
+                } else {
+                    format!("{:.3}", retx / transactions as f64)
+                },
+            ]);
+        }
+    }
+    md.push_str(&t.render());
+}
+
+/// Whether `model`'s mean goodput rises at every step up in SNR.
+pub fn rises_with_snr(points: &[GoodputPoint], snrs: &[f64], model: ErrorModel) -> bool {
+    let mut sorted = snrs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let means: Vec<f64> = sorted
+        .iter()
+        .filter_map(|&s| curve_mean(points, model, s))
+        .collect();
+    means.len() == sorted.len() && means.windows(2).all(|w| w[0] < w[1])
+}
+
+fn conclusions(outcome: &Outcome, md: &mut String) {
+    let s = &outcome.sweep;
+    let points = &outcome.points;
+    let _ = writeln!(
+        md,
+        "\n## Against the paper\n\nPaper (Fig 10, plots only): {}\n",
+        paper::FIG_10_CLAIM
+    );
+    for &m in &s.models {
+        let verdict = if rises_with_snr(points, &s.snrs_db, m) {
+            "rises at every step up in SNR, as the paper's does"
+        } else {
+            "does not rise at every step up in SNR"
+        };
+        let smallest = s.payloads.iter().copied().min().unwrap_or(0);
+        let largest = s.payloads.iter().copied().max().unwrap_or(0);
+        let ends: Vec<String> = s
+            .snrs_db
+            .iter()
+            .filter_map(|&snr| {
+                let a = find(points, m, snr, smallest)?;
+                let b = find(points, m, snr, largest)?;
+                Some(format!(
+                    "{snr:.1} dB: {:.0} → {:.0} B/s",
+                    a.goodput_mean, b.goodput_mean
+                ))
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "- {} model: the mean goodput {verdict}; from {smallest} B to {largest} B: {}.",
+            m.name(),
+            ends.join(", ")
+        );
+    }
+    let worst = s
+        .models
+        .iter()
+        .flat_map(|&m| s.snrs_db.iter().map(move |&snr| (m, snr)))
+        .filter_map(|(m, snr)| {
+            let (sim, cf) = curve_against_closed_form(points, m, snr)?;
+            (cf > 0.0).then(|| (100.0 * (sim / cf - 1.0)).abs())
+        })
+        .fold(None, |w: Option<f64>, d| Some(w.map_or(d, |w| w.max(d))));
+    if let Some(worst) = worst {
+        let _ = writeln!(
+            md,
+            "- Simulated (pooled) against closed-form goodput, per curve up to 1024 B: within \
+             {worst:.0} % everywhere. The difference is sampling noise of {} seeds that share their \
+             random sequences across payloads (with 100 seeds the curves come within a few \
+             percent), so the curves are what the fixed doubling timeouts, the air time and \
+             each error model imply.",
+            s.seeds
+        );
+    }
+    md.push_str(
+        "\n### Where and why Covey's curves differ from Fig 10\n\n\
+         - **Absolute level.** The paper's goodput includes TinyOS packet processing on \
+         TelosB-class motes (its Figs 6–7: latency grows with payload mostly from processing \
+         and Blip's fragment handling); Covey's nodes answer in zero time, so a clean \
+         transaction lasts only its air time (CSMA/CA, frames, ACKs, interframe spaces). \
+         Where errors are rare (2.5 dB) Covey's goodput should therefore lie above the \
+         motes', the more so the larger the payload; Fig 10 is published only as plots, so \
+         this cannot be checked number by number, and the comparison here is of shape \
+         (growth with SNR and payload), not of values.\n\
+         - **Timeout-bound at low SNR.** Every lost message costs at least the fixed 1 s \
+         initial timeout, doubling per retransmission, against a few to a few tens of \
+         milliseconds of air time. At 1 dB the goodput is set almost entirely by the timeouts, so \
+         a transaction's time hardly depends on its air time: under the paper model, whose \
+         loss saturates at P^r ≈ 50 % beyond a few fragments, goodput then grows almost in \
+         proportion to the payload; under the physical models, which lose long datagrams \
+         nearly always, it falls as the payload grows.\n\
+         - **Paper model vs radio losses.** Under the paper model losses are whole datagrams \
+         at the receiver's UDP layer and the radio never retries; under the independent and \
+         rayleigh models the MAC retries each fragment (adding air time) and a long datagram \
+         is lost far more often than C_f says (the tables above), so their goodput falls \
+         below the paper model's at large payloads, and at low SNR it falls as the payload \
+         grows: the paper's finding that goodput grows with the payload holds in Covey only \
+         for its own error model (and for the independent model at 2.5 dB up to a few \
+         fragments).\n\
+         - **Above 1024 bytes** Covey's engine sends the body block-wise (RFC 7959 caps a block \
+         at 1024 B): two exchanges of at most 11 fragments each, where TinyCoAP sent one \
+         12-fragment datagram. Each exchange faces a lower C_f, but the transaction needs \
+         both, with two requests and two responses to lose, so the goodput steps down between \
+         1010 and 1060 B (the table above) where TinyCoAP's curve would keep rising.\n\
+         - **The rayleigh model** takes nothing from the paper: its P for a full frame is \
+         0.498 / 0.460 / 0.422 / 0.387 at 1 / 1.5 / 2 / 2.5 dB (paper 0.79 / 0.64 / 0.48 / \
+         0.33) and shorter frames fare better, so its goodput depends less on the SNR than \
+         the paper's; the paper's SNR is defined and measured its own way.\n",
+    );
+}

@@ -1,0 +1,40 @@
+//! The two roles of the experiment as one node type, so the simulator dispatches statically.
+
+use covey_proto::{dispatch_events, App, AppContext, Endpoint, Host, Instant};
+
+use super::client::RateClient;
+use super::server::FullFrameServer;
+use crate::sim::NodeApp;
+
+/// A node of the one-hop link.
+#[derive(Debug)]
+pub enum WorkloadNode {
+    /// The server under load.
+    Server(FullFrameServer),
+    /// The fixed-rate client.
+    Client(RateClient),
+}
+
+impl NodeApp for WorkloadNode {
+    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        let cx = &mut AppContext::new(endpoint, now, host);
+        match self {
+            WorkloadNode::Server(s) => s.start(cx),
+            WorkloadNode::Client(c) => c.start(cx),
+        }
+    }
+
+    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        match self {
+            WorkloadNode::Server(s) => dispatch_events(s, endpoint, now, host),
+            WorkloadNode::Client(c) => dispatch_events(c, endpoint, now, host),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        match self {
+            WorkloadNode::Server(_) => true,
+            WorkloadNode::Client(c) => c.is_done(),
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! The server-workload report: CSV of every run and of the rates, the outcome as JSON, the
+//! answered share against the rate as SVG (the paper's Fig 9), and a Markdown page that sets
+//! Covey's curve beside the paper's account and says where they differ.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::paper;
+use super::results::{at, RatePoint};
+use super::{Outcome, NAME};
+use crate::report::csv::CsvTable;
+use crate::report::json::write_json;
+use crate::report::markdown::MarkdownTable;
+use crate::report::svg::{LineChart, Series};
+use crate::report::{ensure_dir, write_text};
+use crate::scenarios::Summary;
+use crate::LabError;
+
+/// Writes every report file of `outcome` into `dir`.
+pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
+    ensure_dir(dir)?;
+    let mut files = Vec::new();
+    for (suffix, table) in [("runs", runs_csv(outcome)), ("rates", rates_csv(outcome))] {
+        let path = dir.join(format!("{NAME}-{suffix}.csv"));
+        table.write(&path)?;
+        files.push(path);
+    }
+    let path = dir.join(format!("{NAME}.json"));
+    write_json(&path, outcome)?;
+    files.push(path);
+    let path = dir.join(format!("{NAME}.svg"));
+    chart(outcome).write(&path)?;
+    files.push(path);
+    let markdown = markdown(outcome);
+    let path = dir.join(format!("{NAME}.md"));
+    write_text(&path, &markdown)?;
+    files.push(path);
+    Ok(Summary {
+        scenario: NAME,
+        runs: outcome.runs.len(),
+        wall_s: outcome.wall_s,
+        files,
+        markdown,
+    })
+}
+
+fn runs_csv(outcome: &Outcome) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        "rate",
+        "seed_index",
+        "run_seed",
+        "finished",
+        "requests",
+        "answered",
+        "unanswered",
+        "refused",
+        "server_received",
+        "client_queue_drops",
+        "server_queue_drops",
+        "collisions",
+        "channel_access_failures",
+        "retries_exhausted",
+        "mac_retries",
+        "frames_on_air",
+        "virtual_s",
+    ]);
+    for r in &outcome.runs {
+        t.push([
+            format!("{}", r.point.rate),
+            r.point.seed_index.to_string(),
+            r.point.run_seed.to_string(),
+            r.finished.to_string(),
+            r.requests.to_string(),
+            r.answered.to_string(),
+            r.unanswered.to_string(),
+            r.refused.to_string(),
+            r.server_received.to_string(),
+            r.client_queue_drops.to_string(),
+            r.server_queue_drops.to_string(),
+            r.collisions.to_string(),
+            r.channel_access_failures.to_string(),
+            r.retries_exhausted.to_string(),
+            r.mac_retries.to_string(),
+            r.frames_on_air.to_string(),
+            format!("{:.6}", r.virtual_s),
+        ]);
+    }
+    t
+}
+
+fn rates_csv(outcome: &Outcome) -> CsvTable {
+    let mut t = CsvTable::new(&[
+        "rate",
+        "runs",
+        "requests",
+        "answered_share",
+        "answered_min",
+        "answered_max",
+        "closed_form_bound",
+        "answered_per_s",
+        "client_queue_drop_share",
+        "server_queue_drop_share",
+        "collisions_per_request",
+        "channel_access_failures_per_request",
+        "retries_exhausted_per_request",
+        "mac_retries_per_request",
+        "unfinished_runs",
+    ]);
+    for p in &outcome.points {
+        t.push([
+            format!("{}", p.rate),
+            p.runs.to_string(),
+            p.requests.to_string(),
+            format!("{:.4}", p.answered_share),
+            format!("{:.4}", p.answered_min),
+            format!("{:.4}", p.answered_max),
+            format!("{:.4}", outcome.capacity.answered_bound(p.rate)),
+            format!("{:.2}", p.answered_per_s),
+            format!("{:.4}", p.client_queue_drop_share),
+            format!("{:.4}", p.server_queue_drop_share),
+            format!("{:.4}", p.collisions_per_request),
+            format!("{:.4}", p.channel_access_failures_per_request),
+            format!("{:.4}", p.retries_exhausted_per_request),
+            format!("{:.4}", p.mac_retries_per_request),
+            p.unfinished.to_string(),
+        ]);
+    }
+    t
+}
+
+fn chart(outcome: &Outcome) -> LineChart {
+    let series = |name: &str, f: &dyn Fn(&RatePoint) -> f64| Series {
+        name: name.to_string(),
+        points: outcome.points.iter().map(|p| (p.rate, f(p))).collect(),
+    };
+    LineChart {
+        title: "Requests answered against the client's rate (cf. the paper's Fig 9)".into(),
+        x_label: "client rate (requests/s)".into(),
+        y_label: "requests answered (%)".into(),
+        series: vec![
+            series("Covey (simulated)", &|p| 100.0 * p.answered_share),
+            series("closed-form ceiling", &|p| {
+                100.0 * outcome.capacity.answered_bound(p.rate)
+            }),
+        ],
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+/// The lowest rate at which fewer than `share` of the requests are answered.
+pub fn first_rate_below(points: &[RatePoint], share: f64) -> Option<f64> {
+    points
+        .iter()
+        .find(|p| p.answered_share < share)
+        .map(|p| p.rate)
+}
+
+/// Mean fall of the answered share per 10 requests/s between rates `from` and `to`, in
+/// percentage points.
+pub fn drop_per_10(points: &[RatePoint], from: f64, to: f64) -> Option<f64> {
+    let (a, b) = (at(points, from)?, at(points, to)?);
+    Some(100.0 * (a.answered_share - b.answered_share) / ((to - from) / 10.0))
+}
+
+fn markdown(outcome: &Outcome) -> String {
+    let p = &outcome.params;
+    let c = &outcome.capacity;
+    let points = &outcome.points;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# server-workload: requests answered against the client's rate\n\nReproduces \
+         Ludovici, Moreno and Calveras, TinyCoAP (JSAN 2013, seed 002), Fig 9. One IEEE \
+         802.15.4 hop, unslotted CSMA/CA with the standard's defaults (macMinBE 3, macMaxBE 5, \
+         4 CSMA backoffs, 3 frame retries), a MAC queue of {} frames per node; the client sends \
+         {} NON GETs at a fixed rate; each response fills one frame ({} B MPDU, requests {} B). \
+         Rates {:?} requests/s × {} seed(s), base seed {}; {} runs in {:.1} s wall time.\n",
+        p.queue_frames,
+        p.requests,
+        c.response_mpdu,
+        c.request_mpdu,
+        outcome.sweep.rates,
+        outcome.sweep.seeds,
+        outcome.seed,
+        outcome.runs.len(),
+        outcome.wall_s,
+    );
+    let _ = writeln!(
+        md,
+        "Closed-form ceiling (no constant fitted, the spec's standard timeline): a request \
+         frame holds the channel {:.2} ms on average, a full response frame {:.2} ms (mean \
+         first backoff, CCA, turnaround, frame, turnaround, ACK, interframe space), so the hop \
+         carries at most {:.1} transactions/s and at most capacity/rate of the requests can \
+         be answered. The paper's estimate of CSMA-CA plus turnaround is {:.2} ms per frame \
+         ({:.0} frames/s).\n",
+        1e3 * c.request_frame_s,
+        1e3 * c.response_frame_s,
+        c.transactions_per_s,
+        1e3 * paper::PAPER_FRAME_TIME_S,
+        1.0 / paper::PAPER_FRAME_TIME_S,
+    );
+    let _ = writeln!(md, "## Share of requests answered (Fig 9)\n");
+    let mut t = MarkdownTable::new(&[
+        "rate /s",
+        "answered",
+        "min–max over seeds",
+        "closed-form ceiling",
+        "answered /s",
+        "requests dropped at the client's queue",
+        "responses dropped at the server's queue",
+        "collisions per request",
+        "channel access failures per request",
+        "frames given up after retries per request",
+        "MAC retries per request",
+    ]);
+    for q in points {
+        t.push(vec![
+            format!("{}", q.rate),
+            pct(q.answered_share),
+            format!(
+                "{:.1}–{:.1} %",
+                100.0 * q.answered_min,
+                100.0 * q.answered_max
+            ),
+            pct(c.answered_bound(q.rate)),
+            format!("{:.1}", q.answered_per_s),
+            pct(q.client_queue_drop_share),
+            pct(q.server_queue_drop_share),
+            format!("{:.3}", q.collisions_per_request),
+            format!("{:.3}", q.channel_access_failures_per_request),
+            format!("{:.3}", q.retries_exhausted_per_request),
+            format!("{:.3}", q.mac_retries_per_request),
+        ]);
+    }
+    md.push_str(&t.render());
+    conclusions(outcome, &mut md);
+    md
+}
+
+fn conclusions(outcome: &Outcome, md: &mut String) {
+    let points = &outcome.points;
+    let _ = writeln!(
+        md,
+        "\n## Against the paper\n\nPaper (Fig 9, plot only): {}\n",
+        paper::FIG_9_CLAIM
+    );
+    if let Some(rate) = first_rate_below(points, 0.95) {
+        let _ = writeln!(
+            md,
+            "- Covey answers at least 95 % of the requests below {rate} requests/s (paper: the \
+             pronounced drop starts above about {} requests/s).",
+            paper::KNEE_RATE
+        );
+    }
+    let low = points.first();
+    let high = points.last();
+    if let (Some(low), Some(high)) = (low, high) {
+        let _ = writeln!(
+            md,
+            "- From {} to {} requests/s the answered share falls from {} to {}; the answered \
+             rate levels off at {:.1} responses/s against the ceiling's {:.1}.",
+            low.rate,
+            high.rate,
+            pct(low.answered_share),
+            pct(high.answered_share),
+            high.answered_per_s,
+            outcome.capacity.transactions_per_s
+        );
+    }
+    let rates = &outcome.sweep.rates;
+    let has = |r: f64| rates.iter().any(|x| (x - r).abs() < 1e-9);
+    if has(paper::KNEE_RATE) && has(paper::FLATTENING_RATE) {
+        let top = rates.iter().copied().fold(0.0, f64::max);
+        if let (Some(before), Some(after)) = (
+            drop_per_10(points, paper::KNEE_RATE, paper::FLATTENING_RATE),
+            drop_per_10(points, paper::FLATTENING_RATE, top),
+        ) {
+            let verdict = if after < before {
+                "flatter above 150/s, as in the paper"
+            } else {
+                "not flatter above 150/s, unlike the paper"
+            };
+            let _ = writeln!(
+                md,
+                "- The share falls by {before:.1} percentage points per 10 requests/s between \
+                 {} and {}/s, and by {after:.1} between {} and {top}/s: {verdict}.",
+                paper::KNEE_RATE,
+                paper::FLATTENING_RATE,
+                paper::FLATTENING_RATE
+            );
+        }
+    }
+    if let Some(high) = points.last() {
+        let _ = writeln!(
+            md,
+            "- Where the requests go at {} requests/s: {} never leave the client (its MAC queue \
+             is full), {} of the responses are dropped at the server's full queue, and {:.3} \
+             frames per request are lost to collisions (repaired by MAC retries, {:.3} per \
+             request).",
+            high.rate,
+            pct(high.client_queue_drop_share),
+            pct(high.server_queue_drop_share),
+            high.collisions_per_request,
+            high.mac_retries_per_request
+        );
+    }
+    md.push_str(
+        "\n### Where and why Covey differs from Fig 9\n\n\
+         - **Where the knee sits.** In Covey the knee is where the offered load reaches the \
+         channel's capacity for a request plus a full response (the closed-form ceiling \
+         above), with nothing else in the way: the server answers in zero time. The paper's \
+         motes also spend processing time per packet (TinyCoAP's latency in its Figs 6–7 is \
+         well above the air time), which lowers their capacity, and the paper attributes the \
+         drop from 80 requests/s to collisions between requests and responses once a \
+         transaction's latency is comparable to the sending interval. A knee above 80/s in \
+         Covey is therefore expected; it is not adjusted to the paper's.\n\
+         - **Why it flattens.** Above capacity the answered rate is pinned at what the channel \
+         carries, so the share falls as capacity/rate: steeply just above the knee, more and \
+         more slowly beyond it. Requests beyond it are dropped at the client's full MAC queue \
+         and never leave the node, the paper's \"sending buffer\" explanation.\n\
+         - **Collisions** between request and response happen when both nodes end their \
+         backoffs within one CCA plus turnaround of each other (the paper's \"a node senses \
+         the channel idle during the turnaround time of its pair\"). Covey counts them (table \
+         above), but with two nodes the MAC's retries repair nearly all, so they cost air time \
+         (the answered rate levels off a little below the ceiling) rather than requests; \
+         channel access failures after five busy CCAs drop a few frames more. The paper names \
+         collisions the main cause of its degradation; its testbed had other radios and real \
+         channel errors that this model leaves out.\n\
+         - The paper's curve is published only as a plot, and its queue sizes are not given; \
+         the comparison is of the knee and the shape, not of values.\n",
+    );
+}
