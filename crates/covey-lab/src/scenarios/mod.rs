@@ -66,6 +66,8 @@ pub struct ParamInfo {
 pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
     match name {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
+        fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
+        server_workload::NAME => Ok(server_workload::Params::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
