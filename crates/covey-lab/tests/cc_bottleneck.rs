@@ -78,15 +78,19 @@ fn completion_time_grows_with_the_number_of_clients() {
     }
 }
 
-/// The paper: default CoAP has the highest completion time under high congestion. Covey
-/// reproduces it against CoCoA (both variants) and RFC 6298, not against Linux RTO and
-/// Peak-Hopper: with Karn's rule and per-exchange backoff (spec §3, §5) an estimator whose
-/// RTO falls below the queueing RTT takes no further samples, so every exchange of those
-/// clients keeps retransmitting at least once. The report says so.
+/// The paper: default CoAP has the highest completion time under high congestion, and the
+/// alternatives are more efficient there. Every adaptive estimator keeps its backoff until
+/// a valid sample (Karn), so none locks below the queueing RTT.
 #[test]
-fn default_coap_is_slower_than_cocoa_and_rfc6298_at_80_clients() {
+fn default_coap_has_the_longest_completion_time_at_80_continuous_clients() {
     let default = of(quick(), Algorithm::Default, 80).completion_s.median;
-    for alg in [Algorithm::Cocoa, Algorithm::CocoaStrong, Algorithm::Rfc6298] {
+    for alg in [
+        Algorithm::Cocoa,
+        Algorithm::CocoaStrong,
+        Algorithm::Linux,
+        Algorithm::PeakHopper,
+        Algorithm::Rfc6298,
+    ] {
         let other = of(quick(), alg, 80).completion_s.median;
         assert!(default > other, "default {default} s vs {alg} {other} s");
     }

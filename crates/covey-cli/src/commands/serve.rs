@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey::multicast::parse_group;
-use covey::{ContentFormat, Response, Server};
+use covey::server::ServerBuilder;
+use covey::Server;
 
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
+use crate::resources::demo::DemoApp;
+use crate::resources::plugtest::PlugtestApp;
 
 mod tuning;
 
@@ -104,13 +107,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
             parse_group(text).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
         builder = builder.join(group, interface);
     }
-    builder = resources::demo::add(builder);
-    let mut plugtest = None;
-    if args.plugtest {
-        let (with_plugtest, changes) = resources::plugtest::add(builder, obs_period);
-        builder = with_plugtest;
-        plugtest = Some(changes);
-    }
+    builder = add_resources(builder, args.plugtest, obs_period);
     if args.mc {
         builder = builder
             .app(Box::new(covey_group::GroupMembershipResource::new()))
@@ -120,16 +117,46 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
     }
-    let notifier = tokio::spawn(notify_observers(server.clone()));
-    let plugtest = plugtest.map(|p| tokio::spawn(p.run(server.clone())));
     super::signal::wait_for_signal().await;
-    notifier.abort();
-    if let Some(task) = plugtest {
-        task.abort();
-    }
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+/// Hosts the demo resources and, with `plugtest`, the ETSI plugtest set (offered requests
+/// first, so its `/large` replaces the demo's), and lists them in `/.well-known/core`.
+fn add_resources(
+    mut builder: ServerBuilder,
+    plugtest: bool,
+    obs_period: Duration,
+) -> ServerBuilder {
+    let clock = || Box::new(resources::wall_clock::SystemClock);
+    let plugtest_links = if plugtest {
+        builder = builder.app(Box::new(PlugtestApp::new(obs_period, clock())));
+        resources::plugtest::links(obs_period)
+    } else {
+        Vec::new()
+    };
+    builder = builder.app(Box::new(DemoApp::new(clock())));
+    let shadowed = |link: &str| {
+        plugtest_links
+            .iter()
+            .any(|p| link_path(p) == link_path(link))
+    };
+    for link in resources::demo::LINKS {
+        if !shadowed(link) {
+            builder = builder.app_link(link);
+        }
+    }
+    for link in &plugtest_links {
+        builder = builder.app_link(link);
+    }
+    builder
+}
+
+/// The target of a link-format entry: `/a` of `</a>;rt=...`.
+fn link_path(link: &str) -> &str {
+    link.split_once('>').map_or(link, |(target, _)| target)
 }
 
 /// A positive, finite number of seconds given for `flag`.
@@ -143,37 +170,4 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
                 format!("{flag} wants a positive number of seconds, not {secs}"),
             )
         })
-}
-
-/// Tells observers about changes: `/time` at every turn of the wall-clock second (so a
-/// registration's answer and the first notification differ) and never twice with one
-/// value, the sensor every 2 s (the plugtest's `/obs` and `/obs-non` have their own period).
-async fn notify_observers(server: Server) {
-    let mut last_time = String::new();
-    for n in 0u64.. {
-        tokio::time::sleep(until_next_second()).await;
-        let now = resources::utc_now();
-        if now != last_time {
-            let response = Response::content(ContentFormat::TEXT_PLAIN, now.clone());
-            if let Err(e) = server.notify_with("/time", response).await {
-                tracing::debug!("cannot notify /time: {e}");
-                return;
-            }
-            last_time = now;
-        }
-        if n % 2 == 0 {
-            if let Err(e) = server.notify("/sensors/temp").await {
-                tracing::debug!("cannot notify /sensors/temp: {e}");
-                return;
-            }
-        }
-    }
-}
-
-/// How long until the wall clock next turns a second.
-fn until_next_second() -> Duration {
-    let into_second = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    Duration::from_nanos(u64::from(1_000_000_000 - into_second))
 }

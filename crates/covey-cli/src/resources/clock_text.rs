@@ -1,13 +1,21 @@
-//! The current UTC time as RFC 3339 text, without a date library.
+//! The current UTC time as RFC 3339 text, without a date library; made once per second.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+/// The text of the last second asked for, so requests within one second format nothing.
+#[derive(Debug, Default)]
+pub struct UtcText {
+    secs: Option<u64>,
+    text: String,
+}
 
-/// `2024-05-01T12:34:56Z` for now.
-pub fn utc_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    format_utc(secs)
+impl UtcText {
+    /// `2024-05-01T12:34:56Z` for `secs` since the Unix epoch.
+    pub fn at(&mut self, secs: u64) -> &str {
+        if self.secs != Some(secs) {
+            self.text = format_utc(secs);
+            self.secs = Some(secs);
+        }
+        &self.text
+    }
 }
 
 /// RFC 3339 text for `secs` since the Unix epoch (days to civil date per H. Hinnant).
@@ -40,5 +48,12 @@ mod tests {
         assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(format_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn the_text_follows_the_second() {
+        let mut t = UtcText::default();
+        assert_eq!(t.at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(t.at(1), "1970-01-01T00:00:01Z");
     }
 }

@@ -2,7 +2,14 @@
 
 mod clock_text;
 pub mod demo;
+#[cfg(test)]
+mod demo_on_network;
 mod negotiation;
+mod path;
 pub mod plugtest;
-
-pub use clock_text::utc_now;
+#[cfg(test)]
+mod plugtest_on_network;
+mod reply;
+#[cfg(test)]
+mod test_network;
+pub mod wall_clock;

@@ -1,19 +1,31 @@
 //! Content negotiation of the demo resources (RFC 7252 §5.10.4): the Accept option picks one
 //! of the formats a resource offers, anything else is 4.06 Not Acceptable.
 
-use covey::{Code, ContentFormat, Request, Response};
+use covey_core::{Code, ContentFormat};
+use covey_proto::{AppContext, IncomingId};
 
-/// The format to answer `request` in: its Accept if offered, else the first offered; a
-/// 4.06 naming the offered formats when Accept asks for another.
-pub fn choose(request: &Request, offered: &[ContentFormat]) -> Result<ContentFormat, Response> {
-    let Some(asked) = request.accept() else {
-        return Ok(offered[0]);
-    };
-    if offered.contains(&asked) {
-        return Ok(asked);
+use super::reply;
+
+/// The format to answer in: `accept` if offered, else the first offered; `None` when
+/// Accept asks for a format not offered.
+pub fn choose(accept: Option<ContentFormat>, offered: &[ContentFormat]) -> Option<ContentFormat> {
+    match accept {
+        None => offered.first().copied(),
+        Some(asked) => offered.contains(&asked).then_some(asked),
     }
+}
+
+/// Answers `id` with 4.06 naming the `offered` formats.
+pub fn refuse(cx: &mut AppContext<'_>, id: IncomingId, offered: &[ContentFormat]) {
     let names: Vec<String> = offered.iter().map(|f| f.to_string()).collect();
-    Err(Response::new(Code::NOT_ACCEPTABLE)
-        .with_payload(format!("offered: {}", names.join(", ")).into_bytes())
-        .with_content_format(ContentFormat::TEXT_PLAIN))
+    let text = format!("offered: {}", names.join(", "));
+    reply::content(
+        cx,
+        id,
+        None,
+        Code::NOT_ACCEPTABLE,
+        Some(ContentFormat::TEXT_PLAIN),
+        &[],
+        text.as_bytes(),
+    );
 }

@@ -18,6 +18,9 @@ pub struct LinuxRto {
     state: Option<LinuxState>,
     /// The RTO in seconds.
     rto: f64,
+    /// The RTO backed off by timeouts since the last valid sample, in seconds: the kernel
+    /// keeps its backoff until an unambiguous RTT sample arrives, as RFC 6298 does.
+    backed_off: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,6 +50,7 @@ impl LinuxRto {
         LinuxRto {
             state: None,
             rto: secs(LinuxRto::INITIAL_RTO),
+            backed_off: None,
         }
     }
 
@@ -95,8 +99,10 @@ impl RtoEstimator for LinuxRto {
     }
 
     fn on_timeout(&mut self, _now: Instant) {
-        // Backoff is per exchange (next_timeout), as in the implementations the CoAP congestion
-        // control studies measured; the estimate itself is not backed off.
+        // The backoff persists for later exchanges until a valid sample (Karn's algorithm):
+        // without it an RTO below the path's RTT would never get a sample to grow from.
+        let doubled = 2.0 * self.backed_off.unwrap_or(self.rto);
+        self.backed_off = Some(doubled.min(secs(LinuxRto::RTO_MAX)));
     }
 
     fn on_sample(&mut self, _now: Instant, rtt: Duration, retransmissions: u8) {
@@ -107,10 +113,11 @@ impl RtoEstimator for LinuxRto {
         let s = self.update(secs(rtt));
         self.state = Some(s);
         self.rto = (s.srtt + 4.0 * s.rttvar).min(secs(LinuxRto::RTO_MAX));
+        self.backed_off = None;
     }
 
     fn current_rto(&self) -> Duration {
-        duration(self.rto)
+        duration(self.backed_off.unwrap_or(self.rto))
     }
 }
 
@@ -216,10 +223,27 @@ mod tests {
         let mut e = LinuxRto::new();
         assert_ms(sample(&mut e, Instant::ZERO, ms(5000.0), 1), 1000.0);
         e.on_timeout(Instant::ZERO);
-        assert_ms(e.current_rto(), 1000.0);
+        // The backoff persists for the next exchange (see backoff_persists_until_a_valid_sample).
+        assert_ms(e.current_rto(), 2000.0);
         assert_ms(e.next_timeout(ms(1000.0), ms(1000.0)), 2000.0);
         assert_ms(e.next_timeout(ms(1000.0), ms(100_000.0)), 120_000.0);
         // A huge sample is capped at RTO_MAX.
         assert_ms(sample(&mut e, Instant::ZERO, Duration::MAX, 0), 120_000.0);
+    }
+
+    #[test]
+    fn backoff_persists_until_a_valid_sample() {
+        let mut e = LinuxRto::new();
+        e.on_timeout(Instant::ZERO);
+        e.on_timeout(Instant::ZERO);
+        assert_eq!(e.base_rto(Instant::ZERO, 0), Duration::from_secs(4));
+        // Karn: the retransmitted exchange's RTT is no sample, the backoff stays.
+        sample(&mut e, Instant::ZERO, ms(3000.0), 2);
+        assert_eq!(e.current_rto(), Duration::from_secs(4));
+        for _ in 0..10 {
+            e.on_timeout(Instant::ZERO);
+        }
+        assert_eq!(e.current_rto(), LinuxRto::RTO_MAX, "capped");
+        assert_ms(sample(&mut e, Instant::ZERO, ms(100.0), 0), 300.0);
     }
 }

@@ -15,6 +15,8 @@ const B_MAX: f64 = 1.0;
 const G: f64 = 0.050;
 /// Multiplier of the first sample.
 const FIRST_FACTOR: f64 = 1.75;
+/// Cap of the persistent backoff in seconds (RFC 6298 §2.5's maximum).
+const PERSISTENT_BACKOFF_CAP: f64 = 60.0;
 
 /// Peak-Hopper per-peer state: a decaying long history and a two-sample short history.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +27,9 @@ pub struct PeakHopper {
     headroom: f64,
     /// The RTO in seconds.
     rto: f64,
+    /// The RTO backed off by timeouts since the last valid sample, in seconds ("binary, as in
+    /// RFC 6298": it persists until an unambiguous sample).
+    backed_off: Option<f64>,
 }
 
 impl PeakHopper {
@@ -34,6 +39,7 @@ impl PeakHopper {
             r_prev: None,
             headroom: 0.0,
             rto: secs(params.ack_timeout),
+            backed_off: None,
         }
     }
 
@@ -72,18 +78,21 @@ impl RtoEstimator for PeakHopper {
     }
 
     fn on_timeout(&mut self, _now: Instant) {
-        // Binary backoff is per exchange (next_timeout); the estimate itself is not backed off.
+        // As in RFC 6298 the backoff persists until a valid sample, capped at its 60 s.
+        let doubled = 2.0 * self.backed_off.unwrap_or(self.rto);
+        self.backed_off = Some(doubled.min(PERSISTENT_BACKOFF_CAP));
     }
 
     fn on_sample(&mut self, _now: Instant, rtt: Duration, retransmissions: u8) {
         // Only unambiguous (non-retransmitted) samples are used.
         if retransmissions == 0 {
             self.update(secs(rtt));
+            self.backed_off = None;
         }
     }
 
     fn current_rto(&self) -> Duration {
-        duration(self.rto)
+        duration(self.backed_off.unwrap_or(self.rto))
     }
 }
 
@@ -139,11 +148,38 @@ mod tests {
         assert_ms(e.base_rto(Instant::ZERO, 0), 2000.0);
         assert_ms(sample(&mut e, Instant::ZERO, ms(100.0), 1), 2000.0);
         e.on_timeout(Instant::ZERO);
-        assert_ms(e.current_rto(), 2000.0);
+        // The backoff persists for the next exchange (see backoff_persists_until_a_valid_sample).
+        assert_ms(e.current_rto(), 4000.0);
         assert_ms(e.next_timeout(ms(2000.0), ms(2000.0)), 4000.0);
         assert_ms(e.next_timeout(ms(2000.0), ms(64_000.0)), 128_000.0);
         // Zero samples never give a zero RTO.
         assert_ms(sample(&mut e, Instant::ZERO, Duration::ZERO, 0), 100.0);
         assert_ms(sample(&mut e, Instant::ZERO, Duration::ZERO, 0), 100.0);
+    }
+
+    #[test]
+    fn backoff_persists_until_a_valid_sample() {
+        let mut e = PeakHopper::new(&TransmissionParameters::default());
+        sample(&mut e, Instant::ZERO, Duration::from_millis(400), 0);
+        let rto = e.current_rto();
+        e.on_timeout(Instant::ZERO);
+        e.on_timeout(Instant::ZERO);
+        assert_eq!(
+            e.base_rto(Instant::ZERO, 0),
+            rto * 4,
+            "a later exchange starts backed off"
+        );
+        // A retransmitted exchange gives no sample and keeps the backoff.
+        sample(&mut e, Instant::ZERO, Duration::from_millis(400), 2);
+        assert_eq!(e.current_rto(), rto * 4);
+        for _ in 0..10 {
+            e.on_timeout(Instant::ZERO);
+        }
+        assert_eq!(e.current_rto(), Duration::from_secs(60), "capped");
+        sample(&mut e, Instant::ZERO, Duration::from_millis(400), 0);
+        assert!(
+            e.current_rto() < Duration::from_secs(2),
+            "a valid sample ends it"
+        );
     }
 }

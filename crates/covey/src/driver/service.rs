@@ -3,6 +3,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use covey_proto::Received;
+
 use crate::{Request, Response};
 
 /// A response still being computed.
@@ -11,8 +13,9 @@ pub type ResponseFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
 /// Answers incoming requests; the driver polls the future once in place and spawns it only
 /// when it is not ready, so synchronous handlers cost no task.
 pub trait Service: Send + Sync + 'static {
-    /// Whether this service answers `request`; otherwise a hosted App gets it.
-    fn accepts(&self, _request: &Request) -> bool {
+    /// Whether this service answers `request`; otherwise a hosted App gets it. Asked of the
+    /// engine's view of the request, before anything is copied out of it.
+    fn accepts(&self, _request: &Received<'_>) -> bool {
         true
     }
 

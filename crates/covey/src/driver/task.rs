@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use covey_core::Code;
 use covey_proto::{
-    AppId, AppSet, Endpoint, Event, IncomingId, Instant, LocalAddr, RequestError, RequestParams,
-    RespondError, Transmit,
+    AppId, AppSet, Endpoint, Event, IncomingId, Instant, LocalAddr, Received, RequestError,
+    RequestParams, RespondError, Transmit,
 };
 use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
@@ -414,12 +414,13 @@ impl Task {
         let Some(received) = self.ep.request(id) else {
             return;
         };
-        let request = Request::from_received(&received, received.group);
-        // The router answers what it knows; the Apps the rest.
+        // The router answers what it knows and what no App serves (its bare 4.04 tells a
+        // client this is no server of that App); the Apps the rest.
+        let apps = &mut self.apps;
         let service = self
             .service
             .clone()
-            .filter(|s| self.apps.is_empty() || s.accepts(&request));
+            .filter(|s| s.accepts(&received) || !any_app_serves(apps, &received));
         let Some(service) = service else {
             let mut host = DriverHost {
                 membership: &self.membership,
@@ -428,6 +429,7 @@ impl Task {
                 .deliver(&mut self.ep, now, &mut host, AppId(0), Event::Request(id));
             return;
         };
+        let request = Request::from_received(&received, received.group);
         if self.closing.is_some() {
             let busy = Response::error(Code::SERVICE_UNAVAILABLE, "shutting down");
             self.respond(now, id, None, &busy);
@@ -622,6 +624,14 @@ impl Task {
             self.exchanges.fail(id, Error::Shutdown);
         }
     }
+}
+
+/// Whether an App of `apps` serves `request`.
+fn any_app_serves(apps: &mut AppSet, request: &Received<'_>) -> bool {
+    (0..apps.len()).any(|i| {
+        apps.get_mut(AppId(i as u16))
+            .is_some_and(|app| app.serves(request))
+    })
 }
 
 /// The engine's refusal to start a request, as the API's error.

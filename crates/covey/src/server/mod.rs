@@ -100,7 +100,8 @@ impl ServerBuilder {
     }
 
     /// Hosts an `App` for requests no resource answers, and for its own exchanges
-    /// (repeatable: each request goes to the first App that serves it).
+    /// (repeatable: each request goes to the first App that serves it; one that neither a
+    /// resource nor an App serves gets the router's 4.04).
     pub fn app(mut self, app: Box<dyn App + Send>) -> ServerBuilder {
         self.driver = self.driver.app(app);
         self

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use covey_core::Code;
-use covey_proto::NotificationType;
+use covey_core::{Code, OptionNumber};
+use covey_proto::{NotificationType, Received};
 
 use super::resource::Resource;
 use super::well_known;
@@ -127,9 +127,19 @@ impl Router {
 }
 
 impl Service for Router {
-    fn accepts(&self, request: &Request) -> bool {
-        let path = request.path_segments();
-        is_well_known_core(&path) || self.find(&path).is_some()
+    fn accepts(&self, request: &Received<'_>) -> bool {
+        // Compared as bytes, so the requests the Apps serve cost no copy here.
+        let path = || request.message.options_of(OptionNumber::URI_PATH);
+        let is_well_known = path().eq([".well-known", "core"].map(str::as_bytes));
+        is_well_known
+            || self.routes.iter().any(|r| {
+                let mut segments = path();
+                r.segments
+                    .iter()
+                    .all(|s| segments.next() == Some(s.as_bytes()))
+                    // A subtree answers its own path too.
+                    && (r.subtree || segments.next().is_none())
+            })
     }
 
     fn observable(&self, request: &Request) -> Option<u64> {

@@ -566,12 +566,14 @@ fn mechanisms(outcome: &Outcome, md: &mut String) {
     if !rows.is_empty() {
         let _ = writeln!(
             md,
-            "- At {high} continuous clients, mean time from first transmission to ACK / median RTOmax: {}. Linux RTO and \
-             Peak-Hopper apply Karn's rule (no sample from a retransmitted exchange) and back \
-             off per exchange only (spec §3, §5): once their RTO falls below the queueing RTT, \
-             every exchange is retransmitted, gives no sample, and the estimate never catches \
-             up. CoCoA's weak estimator keeps learning from retransmitted exchanges, and \
-             RFC 6298 keeps its backoff in the estimate between exchanges, so they escape it.",
+            "- At {high} continuous clients, mean time from first transmission to ACK / median RTOmax: {}. Default \
+             CoAP draws every initial timeout from [2 s, 3 s] whatever the path, so once the \
+             queueing RTT passes 2 s almost every exchange times out once and its spurious \
+             retransmission queues behind the original. The adaptive estimators follow the \
+             RTT: Linux RTO, Peak-Hopper and RFC 6298 apply Karn's rule (no sample from a \
+             retransmitted exchange) and keep their backoff for later exchanges until a valid \
+             sample, so an RTO that starts below the queueing RTT grows past it; CoCoA also \
+             learns from retransmitted exchanges through its weak estimator.",
             rows.join(", ")
         );
     }
