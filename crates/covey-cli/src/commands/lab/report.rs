@@ -36,7 +36,6 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     }
     let quick_flag = if args.quick { " --quick" } else { "" };
     let mut entries = Vec::new();
-    let mut text = String::new();
     for info in scenarios::list() {
         let dir = args.out.join(info.name);
         let bar = progress::bar(info.name);
@@ -59,10 +58,11 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         );
         let page = scenario_page::render(&summary.markdown, &files, &regenerate);
         write(&dir.join("README.md"), &page)?;
-        text += &format!(
+        // One line per scenario as it ends, so a long report shows where it is.
+        print(&format!(
             "{}: {} runs in {:.1} s\n",
             info.name, summary.runs, summary.wall_s
-        );
+        ))?;
         entries.push(Entry {
             name: info.name,
             title: info.title,
@@ -74,8 +74,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     }
     let index = args.out.join("README.md");
     write(&index, &index_page::render(&entries, args.quick, args.seed))?;
-    text += &format!("report in {}\n", index.display());
-    print(&text).map_err(Failure::from)
+    print(&format!("report in {}\n", index.display())).map_err(Failure::from)
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<(), Failure> {
