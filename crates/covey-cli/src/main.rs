@@ -54,6 +54,8 @@ enum Command {
     Gateway(commands::gateway::GatewayArgs),
     /// Create, list, show, delete and query entities on a gateway.
     Entity(commands::entity::EntityArgs),
+    /// Run the lab's scenarios: the seed papers' experiments on the simulator.
+    Lab(commands::lab::LabArgs),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => commands::bench::run(a),
         Command::Gateway(a) => commands::gateway::run(a),
         Command::Entity(a) => commands::entity::run(a),
+        Command::Lab(a) => commands::lab::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -240,3 +240,23 @@ fn a_sweep_does_not_depend_on_thread_scheduling() {
     let trace = || format!("{:?}", run_sweep(&Params::default(), &sweep, 9, None).runs);
     assert_eq!(trace(), trace());
 }
+
+#[test]
+fn every_described_parameter_accepts_its_default() {
+    let described = scenarios::params(covey_lab::scenarios::cc_bottleneck::NAME).unwrap();
+    assert!(described
+        .iter()
+        .any(|p| p.name == "queue" && p.default == "1000"));
+    let defaults: Vec<(String, String)> = described
+        .iter()
+        .map(|p| (p.name.to_string(), p.default.clone()))
+        .collect();
+    let p = Params::with_overrides(&defaults).unwrap();
+    assert_eq!(p.queue_packets, Params::default().queue_packets);
+    assert_eq!(p.header, Params::default().header);
+    assert!(Params::with_overrides(&[("rate".into(), "0".into())]).is_err());
+    assert!(matches!(
+        scenarios::params("no-such-scenario"),
+        Err(covey_lab::LabError::UnknownScenario(_))
+    ));
+}

@@ -5,6 +5,7 @@ pub mod client;
 pub mod decode;
 pub mod entity;
 pub mod gateway;
+pub mod lab;
 mod request_log;
 pub mod serve;
 mod signal;

@@ -48,6 +48,31 @@ pub fn list() -> &'static [ScenarioInfo] {
     ]
 }
 
+/// A scenario parameter that a run overrides by name (`--set name=value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The name to set it by.
+    pub name: &'static str,
+    /// Its value when not set: the paper's, or ours where the paper names none.
+    pub default: String,
+    /// The values it accepts.
+    pub accepts: &'static str,
+    /// What it sets.
+    pub help: &'static str,
+}
+
+/// The parameters scenario `name` accepts, with their defaults (empty for a scenario that
+/// describes none).
+pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
+    match name {
+        cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
+        fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
+        server_workload::NAME => Ok(server_workload::Params::describe()),
+        _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
+        _ => Err(LabError::UnknownScenario(name.to_string())),
+    }
+}
+
 /// How far a run has got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {

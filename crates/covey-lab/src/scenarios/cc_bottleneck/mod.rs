@@ -36,7 +36,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::media::HeaderModel;
-use crate::scenarios::{Progress, RunOptions, Summary};
+use crate::scenarios::{ParamInfo, Progress, RunOptions, Summary};
 use crate::sim::splitmix64;
 use crate::LabError;
 pub use results::{aggregate, Aggregate, ClientResult, RunResult};
@@ -130,42 +130,127 @@ impl Default for Params {
 }
 
 impl Params {
-    /// The defaults with `overrides` applied. Names: `queue` (packets), `max_retransmit`,
-    /// `rate` (bit/s), `delay_ms`, `mtu` (bytes), `header` (`ipv6`, `ipv4`, `6lowpan`),
-    /// `exchanges`, `start_spread_ms`.
+    /// Every parameter [`Params::with_overrides`] knows, with its default.
+    pub fn describe() -> Vec<ParamInfo> {
+        let d = Params::default();
+        let param = |name, default: String, accepts, help| ParamInfo {
+            name,
+            default,
+            accepts,
+            help,
+        };
+        vec![
+            param(
+                "queue",
+                d.queue_packets.to_string(),
+                "packets, 0 or more",
+                "drop-tail queue per direction (netem's default limit; the paper names none)",
+            ),
+            param(
+                "max_retransmit",
+                d.max_retransmit.to_string(),
+                "0 to 255",
+                "MAX_RETRANSMIT of every endpoint (the paper's Table 1 reaches the 8th)",
+            ),
+            param(
+                "rate",
+                d.rate_bps.to_string(),
+                "bit/s, 1 or more",
+                "bottleneck rate",
+            ),
+            param(
+                "delay_ms",
+                d.one_way_delay.as_millis().to_string(),
+                "milliseconds",
+                "bottleneck one-way delay",
+            ),
+            param(
+                "mtu",
+                d.mtu.to_string(),
+                "bytes, 16 or more",
+                "bottleneck MTU",
+            ),
+            param(
+                "header",
+                header_token(d.header).to_string(),
+                "ipv6, ipv4 or 6lowpan",
+                "header bytes counted per datagram",
+            ),
+            param(
+                "exchanges",
+                d.exchanges_per_client.to_string(),
+                "1 or more",
+                "exchanges per client",
+            ),
+            param(
+                "start_spread_ms",
+                d.start_spread.as_millis().to_string(),
+                "milliseconds",
+                "clients start at random times within this",
+            ),
+        ]
+    }
+
+    /// The defaults with `overrides` applied; the names and values are those of
+    /// [`Params::describe`].
     pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
+        let described = Params::describe();
         let mut p = Params::default();
         for (name, value) in overrides {
-            let bad =
-                || LabError::InvalidOption(format!("{NAME}: bad value `{value}` for `{name}`"));
-            let int = || value.trim().parse::<u64>().map_err(|_| bad());
-            match name.as_str() {
-                "queue" => p.queue_packets = usize::try_from(int()?).map_err(|_| bad())?,
-                "max_retransmit" => p.max_retransmit = u8::try_from(int()?).map_err(|_| bad())?,
-                "rate" => p.rate_bps = int()?.max(1),
-                "delay_ms" => p.one_way_delay = Duration::from_millis(int()?),
-                "mtu" => p.mtu = usize::try_from(int()?).map_err(|_| bad())?.max(16),
+            let Some(info) = described.iter().find(|d| d.name == name) else {
+                let names: Vec<&str> = described.iter().map(|d| d.name).collect();
+                return Err(LabError::InvalidOption(format!(
+                    "{NAME} has no parameter `{name}` (choose from {})",
+                    names.join(", ")
+                )));
+            };
+            let bad = || {
+                LabError::InvalidOption(format!(
+                    "{NAME}: bad value `{value}` for `{name}` (expected {})",
+                    info.accepts
+                ))
+            };
+            let int = |min: u64| {
+                value
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&v| v >= min)
+                    .ok_or_else(bad)
+            };
+            match info.name {
+                "queue" => p.queue_packets = usize::try_from(int(0)?).map_err(|_| bad())?,
+                "max_retransmit" => p.max_retransmit = u8::try_from(int(0)?).map_err(|_| bad())?,
+                "rate" => p.rate_bps = int(1)?,
+                "delay_ms" => p.one_way_delay = Duration::from_millis(int(0)?),
+                "mtu" => p.mtu = usize::try_from(int(16)?).map_err(|_| bad())?,
                 "exchanges" => {
-                    p.exchanges_per_client = u32::try_from(int()?).map_err(|_| bad())?.max(1)
+                    p.exchanges_per_client = u32::try_from(int(1)?).map_err(|_| bad())?
                 }
-                "start_spread_ms" => p.start_spread = Duration::from_millis(int()?),
+                "start_spread_ms" => p.start_spread = Duration::from_millis(int(0)?),
                 "header" => {
-                    p.header = match value.trim().to_ascii_lowercase().as_str() {
-                        "ipv6" => HeaderModel::Ipv6Udp,
-                        "ipv4" => HeaderModel::Ipv4Udp,
-                        "6lowpan" => HeaderModel::SixLowpanIphcNhc,
-                        _ => return Err(bad()),
-                    }
+                    p.header = [
+                        HeaderModel::Ipv6Udp,
+                        HeaderModel::Ipv4Udp,
+                        HeaderModel::SixLowpanIphcNhc,
+                    ]
+                    .into_iter()
+                    .find(|&h| value.trim().eq_ignore_ascii_case(header_token(h)))
+                    .ok_or_else(bad)?
                 }
-                _ => {
-                    return Err(LabError::InvalidOption(format!(
-                        "{NAME} has no parameter `{name}` (queue, max_retransmit, rate, \
-                         delay_ms, mtu, header, exchanges, start_spread_ms)"
-                    )))
-                }
+                _ => unreachable!("every described parameter is handled"),
             }
         }
         Ok(p)
+    }
+}
+
+/// The name `--set header=` takes for a header model.
+fn header_token(header: HeaderModel) -> &'static str {
+    match header {
+        HeaderModel::Ipv6Udp => "ipv6",
+        HeaderModel::Ipv4Udp => "ipv4",
+        HeaderModel::SixLowpanIphcNhc => "6lowpan",
     }
 }
 

@@ -491,7 +491,7 @@ fn markdown(outcome: &Outcome) -> String {
     md.push_str(
         "\n### Where the model differs from the testbed\n\n\
          - The paper ran Californium (Java) clients and server over netem on real hosts; Covey \
-         runs its own engine with the estimators of `spec/coap-algorithms.md` on virtual time. \
+         runs its own engine with the estimators of covey-proto's `cc` module on virtual time. \
          Host scheduling, JVM pauses and netem's timer granularity add RTT variance the model \
          does not have, so the estimators that adapt to the RTT (linux, peakhopper, cocoa) see \
          smoother samples here than on the testbed.\n\

@@ -26,6 +26,7 @@ pub mod expected;
 pub mod loss_probe;
 pub mod node;
 pub mod paper;
+mod parameters;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -21,6 +21,7 @@ pub mod capacity;
 pub mod client;
 pub mod node;
 pub mod paper;
+mod parameters;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -1,0 +1,59 @@
+//! The index of a lab report: every scenario with what it reproduces and a link to its page.
+
+/// One scenario's row in the index.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The scenario's name.
+    pub name: &'static str,
+    /// What it measures.
+    pub title: &'static str,
+    /// The paper it reproduces.
+    pub paper: &'static str,
+    /// Its page, relative to the index.
+    pub page: String,
+    /// Simulation runs made.
+    pub runs: usize,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// The index page (README.md of the report folder).
+pub fn render(entries: &[Entry], quick: bool, seed: u64) -> String {
+    let sweep = if quick { "quick" } else { "full" };
+    let mut page = String::from(
+        "# The Covey lab\n\n\
+         Covey's simulator runs the real covey-proto engine on modelled networks to repeat the \
+         experiments of the papers behind the project. Each page below has the scenario's \
+         plots, its tables with the paper's numbers beside Covey's, and where and why they \
+         differ.\n\n",
+    );
+    page += "| scenario | what it measures | reproduces | runs | wall time |\n";
+    page += "|---|---|---|---:|---:|\n";
+    for e in entries {
+        page += &format!(
+            "| [{}]({}) | {} | {} | {} | {:.0} s |\n",
+            e.name,
+            e.page,
+            cell(e.title),
+            cell(e.paper),
+            e.runs,
+            e.wall_s
+        );
+    }
+    let quick_flag = if quick { " --quick" } else { "" };
+    page += &format!(
+        "\nThese pages come from `covey lab report{quick_flag}` ({sweep} runs, seed {seed}); \
+         run it again to regenerate them. One scenario alone: `covey lab run NAME` \
+         (`--quick` for the small sweep, `--set name=value` for the parameters that \
+         `covey lab params NAME` lists).\n"
+    );
+    page
+}
+
+/// `text` made safe for a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}

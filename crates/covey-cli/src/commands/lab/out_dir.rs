@@ -1,0 +1,41 @@
+//! Checking that an output directory can be written before a long run starts, without
+//! leaving anything behind.
+
+use std::path::{Path, PathBuf};
+
+use crate::exit::{ExitKind, Failure};
+
+/// Fails unless `dir` is, or can be created as, a writable directory. Creates nothing.
+pub fn check_writable(dir: &Path) -> Result<(), Failure> {
+    let fail = |why: String| {
+        Failure::new(
+            ExitKind::Other,
+            format!("cannot write results to {}: {why}", dir.display()),
+        )
+    };
+    // The directory itself, or the nearest ancestor that exists (the run creates the rest).
+    let mut existing: PathBuf = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    };
+    while !existing.exists() {
+        existing = match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+    }
+    if !existing.is_dir() {
+        return Err(fail(format!("{} is not a directory", existing.display())));
+    }
+    // Permission bits do not tell about read-only mounts or root: try it.
+    let probe = existing.join(format!(".covey-lab-probe-{}", std::process::id()));
+    std::fs::create_dir(&probe)
+        .and_then(|()| std::fs::remove_dir(&probe))
+        .map_err(|e| {
+            fail(format!(
+                "cannot create anything in {} ({e})",
+                existing.display()
+            ))
+        })
+}

@@ -1,0 +1,99 @@
+//! `covey lab run NAME`: one scenario, its files, and its headline table.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use covey_lab::scenarios::{self, RunOptions};
+
+use super::{headline, known_scenario, lab_failure, out_dir, progress, set_param};
+use crate::exit::Failure;
+use crate::output::print;
+
+/// Arguments of `covey lab run`.
+#[derive(Debug, Args)]
+#[command(after_help = parameters_help())]
+pub struct RunArgs {
+    /// The scenario (see `covey lab list`).
+    #[arg(value_name = "NAME")]
+    name: String,
+
+    /// The small, CI-sized sweep instead of the paper's full one.
+    #[arg(long)]
+    quick: bool,
+
+    /// Base seed: the same seed gives the same results.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    seed: u64,
+
+    /// Seeds per sweep point (default: the scenario's).
+    #[arg(long, value_name = "K")]
+    runs: Option<usize>,
+
+    /// Where the files go [default: target/lab/NAME].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// A scenario parameter beyond the paper's (e.g. queue=10); repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+/// Every scenario's parameters with their defaults, for `--help`.
+fn parameters_help() -> String {
+    let mut help = String::from("Scenario parameters for --set, with their defaults:\n");
+    for s in scenarios::list() {
+        let described = scenarios::params(s.name).unwrap_or_default();
+        let values: Vec<String> = described
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.default))
+            .collect();
+        let values = if values.is_empty() {
+            "(not described)".to_string()
+        } else {
+            values.join(" ")
+        };
+        help += &format!("  {}: {values}\n", s.name);
+    }
+    help + "`covey lab params NAME` says what each one sets and what it accepts."
+}
+
+/// Runs the scenario, then prints where its files are and its headline table.
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    let scenario = known_scenario(&args.name)?;
+    let params = set_param::parse(scenario.name, &args.set)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/lab").join(scenario.name));
+    out_dir::check_writable(&out)?;
+
+    let bar = progress::bar(scenario.name);
+    let options = RunOptions {
+        quick: args.quick,
+        seed: args.seed,
+        runs: args.runs,
+        out_dir: out.clone(),
+        params,
+        progress: Some(progress::callback(&bar)),
+    };
+    let result = scenarios::run(scenario.name, &options);
+    bar.finish_and_clear();
+    let summary = result.map_err(lab_failure)?;
+
+    let mut text = format!(
+        "{}: {} runs in {:.1} s; files in {}:\n",
+        summary.scenario,
+        summary.runs,
+        summary.wall_s,
+        out.display()
+    );
+    for file in &summary.files {
+        let name = file.file_name().unwrap_or(file.as_os_str());
+        text += &format!("  {}\n", name.to_string_lossy());
+    }
+    if let Some(table) = headline::first_table(&summary.markdown) {
+        text += "\n";
+        text += &table;
+    }
+    print(&text).map_err(Failure::from)
+}

@@ -1,0 +1,333 @@
+//! `covey lab` end to end: listing scenarios, a quick run and its files, the same seed giving
+//! the same data, bad input refused with one line before anything runs, and a report whose
+//! index links every scenario page.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use support::{covey, stderr, stdout};
+
+/// Raw data files a report keeps (larger ones are left for `covey lab run` to regenerate).
+const REPORT_DATA_LIMIT: u64 = 200 * 1024;
+
+/// A folder under the test target directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("lab-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a scratch folder");
+        Scratch(path)
+    }
+
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn lab(args: &[&str]) -> Output {
+    covey()
+        .arg("lab")
+        .args(args)
+        .output()
+        .expect("run covey lab")
+}
+
+fn path_arg(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// The files in `dir` whose names end in `.ext`.
+fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read the output folder")
+        .map(|e| e.expect("a folder entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Asserts a refused command: exit code `code`, one line on stderr containing every one of
+/// `mentions`, and no run (nothing on stdout).
+fn assert_refused(out: &Output, code: i32, mentions: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    for m in mentions {
+        assert!(err.contains(m), "`{m}` missing from: {err}");
+    }
+    assert!(stdout(out).is_empty(), "nothing ran: {}", stdout(out));
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// The scenarios `covey lab list` names, in its order.
+fn scenario_names() -> Vec<String> {
+    let out = lab(&["list"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The relative link targets of a Markdown page (`[text](target)` and `![alt](target)`).
+fn relative_links(markdown: &str) -> Vec<String> {
+    markdown
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .map(|target| target.split('#').next().unwrap_or("").to_string())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .collect()
+}
+
+#[test]
+fn list_names_every_scenario_with_its_paper() {
+    let out = lab(&["list"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("cc-bottleneck "))
+        .expect("a line for cc-bottleneck");
+    assert!(line.contains("Järvinen"), "names the paper: {line}");
+    assert!(
+        line.contains("congestion control"),
+        "says what it is: {line}"
+    );
+}
+
+#[test]
+fn params_lists_each_parameter_with_its_default() {
+    let out = lab(&["params", "cc-bottleneck"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let queue = text
+        .lines()
+        .find(|l| l.starts_with("queue "))
+        .expect("a line for queue");
+    assert!(queue.contains("1000"), "default shown: {queue}");
+    let help = stdout(&lab(&["run", "--help"]));
+    assert!(
+        help.contains("queue=1000"),
+        "run --help lists defaults: {help}"
+    );
+}
+
+#[test]
+fn quick_run_writes_csv_json_svg_and_markdown() {
+    let dir = Scratch::new("quick");
+    let out_dir = dir.join("results");
+    let out = lab(&[
+        "run",
+        "cc-bottleneck",
+        "--quick",
+        "--out",
+        path_arg(&out_dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    for ext in ["csv", "json", "svg", "md"] {
+        assert!(
+            !files_with(&out_dir, ext).is_empty(),
+            "no .{ext} file in {}",
+            out_dir.display()
+        );
+    }
+    let text = stdout(&out);
+    assert!(text.contains(path_arg(&out_dir)), "says where: {text}");
+    assert!(
+        text.contains("| paper"),
+        "prints the headline table: {text}"
+    );
+    // Not a terminal: no progress bar drawn.
+    assert!(stderr(&out).is_empty(), "stderr: {}", stderr(&out));
+}
+
+#[test]
+fn the_same_seed_gives_identical_csv() {
+    let dir = Scratch::new("seed");
+    let run = |name: &str| {
+        let out_dir = dir.join(name);
+        let out = lab(&[
+            "run",
+            "cc-bottleneck",
+            "--quick",
+            "--runs",
+            "1",
+            "--seed",
+            "7",
+            "--out",
+            path_arg(&out_dir),
+        ]);
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        files_with(&out_dir, "csv")
+            .into_iter()
+            .map(|p| std::fs::read(p).expect("read a CSV"))
+            .collect::<Vec<_>>()
+    };
+    let first = run("a");
+    assert!(!first.is_empty());
+    assert!(first == run("b"), "the same seed wrote different CSV");
+}
+
+#[test]
+fn a_set_parameter_reaches_the_scenario() {
+    let dir = Scratch::new("set");
+    let out_dir = dir.join("results");
+    let out = lab(&[
+        "run",
+        "cc-bottleneck",
+        "--quick",
+        "--runs",
+        "1",
+        "--set",
+        "queue=10",
+        "--out",
+        path_arg(&out_dir),
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let json = std::fs::read_to_string(out_dir.join("cc-bottleneck.json")).expect("the JSON");
+    let compact: String = json.split_whitespace().collect();
+    assert!(compact.contains("\"queue_packets\":10,"), "{compact:.300}");
+}
+
+#[test]
+fn an_unknown_scenario_is_refused_naming_the_scenarios() {
+    let dir = Scratch::new("unknown");
+    let out_dir = dir.join("results");
+    let out = lab(&["run", "no-such-scenario", "--out", path_arg(&out_dir)]);
+    assert_refused(&out, 2, &["no-such-scenario", "cc-bottleneck"]);
+    assert!(!out_dir.exists(), "nothing written");
+    assert_refused(&lab(&["params", "no-such-scenario"]), 2, &["cc-bottleneck"]);
+}
+
+#[test]
+fn an_unknown_parameter_is_refused_naming_the_parameters() {
+    let out = lab(&["run", "cc-bottleneck", "--quick", "--set", "colour=red"]);
+    assert_refused(&out, 2, &["colour", "queue", "max_retransmit", "header"]);
+    let out = lab(&["run", "cc-bottleneck", "--quick", "--set", "queue"]);
+    assert_refused(&out, 2, &["name=value", "queue"]);
+}
+
+#[test]
+fn a_bad_parameter_value_is_refused_saying_what_is_accepted() {
+    let dir = Scratch::new("bad-value");
+    let out_dir = dir.join("results");
+    let out = lab(&[
+        "run",
+        "cc-bottleneck",
+        "--quick",
+        "--set",
+        "header=ipx",
+        "--out",
+        path_arg(&out_dir),
+    ]);
+    assert_refused(&out, 2, &["ipx", "header", "ipv6", "6lowpan"]);
+    assert!(!out_dir.exists(), "nothing written");
+    let out = lab(&["run", "cc-bottleneck", "--quick", "--set", "queue=many"]);
+    assert_refused(&out, 2, &["many", "queue"]);
+    let out = lab(&["run", "cc-bottleneck", "--quick", "--runs", "0"]);
+    assert_refused(&out, 2, &["runs"]);
+}
+
+#[test]
+fn an_out_folder_that_cannot_be_written_fails_before_the_run() {
+    let dir = Scratch::new("out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "in the way").expect("write a file");
+    for out_dir in [file.clone(), file.join("below")] {
+        let out = lab(&["run", "cc-bottleneck", "--out", path_arg(&out_dir)]);
+        assert_refused(&out, 1, &[path_arg(&out_dir)]);
+        let out = lab(&["report", "--out", path_arg(&out_dir)]);
+        assert_refused(&out, 1, &[path_arg(&out_dir)]);
+    }
+    // The last scenario's folder in a report taken by a file: no scenario runs.
+    let report_dir = dir.join("report");
+    std::fs::create_dir(&report_dir).expect("create a folder");
+    let last = scenario_names().pop().expect("a scenario");
+    std::fs::write(report_dir.join(&last), "in the way").expect("write a file");
+    let out = lab(&["report", "--quick", "--out", path_arg(&report_dir)]);
+    assert_refused(&out, 1, &[&last]);
+    let entries = std::fs::read_dir(&report_dir).expect("read the report folder");
+    assert_eq!(entries.count(), 1, "nothing but the file in the way");
+
+    // Read-only for everyone, root included.
+    let out = lab(&["run", "cc-bottleneck", "--out", "/proc/self/covey-lab"]);
+    assert_refused(&out, 1, &["/proc/self/covey-lab"]);
+
+    let read_only = dir.join("read-only");
+    std::fs::create_dir(&read_only).expect("create a folder");
+    let writable = std::fs::metadata(&read_only).expect("stat").permissions();
+    let mut permissions = writable.clone();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(&read_only, permissions).expect("make it read-only");
+    // Root writes through permission bits; the /proc case above covers it.
+    let enforced = std::fs::create_dir(read_only.join("probe")).is_err();
+    if enforced {
+        let out_dir = read_only.join("results");
+        let out = lab(&["run", "cc-bottleneck", "--out", path_arg(&out_dir)]);
+        assert_refused(&out, 1, &[path_arg(&out_dir)]);
+    }
+    std::fs::set_permissions(&read_only, writable).expect("make it writable again");
+}
+
+#[test]
+fn quick_report_writes_an_index_linking_every_scenario_page() {
+    let dir = Scratch::new("report");
+    let out_dir = dir.join("lab");
+    let out = lab(&["report", "--quick", "--out", path_arg(&out_dir)]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+
+    let index = std::fs::read_to_string(out_dir.join("README.md")).expect("the index page");
+    let links = relative_links(&index);
+    for name in scenario_names() {
+        assert!(
+            links.iter().any(|l| l.starts_with(&format!("{name}/"))),
+            "index links no page of {name}: {index}"
+        );
+    }
+    for link in &links {
+        let page = out_dir.join(link);
+        assert!(page.is_file(), "index link {link} does not resolve");
+        if page.extension().is_some_and(|e| e == "md") {
+            let text = std::fs::read_to_string(&page).expect("a scenario page");
+            let table = text.lines().any(|l| l.starts_with('|'));
+            assert!(table, "{link} has no table");
+            assert!(
+                text.to_lowercase().contains("paper"),
+                "{link} cites no paper"
+            );
+            let folder = page.parent().expect("the page's folder");
+            for inner in relative_links(&text) {
+                assert!(
+                    folder.join(&inner).is_file(),
+                    "{link}: {inner} does not resolve"
+                );
+            }
+            assert!(text.contains(".svg)"), "{link} shows no plot");
+            for data in std::fs::read_dir(folder).expect("the scenario folder") {
+                let data = data.expect("an entry").path();
+                if data.extension().is_some_and(|e| e != "svg") {
+                    let bytes = std::fs::metadata(&data).expect("stat").len();
+                    assert!(
+                        bytes <= REPORT_DATA_LIMIT,
+                        "{} is {bytes} B",
+                        data.display()
+                    );
+                }
+            }
+        }
+    }
+}
