@@ -50,6 +50,10 @@ pub struct Config {
     /// Block size exponent used for block-wise transfers this endpoint starts or slices
     /// (size 2^(szx+4): 6 is 1024 bytes).
     pub block_szx: u8,
+    /// Largest response payload sent in one message when the client asked for no block;
+    /// larger ones go block-wise. `None`: one block (`block_size()`), as RFC 7959
+    /// implementations do; a constrained link may prefer one fragmented datagram.
+    pub single_message_payload: Option<usize>,
     /// Largest body assembled or uploaded block-wise (bytes).
     pub max_body_size: usize,
     /// Block1 uploads being reassembled at once (server side).
@@ -97,6 +101,7 @@ impl Default for Config {
             token_length: 8,
             overload_max_age: 2,
             block_szx: 6,
+            single_message_payload: None,
             max_body_size: 1 << 20,
             max_uploads: 16,
             max_reassembly_bytes: 4 << 20,

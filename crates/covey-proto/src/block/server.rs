@@ -87,7 +87,8 @@ impl Endpoint {
         payload: &'p [u8],
         requested: Option<Block>,
     ) -> Result<Option<(Block, &'p [u8])>, ()> {
-        slice_block2(payload, requested, self.config.block_szx)
+        let single = self.config.single_message_payload.unwrap_or(0);
+        slice_block2(payload, requested, self.config.block_szx, single)
     }
 
     /// Keeps the whole body of a response that is being sliced, keyed by the request.

@@ -3,15 +3,17 @@
 use covey_core::Block;
 
 /// The Block2 slice of `payload` to send for a request that asked for `requested`
-/// (or nothing); `None` when the payload fits in one block and none was asked for,
-/// `Err` when the requested block lies beyond the end.
+/// (or nothing); `None` when the payload fits in one message (`single_limit` bytes, at
+/// least one block) and none was asked for, `Err` when the requested block lies beyond the
+/// end.
 pub(crate) fn slice_block2(
     payload: &[u8],
     requested: Option<Block>,
     preferred_szx: u8,
+    single_limit: usize,
 ) -> Result<Option<(Block, &[u8])>, ()> {
     let preferred_szx = preferred_szx.min(6);
-    if requested.is_none() && payload.len() <= 16 << preferred_szx {
+    if requested.is_none() && payload.len() <= single_limit.max(16 << preferred_szx) {
         return Ok(None);
     }
     let szx = requested.map_or(preferred_szx, |b| b.szx.min(preferred_szx));
@@ -39,18 +41,18 @@ mod tests {
     fn b5_b6_slicing() {
         let body = [7u8; 2500];
         // B5: client asks SZX 6, server accepts.
-        let (b, p) = slice_block2(&body, Some(block(0, false, 6)), 6)
+        let (b, p) = slice_block2(&body, Some(block(0, false, 6)), 6, 0)
             .unwrap()
             .unwrap();
         assert_eq!((b, p.len()), (block(0, true, 6), 1024));
-        let (b, p) = slice_block2(&body, Some(block(2, false, 6)), 6)
+        let (b, p) = slice_block2(&body, Some(block(2, false, 6)), 6, 0)
             .unwrap()
             .unwrap();
         assert_eq!((b, p.len()), (block(2, false, 6), 452));
         // B6: the server only allows 512.
         let sizes: Vec<(u32, bool, usize)> = (0..5)
             .map(|n| {
-                let (b, p) = slice_block2(&body, Some(block(n, false, 5)), 5)
+                let (b, p) = slice_block2(&body, Some(block(n, false, 5)), 5, 0)
                     .unwrap()
                     .unwrap();
                 (b.num, b.more, p.len())
@@ -66,7 +68,11 @@ mod tests {
                 (4, false, 452)
             ]
         );
-        assert_eq!(slice_block2(&body, Some(block(5, false, 5)), 5), Err(()));
-        assert_eq!(slice_block2(&[1, 2], None, 6), Ok(None));
+        assert_eq!(slice_block2(&body, Some(block(5, false, 5)), 5, 0), Err(()));
+        assert_eq!(slice_block2(&[1, 2], None, 6, 0), Ok(None));
+        // A larger single-message limit keeps a 1 200-byte payload whole.
+        let big = [7u8; 1200];
+        assert_eq!(slice_block2(&big, None, 6, 1200), Ok(None));
+        assert!(matches!(slice_block2(&big, None, 6, 0), Ok(Some(_))));
     }
 }

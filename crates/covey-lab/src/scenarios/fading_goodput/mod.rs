@@ -16,9 +16,9 @@
 //! each model's closed form and measured by Monte Carlo on the same link ([`loss_probe`]).
 //!
 //! Modelling choices the paper leaves open, stated here: each node's MAC queue holds 12 frames
-//! (Blip's fragment limit, so a whole datagram fits); payloads above 1024 bytes go block-wise,
-//! as RFC 7959 caps a block at 1024 bytes (TinyCoAP sent them as one datagram); the server
-//! answers at once (no processing time).
+//! (Blip's fragment limit, so a whole datagram fits); the server sends every payload up to
+//! 1200 bytes in one datagram as TinyCoAP did (`Config::single_message_payload`; RFC 7959
+//! would cap a block at 1024 bytes); the server answers at once (no processing time).
 
 pub mod client;
 pub mod error_model;

@@ -83,6 +83,8 @@ pub fn endpoint_config(params: &Params) -> Config {
         transmission,
         max_message_size: 1280,
         max_body_size: 4096,
+        // TinyCoAP sent every payload of the sweep as one fragmented datagram.
+        single_message_payload: Some(super::expected::SINGLE_MESSAGE_BODY),
         ..Config::default()
     }
 }

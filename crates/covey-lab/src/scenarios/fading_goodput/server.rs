@@ -1,5 +1,5 @@
 //! The server of the fading-goodput experiment: answers every GET with a representation of
-//! the run's payload size (piggy-backed in the ACK; block-wise above 1024 bytes, RFC 7959).
+//! the run's payload size, piggy-backed in the ACK and in one datagram up to 1200 bytes.
 
 use covey_core::Code;
 use covey_proto::{App, AppContext, Event, Response};
