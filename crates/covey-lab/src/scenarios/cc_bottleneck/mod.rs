@@ -84,7 +84,7 @@ pub struct Params {
     /// Bottleneck rate, bit/s.
     pub rate_bps: u64,
     /// Bottleneck one-way delay.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub one_way_delay: Duration,
     /// Bottleneck MTU, bytes.
     pub mtu: usize,
@@ -98,15 +98,11 @@ pub struct Params {
     /// Exchanges per client.
     pub exchanges_per_client: u32,
     /// Clients start within this time of the run's start.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub start_spread: Duration,
     /// Virtual time after which a run is stopped.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub time_limit: Duration,
-}
-
-fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 fn serialize_header<S: serde::Serializer>(h: &HeaderModel, s: S) -> Result<S::Ok, S::Error> {

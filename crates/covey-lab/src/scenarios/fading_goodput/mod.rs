@@ -57,7 +57,7 @@ pub struct Params {
     /// Consecutive transactions per run.
     pub transactions: u32,
     /// ACK_TIMEOUT, the fixed initial retransmission timeout.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub ack_timeout: Duration,
     /// MAX_RETRANSMIT.
     pub max_retransmit: u8,
@@ -66,12 +66,8 @@ pub struct Params {
     /// Datagrams per Table 4 cell in the Monte-Carlo measurement.
     pub probe_datagrams: u64,
     /// Virtual time after which a run is stopped.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub time_limit: Duration,
-}
-
-fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 impl Default for Params {

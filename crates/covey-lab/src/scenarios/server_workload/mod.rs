@@ -53,12 +53,8 @@ pub struct Params {
     /// Frames each node's MAC queue holds.
     pub queue_frames: usize,
     /// How long the client's engine waits for the response to a NON request.
-    #[serde(serialize_with = "serialize_secs")]
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub response_timeout: Duration,
-}
-
-fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 impl Default for Params {
