@@ -8,29 +8,14 @@ use covey_core::Code;
 use covey_group::store::RecordState;
 use covey_group::{BackgroundStore, EntityManager, SqliteStore, Store};
 use covey_proto::Duration;
-use std::path::PathBuf;
 use support::client::{Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format};
-use support::{addr, Network};
-
-fn temp_db(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "covey-group-background-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("entities.db")
-}
-
-fn uri(n: u16) -> String {
-    format!("coap://[2001:db8::{n:x}]/s/t")
-}
+use support::{addr, sensor_uri, temp_db, Network};
 
 #[test]
 fn a_background_store_answers_only_once_the_change_is_on_disk() {
-    let db = temp_db("background");
+    let db = temp_db("background", "background");
     let mut net = Network::new(Duration::from_millis(10), 0.0, 22);
     for n in 10..12u16 {
         sensor(&mut net, n, f64::from(n), Format::Text, 4);
@@ -49,11 +34,11 @@ fn a_background_store_answers_only_once_the_change_is_on_disk() {
             .map(|e| (e.name, e.state))
             .collect::<Vec<_>>()
     };
-    let unicast = format!(r#"{{"name":"u","er":["{}"]}}"#, uri(10));
+    let unicast = format!(r#"{{"name":"u","er":["{}"]}}"#, sensor_uri(10));
     let multicast = format!(
         r#"{{"name":"m","er":["{}","{}"],"ect":"multicast"}}"#,
-        uri(10),
-        uri(11)
+        sensor_uri(10),
+        sensor_uri(11)
     );
     assert_eq!(
         c.post_json(&mut net, em_addr(), "/e", &unicast).code,

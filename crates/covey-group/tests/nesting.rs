@@ -11,11 +11,7 @@ use covey_proto::Duration;
 use support::client::{Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format};
-use support::{addr, Network};
-
-fn sensor_uri(n: u16) -> String {
-    format!("coap://[2001:db8::{n:x}]/s/t")
-}
+use support::{addr, sensor_uri, Network};
 
 fn entity_uri(name: &str) -> String {
     format!("coap://[2001:db8::1]/e/{name}")

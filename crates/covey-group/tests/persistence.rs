@@ -12,21 +12,7 @@ use std::path::PathBuf;
 use support::client::{Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format, Shared};
-use support::{addr, Network};
-
-fn temp_db(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "covey-group-persistence-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("entities.db")
-}
-
-fn uri(n: u16) -> String {
-    format!("coap://[2001:db8::{n:x}]/s/t")
-}
+use support::{addr, sensor_uri, temp_db, Network};
 
 fn setup(db: &PathBuf) -> (Network, usize, Client, Vec<Shared>) {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 21);
@@ -41,17 +27,17 @@ fn setup(db: &PathBuf) -> (Network, usize, Client, Vec<Shared>) {
 
 #[test]
 fn entities_survive_a_restart() {
-    let db = temp_db("restart");
+    let db = temp_db("persistence", "restart");
     let (mut net, node, c, sensors) = setup(&db);
     let unicast = format!(
         r#"{{"name":"u","er":["{}","{}"],"eo":["avg","lst"],"delay":"auto"}}"#,
-        uri(10),
-        uri(11)
+        sensor_uri(10),
+        sensor_uri(11)
     );
     let multicast = format!(
         r#"{{"name":"m","er":["{}","{}"],"ect":"multicast","eo":["max"]}}"#,
-        uri(12),
-        uri(13)
+        sensor_uri(12),
+        sensor_uri(13)
     );
     assert_eq!(
         c.post_json(&mut net, em_addr(), "/e", &unicast).code,
@@ -92,7 +78,10 @@ fn entities_survive_a_restart() {
         assert_eq!(s.borrow().groups.len(), 1);
     }
     // The pool continues where it was: the next group is ff1e::89:2.
-    let again = format!(r#"{{"name":"m2","er":["{}"],"ect":"multicast"}}"#, uri(10));
+    let again = format!(
+        r#"{{"name":"m2","er":["{}"],"ect":"multicast"}}"#,
+        sensor_uri(10)
+    );
     let a = c.post_json(&mut net, em_addr(), "/e", &again);
     assert!(a.text().contains("ff1e::89:2"), "{}", a.text());
     // A member that does not answer when the next EM starts is reported as unjoined.
@@ -104,7 +93,7 @@ fn entities_survive_a_restart() {
     );
     net.run_for(Duration::from_secs(120));
     let profile = c.get(&mut net, em_addr(), "/e/m/profile", None).json();
-    assert_eq!(profile["unjoined"], serde_json::json!([uri(13)]));
+    assert_eq!(profile["unjoined"], serde_json::json!([sensor_uri(13)]));
     assert!(
         em3.borrow()
             .log()
@@ -132,7 +121,7 @@ fn entities_survive_a_restart() {
 
 #[test]
 fn a_creation_killed_midway_leaves_nothing() {
-    let db = temp_db("killed");
+    let db = temp_db("persistence", "killed");
     let (mut net, node, c, sensors) = setup(&db);
     // The members' answers to the joins are lost: the EM is still waiting when it dies.
     let members = [addr(12), addr(13)];
@@ -141,8 +130,8 @@ fn a_creation_killed_midway_leaves_nothing() {
     }));
     let body = format!(
         r#"{{"name":"half","er":["{}","{}"],"ect":"multicast"}}"#,
-        uri(12),
-        uri(13)
+        sensor_uri(12),
+        sensor_uri(13)
     );
     let id = c.start(
         &mut net,
@@ -210,7 +199,7 @@ fn a_creation_killed_midway_leaves_nothing() {
 
 #[test]
 fn corrupt_or_unusable_databases_are_errors() {
-    let db = temp_db("corrupt");
+    let db = temp_db("persistence", "corrupt");
     std::fs::write(
         &db,
         b"this is not an SQLite database, just text that fills a page....",
@@ -232,7 +221,7 @@ fn corrupt_or_unusable_databases_are_errors() {
     );
 
     // A stored entity that no longer parses is an error too, not a panic.
-    let db = temp_db("unreadable");
+    let db = temp_db("persistence", "unreadable");
     SqliteStore::open(&db)
         .unwrap()
         .insert(

@@ -2,6 +2,7 @@
 //! tables. Scenarios decide what goes in them.
 
 pub mod csv;
+pub mod folder;
 pub mod json;
 pub mod markdown;
 pub mod svg;

@@ -12,42 +12,22 @@ use super::paper::{self, RETRANSMITTED_SHARE};
 use super::results::Aggregate;
 use super::{Outcome, Workload, NAME};
 use crate::report::csv::CsvTable;
-use crate::report::json::write_json;
+use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
-use crate::report::{ensure_dir, write_text};
 use crate::scenarios::Summary;
 use crate::LabError;
 
 /// Writes every report file of `outcome` into `dir`.
 pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    ensure_dir(dir)?;
-    let mut files = Vec::new();
-    let path = dir.join(format!("{NAME}-clients.csv"));
-    clients_csv(outcome).write(&path)?;
-    files.push(path);
-    let path = dir.join(format!("{NAME}-summary.csv"));
-    summary_csv(&outcome.aggregates).write(&path)?;
-    files.push(path);
-    let path = dir.join(format!("{NAME}.json"));
-    write_json(&path, outcome)?;
-    files.push(path);
+    let mut folder = ReportFolder::create(dir, NAME)?;
+    folder.csv("clients", &clients_csv(outcome))?;
+    folder.csv("summary", &summary_csv(&outcome.aggregates))?;
+    folder.json(outcome)?;
     for (suffix, chart) in charts(outcome) {
-        let path = dir.join(format!("{NAME}-{suffix}.svg"));
-        chart.write(&path)?;
-        files.push(path);
+        folder.svg(Some(suffix), &chart)?;
     }
-    let markdown = markdown(outcome);
-    let path = dir.join(format!("{NAME}.md"));
-    write_text(&path, &markdown)?;
-    files.push(path);
-    Ok(Summary {
-        scenario: NAME,
-        runs: outcome.runs.len(),
-        wall_s: outcome.wall_s,
-        files,
-        markdown,
-    })
+    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
 }
 
 fn clients_csv(outcome: &Outcome) -> CsvTable {

@@ -11,46 +11,24 @@ use super::paper;
 use super::results::{curve_against_closed_form, curve_mean, find, GoodputPoint};
 use super::{Outcome, NAME};
 use crate::report::csv::CsvTable;
-use crate::report::json::write_json;
+use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
-use crate::report::{ensure_dir, write_text};
 use crate::scenarios::Summary;
 use crate::LabError;
 
 /// Writes every report file of `outcome` into `dir`.
 pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    ensure_dir(dir)?;
-    let mut files = Vec::new();
-    let tables = [
-        ("runs", runs_csv(outcome)),
-        ("goodput", goodput_csv(&outcome.points)),
-        ("table4", table_4_csv(&outcome.table_4)),
-    ];
-    for (suffix, table) in tables {
-        let path = dir.join(format!("{NAME}-{suffix}.csv"));
-        table.write(&path)?;
-        files.push(path);
-    }
-    let path = dir.join(format!("{NAME}.json"));
-    write_json(&path, outcome)?;
-    files.push(path);
+    let mut folder = ReportFolder::create(dir, NAME)?;
+    folder.csv("runs", &runs_csv(outcome))?;
+    folder.csv("goodput", &goodput_csv(&outcome.points))?;
+    folder.csv("table4", &table_4_csv(&outcome.table_4))?;
+    folder.json(outcome)?;
     for &snr in &outcome.sweep.snrs_db {
-        let path = dir.join(format!("{NAME}-snr-{}.svg", snr_label(snr)));
-        chart(outcome, snr).write(&path)?;
-        files.push(path);
+        let suffix = format!("snr-{}", snr_label(snr));
+        folder.svg(Some(&suffix), &chart(outcome, snr))?;
     }
-    let markdown = markdown(outcome);
-    let path = dir.join(format!("{NAME}.md"));
-    write_text(&path, &markdown)?;
-    files.push(path);
-    Ok(Summary {
-        scenario: NAME,
-        runs: outcome.runs.len(),
-        wall_s: outcome.wall_s,
-        files,
-        markdown,
-    })
+    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
 }
 
 /// "2.5" → "2_5", for file names.

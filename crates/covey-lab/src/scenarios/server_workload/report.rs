@@ -9,39 +9,20 @@ use super::paper;
 use super::results::{at, RatePoint};
 use super::{Outcome, NAME};
 use crate::report::csv::CsvTable;
-use crate::report::json::write_json;
+use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
-use crate::report::{ensure_dir, write_text};
 use crate::scenarios::Summary;
 use crate::LabError;
 
 /// Writes every report file of `outcome` into `dir`.
 pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    ensure_dir(dir)?;
-    let mut files = Vec::new();
-    for (suffix, table) in [("runs", runs_csv(outcome)), ("rates", rates_csv(outcome))] {
-        let path = dir.join(format!("{NAME}-{suffix}.csv"));
-        table.write(&path)?;
-        files.push(path);
-    }
-    let path = dir.join(format!("{NAME}.json"));
-    write_json(&path, outcome)?;
-    files.push(path);
-    let path = dir.join(format!("{NAME}.svg"));
-    chart(outcome).write(&path)?;
-    files.push(path);
-    let markdown = markdown(outcome);
-    let path = dir.join(format!("{NAME}.md"));
-    write_text(&path, &markdown)?;
-    files.push(path);
-    Ok(Summary {
-        scenario: NAME,
-        runs: outcome.runs.len(),
-        wall_s: outcome.wall_s,
-        files,
-        markdown,
-    })
+    let mut folder = ReportFolder::create(dir, NAME)?;
+    folder.csv("runs", &runs_csv(outcome))?;
+    folder.csv("rates", &rates_csv(outcome))?;
+    folder.json(outcome)?;
+    folder.svg(None, &chart(outcome))?;
+    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
 }
 
 fn runs_csv(outcome: &Outcome) -> CsvTable {
