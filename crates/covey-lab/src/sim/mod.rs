@@ -48,7 +48,7 @@ pub struct SimStats {
 }
 
 /// A simulation: nodes, a medium, virtual time.
-pub struct Simulator<M, A> {
+pub struct Simulator<M, A: NodeApp> {
     now: Instant,
     run_seed: u64,
     queue: EventQueue,
@@ -81,7 +81,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         let id = self.nodes.len();
         self.nodes.push(Node::new(id, config, app, self.run_seed));
         self.queue.add_slot();
-        if self.nodes[id].app.is_done() {
+        if self.nodes[id].core.apps.is_done() {
             self.nodes[id].counted_done = true;
         } else {
             self.unfinished += 1;
@@ -145,7 +145,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
     ) -> Option<R> {
         let now = self.now;
         let node = self.nodes.get_mut(id)?;
-        let r = f(&mut node.endpoint, &mut node.app, now);
+        let r = f(&mut node.core.endpoint, &mut node.core.apps, now);
         self.process_node(id);
         Some(r)
     }
@@ -172,7 +172,8 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
             self.drain_medium();
         } else {
             let id = slot - 1;
-            self.nodes[id].endpoint.handle_timeout(self.now);
+            let node = &mut self.nodes[id];
+            node.core.handle_timeout(self.now, &mut node.host);
             self.process_node(id);
         }
         true
@@ -204,32 +205,33 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         } else {
             LocalAddr::UNICAST
         };
-        node.endpoint
-            .handle_datagram(now, packet.source, local, &packet.bytes);
+        node.core
+            .handle_datagram(now, packet.source, local, &packet.bytes, &mut node.host);
         self.stats.datagrams_delivered += 1;
         self.process_node(to);
     }
 
     fn start_app(&mut self, id: NodeId) {
         let node = &mut self.nodes[id];
-        node.app.start(&mut node.endpoint, self.now, &mut node.host);
+        node.core.start(self.now, &mut node.host);
     }
 
-    /// Hands node `id`'s events to its Apps and its datagrams to the medium until both are
-    /// drained, restarts its endpoint if the Apps asked, then re-arms its wake-up.
+    /// Hands node `id`'s remaining events to its Apps (after an outside action) and its
+    /// datagrams to the medium, restarts its endpoint if the Apps asked, then re-arms its
+    /// wake-up.
     fn process_node(&mut self, id: NodeId) {
         let now = self.now;
         loop {
             let node = &mut self.nodes[id];
-            node.app.dispatch(&mut node.endpoint, now, &mut node.host);
+            node.core.dispatch(now, &mut node.host);
             let source = endpoint_addr(id, node.incarnation);
             let mut sent = false;
-            while let Some(t) = node.endpoint.poll_transmit(now, &mut self.buf) {
+            while let Some(t) = node.core.poll_transmit(now, &mut self.buf) {
                 let Some(bytes) = self.buf.get(..t.size) else {
                     continue;
                 };
                 sent = true;
-                node.app.on_transmit(now, bytes);
+                node.core.apps.on_transmit(now, bytes);
                 let to = destination_of(t.destination);
                 let pid = self.packets.insert(source, t.destination, bytes);
                 self.stats.datagrams_sent += 1;
@@ -246,7 +248,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
             if sent {
                 self.queue.schedule(MEDIUM_SLOT, self.medium.poll_timeout());
             }
-            if self.nodes[id].app.take_restart() {
+            if self.nodes[id].core.apps.take_restart() {
                 self.nodes[id].restart(id, self.run_seed);
                 self.start_app(id);
                 continue;
@@ -256,11 +258,11 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
             }
         }
         let node = &mut self.nodes[id];
-        if !node.counted_done && node.app.is_done() {
+        if !node.counted_done && node.core.apps.is_done() {
             node.counted_done = true;
             self.unfinished = self.unfinished.saturating_sub(1);
         }
-        self.queue.schedule(id + 1, node.endpoint.poll_timeout());
+        self.queue.schedule(id + 1, node.core.poll_timeout());
     }
 }
 

@@ -1,7 +1,8 @@
-//! A simulated node: its endpoint, its application, its random streams and group
-//! memberships, and the counters of endpoints it has retired.
+//! A simulated node: the engine's own drive loop ([`covey_proto::Node`]: endpoint and
+//! applications), its random streams and group memberships, and the counters of endpoints
+//! it has retired.
 
-use covey_proto::{Config, Endpoint, Stats};
+use covey_proto::{Apps, Config, Endpoint, Stats};
 
 use super::node_app::SimHost;
 use super::random::{derive_seed, Stream};
@@ -9,11 +10,9 @@ use crate::media::NodeId;
 
 /// One node of a simulation.
 #[derive(Debug)]
-pub struct Node<A> {
-    /// The node's engine.
-    pub endpoint: Endpoint,
-    /// The node's application.
-    pub app: A,
+pub struct Node<A: Apps> {
+    /// The node's endpoint and applications, driven as the tokio driver drives them.
+    pub core: covey_proto::Node<A>,
     /// The node's host side: group memberships, log.
     pub host: SimHost,
     pub(crate) config: Config,
@@ -22,7 +21,7 @@ pub struct Node<A> {
     pub(crate) counted_done: bool,
 }
 
-impl<A> Node<A> {
+impl<A: Apps> Node<A> {
     pub(crate) fn new(id: NodeId, config: Config, app: A, run_seed: u64) -> Node<A> {
         let seed = derive_seed(
             run_seed,
@@ -32,8 +31,7 @@ impl<A> Node<A> {
             },
         );
         Node {
-            endpoint: Endpoint::new(config.clone(), seed),
-            app,
+            core: covey_proto::Node::new(Endpoint::new(config.clone(), seed), app),
             host: SimHost::default(),
             config,
             incarnation: 0,
@@ -52,15 +50,28 @@ impl<A> Node<A> {
                 incarnation: self.incarnation,
             },
         );
-        let old = std::mem::replace(&mut self.endpoint, Endpoint::new(self.config.clone(), seed));
+        let old = std::mem::replace(
+            &mut self.core.endpoint,
+            Endpoint::new(self.config.clone(), seed),
+        );
         add_stats(&mut self.retired, old.stats());
     }
 
     /// The counters of every endpoint this node has had, summed.
     pub fn stats(&self) -> Stats {
         let mut total = self.retired.clone();
-        add_stats(&mut total, self.endpoint.stats());
+        add_stats(&mut total, self.core.endpoint.stats());
         total
+    }
+
+    /// The node's endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.core.endpoint
+    }
+
+    /// The node's applications.
+    pub fn app(&self) -> &A {
+        &self.core.apps
     }
 
     /// How many times the endpoint was replaced.

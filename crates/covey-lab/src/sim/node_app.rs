@@ -1,13 +1,12 @@
-//! What a simulated node runs: covey-proto `App`s, hosted exactly as the tokio driver hosts
-//! them (an [`AppContext`] per event, a [`Host`] for groups and logging), plus the few
-//! things only a lab needs: a tap on transmitted datagrams, a notion of "done", and a way
-//! to replace the node's endpoint with a fresh one (a new client process).
+//! What a simulated node runs: covey-proto `App`s in the engine's own drive loop
+//! ([`covey_proto::Node`], as the tokio driver and the tests run them), a [`Host`] for
+//! groups and logging, plus the few hooks only a lab needs.
 
 use std::fmt;
 use std::net::IpAddr;
 
 use covey_proto::{
-    dispatch_events, App, AppContext, AppSet, Endpoint, GroupError, Host, Instant, LogLevel,
+    dispatch_events, App, AppContext, AppSet, Apps, Endpoint, GroupError, Host, Instant, LogLevel,
 };
 
 /// The simulator's side of a node for its Apps: group memberships (the medium's delivery
@@ -52,14 +51,10 @@ impl Host for SimHost {
     }
 }
 
-/// The application side of a simulated node, as the simulator drives it.
-pub trait NodeApp {
-    /// Starts the node's Apps (at the run's start and after each endpoint restart).
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
-
-    /// Hands every pending engine event to the Apps.
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
-
+/// The lab's hooks on a node's applications, beyond what [`covey_proto::Node`] drives
+/// (start, events): a tap on transmitted datagrams, a notion of "done", and a way to
+/// replace the node's endpoint with a fresh one (a new client process).
+pub trait NodeApp: Apps {
     /// Lab instrumentation: every datagram the node's endpoint sends, as it leaves.
     fn on_transmit(&mut self, _now: Instant, _datagram: &[u8]) {}
 
@@ -69,28 +64,20 @@ pub trait NodeApp {
     }
 
     /// Whether the Apps want a fresh endpoint (new engine state, new port) now; the
-    /// simulator then replaces it and calls [`NodeApp::start`] again.
+    /// simulator then replaces it and starts the Apps again.
     fn take_restart(&mut self) -> bool {
         false
     }
 }
 
 /// Several covey-proto Apps on one node, routed by the engine's owner ids.
-impl<A: ?Sized + App> NodeApp for AppSet<A> {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        AppSet::start(self, endpoint, now, host);
-    }
-
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        AppSet::dispatch(self, endpoint, now, host);
-    }
-}
+impl<A: ?Sized + App> NodeApp for AppSet<A> {}
 
 /// One covey-proto App alone on a node.
 #[derive(Debug, Default)]
 pub struct Lone<A>(pub A);
 
-impl<A: App> NodeApp for Lone<A> {
+impl<A: App> Apps for Lone<A> {
     fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
         self.0.start(&mut AppContext::new(endpoint, now, host));
     }
@@ -99,3 +86,5 @@ impl<A: App> NodeApp for Lone<A> {
         dispatch_events(&mut self.0, endpoint, now, host);
     }
 }
+
+impl<A: App> NodeApp for Lone<A> {}

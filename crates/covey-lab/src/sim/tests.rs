@@ -79,8 +79,8 @@ impl App for TestApp {
     }
 }
 
-/// The test app on a node, with the lab hooks the simulator asks for.
-impl NodeApp for TestApp {
+/// The test app alone on a node.
+impl covey_proto::Apps for TestApp {
     fn start(
         &mut self,
         endpoint: &mut covey_proto::Endpoint,
@@ -98,7 +98,10 @@ impl NodeApp for TestApp {
     ) {
         covey_proto::dispatch_events(self, endpoint, now, host);
     }
+}
 
+/// The lab hooks the simulator asks for.
+impl NodeApp for TestApp {
     fn is_done(&self) -> bool {
         self.server || self.responses.len() as u32 + self.failures >= self.count
     }
@@ -151,7 +154,7 @@ fn pair(
 fn an_exchange_takes_two_serialisations_and_two_propagation_delays() {
     let mut sim = pair(1, false, LossSpec::None, 1);
     assert!(sim.run_until(Instant::from_secs(10)));
-    let client = &sim.nodes()[1].app;
+    let client = sim.nodes()[1].app();
     // Request: 4 B header + 8 B token = 12 B + 48 B = 60 B = 24 ms. Response: 12 B + 1 B
     // marker + 6 B payload = 19 B + 48 B = 67 B = 26.8 ms. Plus 2 x 20 ms.
     assert_eq!(client.responses, vec![Instant::from_nanos(90_800_000)]);
@@ -170,7 +173,7 @@ fn a_restarted_endpoint_is_a_new_client_on_a_new_port() {
     let mut sim = pair(3, true, LossSpec::None, 1);
     // A client that restarts after each response: `start` sends the next request.
     assert!(sim.run_until(Instant::from_secs(10)));
-    let server = &sim.nodes()[0].app;
+    let server = sim.nodes()[0].app();
     assert_eq!(server.sources.len(), 3);
     assert_eq!(
         server.sources,
@@ -204,7 +207,7 @@ fn same_seed_gives_the_same_run_and_another_seed_another() {
     let trace = |seed| {
         let mut sim = pair(30, false, LossSpec::Bernoulli { p: 0.2 }, seed);
         sim.run_until(Instant::from_secs(100_000));
-        (sim.nodes()[1].app.responses.clone(), sim.stats())
+        (sim.nodes()[1].app().responses.clone(), sim.stats())
     };
     assert_eq!(trace(7), trace(7));
     assert_ne!(trace(7).0, trace(8).0);
@@ -239,9 +242,9 @@ fn group_datagrams_reach_members_only() {
     });
     assert!(matches!(sent, Some(Ok(_))));
     while sim.now() < Instant::from_secs(1) && sim.step() {}
-    assert_eq!(sim.nodes()[1].app.sources.len(), 1, "the member got it");
+    assert_eq!(sim.nodes()[1].app().sources.len(), 1, "the member got it");
     assert!(
-        sim.nodes()[2].app.sources.is_empty(),
+        sim.nodes()[2].app().sources.is_empty(),
         "the non-member did not"
     );
     assert_eq!(sim.stats().undeliverable, 1);
@@ -288,7 +291,7 @@ fn run_to_stops_at_the_limit_and_resumes_from_there() {
     sim.run_to(Instant::from_millis(500));
     assert_eq!(sim.now(), Instant::from_millis(500));
     // One exchange takes 90.8 ms: five are done by 500 ms.
-    assert_eq!(sim.nodes()[1].app.responses.len(), 5);
+    assert_eq!(sim.nodes()[1].app().responses.len(), 5);
     sim.run_to(Instant::from_secs(1));
-    assert_eq!(sim.nodes()[1].app.responses.len(), 11);
+    assert_eq!(sim.nodes()[1].app().responses.len(), 11);
 }

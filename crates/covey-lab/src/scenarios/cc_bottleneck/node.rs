@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
 
 use super::client::WorkloadClient;
 use super::server::ResourceServer;
@@ -15,7 +15,7 @@ pub enum CcNode {
     Client(WorkloadClient),
 }
 
-impl NodeApp for CcNode {
+impl Apps for CcNode {
     fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
         let cx = &mut AppContext::new(endpoint, now, host);
         match self {
@@ -30,7 +30,9 @@ impl NodeApp for CcNode {
             CcNode::Client(c) => dispatch_events(c, endpoint, now, host),
         }
     }
+}
 
+impl NodeApp for CcNode {
     fn on_transmit(&mut self, now: Instant, datagram: &[u8]) {
         if let CcNode::Client(c) = self {
             c.on_transmit(now, datagram);

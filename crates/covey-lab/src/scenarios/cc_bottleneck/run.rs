@@ -125,7 +125,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     let mut results = Vec::with_capacity(point.clients);
     for (i, (kind, algorithm)) in roles.into_iter().enumerate() {
         let node = &sim.nodes()[i + 1];
-        let CcNode::Client(c) = &node.app else {
+        let CcNode::Client(c) = node.app() else {
             continue;
         };
         let stats = node.stats();

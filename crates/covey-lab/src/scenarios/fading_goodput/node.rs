@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
 
 use super::client::TransferClient;
 use super::server::PayloadServer;
@@ -15,7 +15,7 @@ pub enum GoodputNode {
     Client(TransferClient),
 }
 
-impl NodeApp for GoodputNode {
+impl Apps for GoodputNode {
     fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
         let cx = &mut AppContext::new(endpoint, now, host);
         match self {
@@ -30,7 +30,9 @@ impl NodeApp for GoodputNode {
             GoodputNode::Client(c) => dispatch_events(c, endpoint, now, host),
         }
     }
+}
 
+impl NodeApp for GoodputNode {
     fn is_done(&self) -> bool {
         match self {
             GoodputNode::Server(_) => true,

@@ -141,7 +141,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         GoodputNode::Client(TransferClient::new(node_addr(SERVER), params.transactions)),
     );
     let finished = sim.run_until(Instant::ZERO + params.time_limit);
-    let (succeeded, failed, bytes, elapsed_s) = match sim.nodes().get(CLIENT).map(|n| &n.app) {
+    let (succeeded, failed, bytes, elapsed_s) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
         Some(GoodputNode::Client(c)) => (c.succeeded, c.failed, c.bytes, c.elapsed_s()),
         _ => (0, 0, 0, None),
     };

@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
 
 use super::client::RateClient;
 use super::server::FullFrameServer;
@@ -15,7 +15,7 @@ pub enum WorkloadNode {
     Client(RateClient),
 }
 
-impl NodeApp for WorkloadNode {
+impl Apps for WorkloadNode {
     fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
         let cx = &mut AppContext::new(endpoint, now, host);
         match self {
@@ -30,7 +30,9 @@ impl NodeApp for WorkloadNode {
             WorkloadNode::Client(c) => dispatch_events(c, endpoint, now, host),
         }
     }
+}
 
+impl NodeApp for WorkloadNode {
     fn is_done(&self) -> bool {
         match self {
             WorkloadNode::Server(_) => true,

@@ -151,11 +151,11 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         Duration::from_nanos((1e9 * f64::from(params.requests) / point.rate.max(1e-3)) as u64);
     let limit = Instant::ZERO + span + params.response_timeout + Duration::from_secs(60);
     let finished = sim.run_until(limit);
-    let (answered, unanswered, refused) = match sim.nodes().get(CLIENT).map(|n| &n.app) {
+    let (answered, unanswered, refused) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
         Some(WorkloadNode::Client(c)) => (c.answered, c.unanswered, c.refused),
         _ => (0, 0, 0),
     };
-    let server_received = match sim.nodes().get(SERVER).map(|n| &n.app) {
+    let server_received = match sim.nodes().get(SERVER).map(|n| n.app()) {
         Some(WorkloadNode::Server(s)) => s.received,
         _ => 0,
     };
