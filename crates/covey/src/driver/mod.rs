@@ -5,6 +5,7 @@
 mod app_host;
 mod busy_poll;
 mod command;
+mod driver_apps;
 mod exchanges;
 mod service;
 mod task;
@@ -17,7 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use covey_proto::{App, AppSet, Config, Endpoint, Stats};
+use covey_proto::{App, AppSet, Config, Endpoint, Node, Stats};
+
+use driver_apps::DriverApps;
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use command::{Command, Outgoing, Waiter};
@@ -181,7 +184,10 @@ impl DriverBuilder {
         let (commands_tx, commands_rx) = mpsc::channel(COMMAND_QUEUE);
         let (responder, responses) = mpsc::unbounded_channel();
         let task = task::Task {
-            ep: Endpoint::new(self.config, seed),
+            node: Node::new(
+                Endpoint::new(self.config, seed),
+                DriverApps::new(self.service, self.apps, responder),
+            ),
             clock: crate::clock::Clock::new(),
             error_watches: sockets
                 .iter()
@@ -192,18 +198,12 @@ impl DriverBuilder {
             commands: commands_rx,
             commands_open: true,
             responses,
-            responder,
-            exchanges: Default::default(),
-            service: self.service,
             membership: membership.clone(),
-            apps: self.apps,
-            handlers_running: 0,
             recv: RecvBatch::new(max_message_size, gro),
             send_buf: vec![0; max_message_size.max(64)],
             send_batches: (0..local_addrs.len())
                 .map(|_| SendBatch::new(socket::SEND_BATCH_MAX, max_message_size.max(64)))
                 .collect(),
-            noop_waker: task::noop_waker(),
             busy_poll: busy_poll::BusyPoll::new(self.busy_poll),
             trace: self.trace,
             grace: self.grace,

@@ -1,21 +1,16 @@
-//! The driver task: owns the engine and the sockets, feeds datagrams, time and commands in,
-//! sends what the engine produces, and routes events to the async API, the service and a
-//! hosted Apps.
+//! The driver task: owns the engine node and the sockets, feeds datagrams, time and commands
+//! in, and sends what the engine produces; the node hands the engine's events to the
+//! driver's applications (`DriverApps`).
 
 use std::future::{poll_fn, Future};
 use std::io;
 use std::net::SocketAddr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use covey_core::Code;
-use covey_proto::{
-    AppId, AppSet, Endpoint, Event, IncomingId, Instant, LocalAddr, Received, RequestError,
-    RequestParams, RespondError, Transmit,
-};
+use covey_proto::{IncomingId, Instant, LocalAddr, Node, RequestError, RequestParams, Transmit};
 use quinn_udp::RecvMeta;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Sleep;
@@ -23,15 +18,14 @@ use tokio::time::Sleep;
 use super::app_host::DriverHost;
 use super::busy_poll::BusyPoll;
 use super::command::{Command, Outgoing};
-use super::exchanges::Exchanges;
-use super::service::{ResponseFuture, Service};
+use super::driver_apps::{respond, DriverApps, HandlerDone};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
 use crate::multicast::Membership;
 use crate::socket::{
     canonical_ip, canonical_socket_addr, ErrorWatch, RecvBatch, SendBatch, Socket, Unreachable,
 };
-use crate::{Error, Request, Response};
+use crate::{Error, Response};
 
 /// Commands handled per wake-up before the task sends, so a busy client cannot starve sockets.
 const COMMAND_BUDGET: usize = 64;
@@ -41,7 +35,8 @@ const SOCKET_ERROR_BUDGET: usize = 32;
 
 /// Everything the task owns.
 pub(crate) struct Task {
-    pub ep: Endpoint,
+    /// The engine and what runs on it, in covey-proto's drive loop.
+    pub node: Node<DriverApps>,
     pub clock: Clock,
     pub sockets: Vec<Arc<Socket>>,
     /// Error readiness of each socket (ICMP errors queued).
@@ -49,19 +44,12 @@ pub(crate) struct Task {
     pub commands: mpsc::Receiver<Command>,
     pub commands_open: bool,
     pub responses: mpsc::UnboundedReceiver<HandlerDone>,
-    pub responder: mpsc::UnboundedSender<HandlerDone>,
-    pub exchanges: Exchanges,
-    pub service: Option<Arc<dyn Service>>,
-    pub apps: AppSet,
     /// Group memberships of the sockets, for the App's host.
     pub membership: Membership,
-    pub handlers_running: usize,
     pub recv: RecvBatch,
     pub send_buf: Vec<u8>,
     /// Datagrams waiting for one `sendmmsg`, one batch per socket.
     pub send_batches: Vec<SendBatch>,
-    /// The waker of the one in-place poll of a handler (made once, not per request).
-    pub noop_waker: Waker,
     /// Adaptive busy polling of the sockets after datagrams arrived.
     pub busy_poll: BusyPoll,
     pub trace: Option<TraceFn>,
@@ -76,9 +64,6 @@ pub(crate) struct Closing {
     deadline: tokio::time::Instant,
     done: Vec<oneshot::Sender<()>>,
 }
-
-/// A spawned handler's response: the request, its observable resource, the response.
-pub(crate) type HandlerDone = (IncomingId, Option<u64>, Response);
 
 /// What woke the task.
 enum Wakeup {
@@ -98,9 +83,9 @@ impl Task {
         let mut host = DriverHost {
             membership: &self.membership,
         };
-        self.apps.start(&mut self.ep, self.clock.now(), &mut host);
+        self.node.start(self.clock.now(), &mut host);
         loop {
-            self.process_events();
+            self.dispatch();
             self.flush().await;
             if self.finished() {
                 break;
@@ -119,9 +104,10 @@ impl Task {
                 }
                 Wakeup::CommandsClosed => self.begin_closing(None),
                 Wakeup::Respond(id, observable, response) => {
-                    self.handlers_running = self.handlers_running.saturating_sub(1);
+                    let apps = &mut self.node.apps;
+                    apps.handlers_running = apps.handlers_running.saturating_sub(1);
                     let now = self.clock.now();
-                    self.respond(now, id, observable, &response);
+                    respond(&mut self.node.endpoint, now, id, observable, &response);
                 }
                 Wakeup::Datagrams(socket, count) => self.on_datagrams(socket, count),
                 Wakeup::RecvError(socket, e) => {
@@ -134,8 +120,11 @@ impl Task {
                 Wakeup::Timer => {}
             }
             let now = self.clock.now();
-            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
-                self.ep.handle_timeout(now);
+            if self.node.poll_timeout().is_some_and(|t| t <= now) {
+                let mut host = DriverHost {
+                    membership: &self.membership,
+                };
+                self.node.handle_timeout(now, &mut host);
             }
             if self
                 .closing
@@ -143,7 +132,7 @@ impl Task {
                 .is_some_and(|c| tokio::time::Instant::now() >= c.deadline)
             {
                 self.abort_all();
-                self.process_events();
+                self.dispatch();
                 self.flush().await;
                 break;
             }
@@ -218,7 +207,7 @@ impl Task {
     fn arm_timer(&mut self) {
         let far = tokio::time::Instant::now() + Duration::from_secs(3600);
         let mut at = self
-            .ep
+            .node
             .poll_timeout()
             .map_or(far, |t| self.clock.to_tokio(t));
         if let Some(c) = &self.closing {
@@ -260,8 +249,20 @@ impl Task {
             // The engine answers from the socket a peer last reached.
             local = local.on_socket(self.sockets[socket].local_addr());
         }
-        self.ep
-            .handle_datagram(self.clock.now(), remote, local, datagram);
+        let mut host = DriverHost {
+            membership: &self.membership,
+        };
+        self.node
+            .handle_datagram(self.clock.now(), remote, local, datagram, &mut host);
+    }
+
+    /// Hands the engine's pending events to the async API, the service and the Apps (after
+    /// commands, handler responses and shutdown steps, which act on the engine directly).
+    fn dispatch(&mut self) {
+        let mut host = DriverHost {
+            membership: &self.membership,
+        };
+        self.node.dispatch(self.clock.now(), &mut host);
     }
 
     fn on_command(&mut self, command: Command) {
@@ -278,7 +279,7 @@ impl Task {
                     return;
                 }
                 match self.start_request(now, remote, &request) {
-                    Ok(id) => self.exchanges.insert(id, ticket, remote, waiter),
+                    Ok(id) => self.node.apps.exchanges.insert(id, ticket, remote, waiter),
                     Err(e) => {
                         waiter.send(Err(e));
                     }
@@ -293,23 +294,23 @@ impl Task {
                     waiter.send(Err(Error::Shutdown));
                     return;
                 }
-                match self.ep.ping(now, remote) {
-                    Ok(id) => self.exchanges.insert(id, ticket, remote, waiter),
+                match self.node.endpoint.ping(now, remote) {
+                    Ok(id) => self.node.apps.exchanges.insert(id, ticket, remote, waiter),
                     Err(e) => {
                         waiter.send(Err(request_error(e)));
                     }
                 }
             }
             Command::Cancel { ticket } => {
-                if let Some(id) = self.exchanges.remove_ticket(ticket) {
-                    self.ep.cancel(now, id);
+                if let Some(id) = self.node.apps.exchanges.remove_ticket(ticket) {
+                    self.node.endpoint.cancel(now, id);
                 }
             }
             Command::Deregister { ticket } => {
-                if let Some(old) = self.exchanges.id_of(ticket) {
-                    match self.ep.cancel_observation(now, old) {
-                        Ok(new) => self.exchanges.rekey(old, new),
-                        Err(_) => self.exchanges.finish(old),
+                if let Some(old) = self.node.apps.exchanges.id_of(ticket) {
+                    match self.node.endpoint.cancel_observation(now, old) {
+                        Ok(new) => self.node.apps.exchanges.rekey(old, new),
+                        Err(_) => self.node.apps.exchanges.finish(old),
                     }
                 }
             }
@@ -325,12 +326,12 @@ impl Task {
                         options,
                         payload: &response.payload,
                     };
-                    self.ep.notify_as(now, resource, &r, kind)
+                    self.node.endpoint.notify_as(now, resource, &r, kind)
                 });
                 let _ = reply.send(notified);
             }
             Command::Stats(reply) => {
-                let _ = reply.send(self.ep.stats().clone());
+                let _ = reply.send(self.node.endpoint.stats().clone());
             }
             Command::Shutdown(done) => self.begin_closing(Some(done)),
         }
@@ -354,157 +355,15 @@ impl Task {
                     options,
                     payload: &request.payload,
                 };
-                self.ep.send_request(now, remote, &r, params)
+                self.node.endpoint.send_request(now, remote, &r, params)
             })
             .map_err(request_error)
-    }
-
-    /// Hands every pending engine event to whoever it belongs to.
-    fn process_events(&mut self) {
-        let now = self.clock.now();
-        while let Some((owner, event)) = self.ep.poll_app_event() {
-            match event {
-                Event::Request(id) => self.on_request(now, id),
-                Event::Response { id, key, last } if self.exchanges.contains(id) => {
-                    let Some(received) = self.ep.response(key) else {
-                        continue;
-                    };
-                    let response = Response::from_received(&received);
-                    if !self.exchanges.deliver(id, response, last) {
-                        self.ep.cancel(now, id);
-                    }
-                }
-                Event::Failed { id, failure } if self.exchanges.contains(id) => {
-                    let remote = self
-                        .exchanges
-                        .remote(id)
-                        .unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
-                    self.exchanges
-                        .fail(id, Error::from_failure(failure, remote));
-                }
-                Event::Finished(id) if self.exchanges.contains(id) => self.exchanges.finish(id),
-                Event::Pong(id) if self.exchanges.contains(id) => {
-                    let mut pong = Response::new(Code::EMPTY);
-                    pong.source = self.exchanges.remote(id);
-                    self.exchanges.deliver(id, pong, true);
-                }
-                other => {
-                    let mut host = DriverHost {
-                        membership: &self.membership,
-                    };
-                    if !self
-                        .apps
-                        .deliver(&mut self.ep, now, &mut host, owner, other)
-                    {
-                        tracing::trace!(?other, "event nobody waits for");
-                    }
-                }
-            }
-        }
-        // Futures dropped without cancelling (e.g. a panicking caller): stop their exchanges.
-        if self.exchanges.len() > 0 {
-            for id in self.exchanges.abandoned() {
-                self.exchanges.fail(id, Error::Cancelled);
-                self.ep.cancel(now, id);
-            }
-        }
-    }
-
-    fn on_request(&mut self, now: Instant, id: IncomingId) {
-        let Some(received) = self.ep.request(id) else {
-            return;
-        };
-        // The router answers what it knows and what no App serves (its bare 4.04 tells a
-        // client this is no server of that App); the Apps the rest.
-        let apps = &mut self.apps;
-        let service = self
-            .service
-            .clone()
-            .filter(|s| s.accepts(&received) || !any_app_serves(apps, &received));
-        let Some(service) = service else {
-            let mut host = DriverHost {
-                membership: &self.membership,
-            };
-            self.apps
-                .deliver(&mut self.ep, now, &mut host, AppId(0), Event::Request(id));
-            return;
-        };
-        let request = Request::from_received(&received, received.group);
-        if self.closing.is_some() {
-            let busy = Response::error(Code::SERVICE_UNAVAILABLE, "shutting down");
-            self.respond(now, id, None, &busy);
-            return;
-        }
-        let observable = service.observable(&request);
-        // Polled once in place: most handlers are ready at once and need no task.
-        let polled = catch_unwind(AssertUnwindSafe(|| {
-            let mut future = service.call(request);
-            let mut cx = Context::from_waker(&self.noop_waker);
-            match future.as_mut().poll(&mut cx) {
-                Poll::Ready(response) => Ok(response),
-                Poll::Pending => Err(future),
-            }
-        }));
-        match polled {
-            Ok(Ok(response)) => self.respond(now, id, observable, &response),
-            Ok(Err(future)) => self.spawn_handler(id, observable, future),
-            Err(_) => {
-                tracing::error!("request handler panicked");
-                let failed = Response::error(Code::INTERNAL_SERVER_ERROR, "handler failed");
-                self.respond(now, id, None, &failed);
-            }
-        }
-    }
-
-    fn spawn_handler(&mut self, id: IncomingId, observable: Option<u64>, future: ResponseFuture) {
-        self.handlers_running += 1;
-        let guard = RespondGuard {
-            id,
-            observable,
-            tx: Some(self.responder.clone()),
-        };
-        tokio::spawn(async move {
-            let mut guard = guard;
-            let response = future.await;
-            guard.send(response);
-        });
-    }
-
-    /// Answers `id`; through the observe registry when the resource is observable.
-    fn respond(
-        &mut self,
-        now: Instant,
-        id: IncomingId,
-        observable: Option<u64>,
-        response: &Response,
-    ) {
-        let result = response.options.with_coap(|options| {
-            let r = covey_proto::Response {
-                code: response.code,
-                options,
-                payload: &response.payload,
-            };
-            match observable {
-                Some(resource) => self
-                    .ep
-                    .respond_observable(now, id, resource, &r)
-                    .map(|_| ()),
-                None => self.ep.respond(now, id, &r),
-            }
-        });
-        match result {
-            Ok(()) => {}
-            Err(RespondError::TooLarge) => {
-                tracing::warn!(size = response.payload.len(), "response too large to send");
-            }
-            Err(e) => tracing::debug!("response not sent: {e}"),
-        }
     }
 
     /// Sends everything the engine has queued, in one `sendmmsg` batch per socket.
     async fn flush(&mut self) {
         let now = self.clock.now();
-        while let Some(t) = self.ep.poll_transmit(now, &mut self.send_buf) {
+        while let Some(t) = self.node.endpoint.poll_transmit(now, &mut self.send_buf) {
             let datagram = &self.send_buf[..t.size];
             if let Some(trace) = &self.trace {
                 trace(&Trace {
@@ -559,9 +418,9 @@ impl Task {
     /// A send failed: exchanges towards that address fail now instead of timing out.
     fn on_send_error(&mut self, now: Instant, destination: SocketAddr, e: io::Error) {
         tracing::debug!(%destination, "send failed: {e}");
-        for id in self.exchanges.towards(destination) {
-            self.ep.cancel(now, id);
-            self.exchanges.fail(
+        for id in self.node.apps.exchanges.towards(destination) {
+            self.node.endpoint.cancel(now, id);
+            self.node.apps.exchanges.fail(
                 id,
                 Error::Unreachable {
                     addr: destination,
@@ -588,9 +447,9 @@ impl Task {
             reason,
         } = unreachable;
         tracing::debug!(%destination, "unreachable: {reason}");
-        for id in self.exchanges.towards(destination) {
-            self.ep.cancel(now, id);
-            self.exchanges.fail(
+        for id in self.node.apps.exchanges.towards(destination) {
+            self.node.endpoint.cancel(now, id);
+            self.node.apps.exchanges.fail(
                 id,
                 Error::Unreachable {
                     addr: destination,
@@ -598,10 +457,11 @@ impl Task {
                 },
             );
         }
-        self.ep.handle_unreachable(now, destination);
+        self.node.endpoint.handle_unreachable(now, destination);
     }
 
     fn begin_closing(&mut self, done: Option<oneshot::Sender<()>>) {
+        self.node.apps.closing = true;
         let closing = self.closing.get_or_insert_with(|| Closing {
             deadline: tokio::time::Instant::now() + self.grace,
             done: Vec::new(),
@@ -611,27 +471,19 @@ impl Task {
 
     fn finished(&self) -> bool {
         self.closing.is_some()
-            && self.exchanges.len() == 0
-            && self.handlers_running == 0
-            && self.ep.outstanding_requests() == 0
+            && self.node.apps.exchanges.len() == 0
+            && self.node.apps.handlers_running == 0
+            && self.node.endpoint.outstanding_requests() == 0
     }
 
     /// The grace period is over: whatever is still running fails.
     fn abort_all(&mut self) {
         let now = self.clock.now();
-        for id in self.exchanges.ids() {
-            self.ep.cancel(now, id);
-            self.exchanges.fail(id, Error::Shutdown);
+        for id in self.node.apps.exchanges.ids() {
+            self.node.endpoint.cancel(now, id);
+            self.node.apps.exchanges.fail(id, Error::Shutdown);
         }
     }
-}
-
-/// Whether an App of `apps` serves `request`.
-fn any_app_serves(apps: &mut AppSet, request: &Received<'_>) -> bool {
-    (0..apps.len()).any(|i| {
-        apps.get_mut(AppId(i as u16))
-            .is_some_and(|app| app.serves(request))
-    })
 }
 
 /// The engine's refusal to start a request, as the API's error.
@@ -641,41 +493,4 @@ fn request_error(e: RequestError) -> Error {
         RequestError::TooLarge => Error::TooLarge,
         _ => Error::InvalidRequest(e.to_string()),
     }
-}
-
-/// Sends the handler's response back to the task, or 5.00 if the handler panicked.
-struct RespondGuard {
-    id: IncomingId,
-    observable: Option<u64>,
-    tx: Option<mpsc::UnboundedSender<HandlerDone>>,
-}
-
-impl RespondGuard {
-    fn send(&mut self, response: Response) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send((self.id, self.observable, response));
-        }
-    }
-}
-
-impl Drop for RespondGuard {
-    fn drop(&mut self) {
-        self.observable = None;
-        self.send(Response::error(
-            Code::INTERNAL_SERVER_ERROR,
-            "handler failed",
-        ));
-    }
-}
-
-/// A waker for the one in-place poll of a handler; the spawned task polls it properly.
-pub(crate) fn noop_waker() -> Waker {
-    Waker::from(Arc::new(NoopWake))
-}
-
-/// Wakes nobody.
-struct NoopWake;
-
-impl Wake for NoopWake {
-    fn wake(self: Arc<Self>) {}
 }
