@@ -24,6 +24,8 @@ use crate::media::{Destination, LinkConfig, Medium, Packet, PointToPoint};
 
 /// Packets read from one device per wake-up before the others get their turn.
 const READ_BATCH: usize = 64;
+/// The forwarder's SCHED_FIFO priority: above ordinary threads, below the kernel's own.
+const REALTIME_PRIORITY: &str = "20";
 /// epoll data of the timer and of the stop signal (ports use their index).
 const TIMER: u64 = u64::MAX;
 const STOP: u64 = u64::MAX - 1;
@@ -46,6 +48,8 @@ pub struct ForwarderSetup {
     pub spin: Duration,
     /// The devices' MTU: the largest packet a slot holds.
     pub mtu: usize,
+    /// Whether to run the thread under SCHED_FIFO, so load elsewhere does not delay it.
+    pub realtime: bool,
 }
 
 /// What the forwarder shares with the testbed: counters, read under a lock.
@@ -115,6 +119,18 @@ impl Drop for Forwarder {
     }
 }
 
+/// Puts the calling thread under SCHED_FIFO with util-linux's `chrt` (a system call
+/// covey-lab would need `unsafe` for); says whether it worked.
+fn make_realtime() -> bool {
+    let tid = nix::unistd::gettid().to_string();
+    std::process::Command::new("chrt")
+        .args(["-f", "-p", REALTIME_PRIORITY, &tid])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
@@ -134,6 +150,7 @@ struct State {
     timer: TimerFd,
     armed: Option<Instant>,
     spin: Duration,
+    realtime: bool,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -168,6 +185,7 @@ impl State {
             timer,
             armed: None,
             spin: setup.spin,
+            realtime: setup.realtime,
             shared,
         })
     }
@@ -175,6 +193,10 @@ impl State {
     fn run(&mut self, stop: &EventFd) -> Result<(), EmuError> {
         // Timer slack defaults to 50 µs; the models want their due times kept.
         let _ = nix::sys::prctl::set_timerslack(1);
+        if self.realtime {
+            let realtime = make_realtime();
+            lock(&self.shared).stats.realtime = realtime;
+        }
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
             .map_err(|e| EmuError::sys("create the forwarder's epoll", e))?;
         let readable = |data| EpollEvent::new(EpollFlags::EPOLLIN, data);

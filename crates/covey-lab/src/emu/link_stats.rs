@@ -117,6 +117,8 @@ pub struct ForwarderStats {
     pub packets_held: u64,
     /// How late packets were written against their modelled arrival.
     pub lateness: Lateness,
+    /// Whether the forwarder runs under SCHED_FIFO.
+    pub realtime: bool,
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ mod packet_pool;
 mod supervisor;
 mod testbed;
 mod tun_link;
+pub mod validation;
 
 pub use error::EmuError;
 pub use flow_counters::{Flow, FlowCounters, FlowRecord};

@@ -43,6 +43,7 @@ pub struct TestbedBuilder {
     packet_capacity: usize,
     max_flows: usize,
     spin: Duration,
+    realtime: bool,
 }
 
 impl Default for TestbedBuilder {
@@ -62,6 +63,7 @@ impl Default for TestbedBuilder {
             packet_capacity: 16_384,
             max_flows: 4096,
             spin: Duration::from_micros(50),
+            realtime: true,
         }
     }
 }
@@ -130,6 +132,13 @@ impl TestbedBuilder {
     /// 50 µs; zero never spins).
     pub fn spin(mut self, spin: Duration) -> TestbedBuilder {
         self.spin = spin;
+        self
+    }
+
+    /// Whether the forwarder runs under SCHED_FIFO (default yes; it falls back to normal
+    /// scheduling when `chrt` is missing or refused).
+    pub fn realtime(mut self, realtime: bool) -> TestbedBuilder {
+        self.realtime = realtime;
         self
     }
 
@@ -239,6 +248,7 @@ impl TestbedBuilder {
             max_flows: self.max_flows,
             spin: self.spin,
             mtu: usize::from(self.mtu),
+            realtime: self.realtime,
         })?);
         Ok(testbed)
     }

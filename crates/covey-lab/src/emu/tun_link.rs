@@ -13,6 +13,9 @@ use super::EmuError;
 /// The TUN device's name inside every namespace.
 pub const DEVICE: &str = "emu0";
 
+/// Packets the kernel queues on the device for the forwarder.
+const TX_QUEUE: &str = "10000";
+
 /// An open TUN device inside a namespace.
 pub struct TunPort {
     device: SyncDevice,
@@ -56,7 +59,9 @@ impl TunPort {
             .map_err(|e| EmuError::io("make the TUN device non-blocking", e))?;
         let cidr = format!("{address}/{prefix_len}");
         ns.ip(&["addr", "add", &cidr, "dev", DEVICE])?;
-        ns.ip(&["link", "set", DEVICE, "up"])?;
+        // The kernel queues what the node sends until the forwarder reads it; the default
+        // 500 packets would drop bursts whenever the forwarder waits for a CPU.
+        ns.ip(&["link", "set", DEVICE, "txqueuelen", TX_QUEUE, "up"])?;
         Ok(TunPort { device })
     }
 
