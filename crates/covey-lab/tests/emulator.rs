@@ -147,6 +147,37 @@ fn bad_testbeds_are_refused_with_a_reason() {
     );
 }
 
+#[test]
+fn a_missing_program_is_an_error_that_names_it() {
+    if !can_emulate() {
+        return;
+    }
+    let mut testbed = Testbed::builder()
+        .node("a")
+        .node("b")
+        .build()
+        .expect("testbed");
+    let err = testbed
+        .exec("a", &mut Command::new("no-such-program-covey"))
+        .expect_err("no such program");
+    let text = err.to_string();
+    assert!(
+        text.contains("no-such-program-covey") && text.contains("node a"),
+        "{text}"
+    );
+    let err = testbed
+        .exec("nowhere", &mut Command::new("true"))
+        .expect_err("no such node");
+    assert!(
+        matches!(err, emu::EmuError::UnknownNode(ref n) if n == "nowhere"),
+        "{err}"
+    );
+    assert!(matches!(
+        testbed.stop_process(emu::ProcessId(7)),
+        Err(emu::EmuError::UnknownProcess(7))
+    ));
+}
+
 /// Live processes whose process group is `group` (read from /proc).
 fn process_group_members(group: u32) -> Vec<u32> {
     let mut members = Vec::new();
