@@ -222,3 +222,39 @@ fn a_full_drop_tail_queue_drops_the_excess() {
     assert!(m.received >= 21 && m.received < 40, "{}", m.received);
     assert_eq!(dir.lost_queue_full, m.sent - m.received);
 }
+
+#[test]
+fn each_direction_has_its_own_configuration() {
+    if !can_emulate() {
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // Named against the nodes' order on purpose: "rx" was added after "tx".
+    let to_tx = link(100_000_000, 30, LossSpec::None, 100);
+    let to_rx = link(100_000_000, 5, LossSpec::None, 100);
+    let tb = Testbed::builder()
+        .node("tx")
+        .node("rx")
+        .link("rx", "tx", to_tx, to_rx)
+        .build()
+        .expect("testbed");
+    let probe = Probe {
+        packets: 200,
+        burst: 1,
+        interval: StdDuration::from_millis(1),
+        payload: 64,
+        realtime: true,
+    };
+    let forth = measure(&tb, "tx", "rx", probe).expect("tx -> rx");
+    let back = measure(&tb, "rx", "tx", probe).expect("rx -> tx");
+    eprintln!(
+        "tx->rx {:?}, rx->tx {:?}",
+        forth.median_delay, back.median_delay
+    );
+    // Each direction shows its own delay (plus the host's fraction of a millisecond).
+    let within = |d: Duration, ms: u64| {
+        d >= Duration::from_millis(ms) && d < Duration::from_millis(ms) + Duration::from_millis(1)
+    };
+    assert!(within(forth.median_delay, 5), "{:?}", forth.median_delay);
+    assert!(within(back.median_delay, 30), "{:?}", back.median_delay);
+}
