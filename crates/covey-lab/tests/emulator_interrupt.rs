@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use covey_lab::emu::{self, Testbed};
-use emu_support::can_emulate;
+use emu_support::{alive, can_emulate};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
@@ -106,15 +106,4 @@ fn hold_a_testbed() -> ! {
     // Bounded: if no signal comes, end the run (and fail the parent's checks) by itself.
     std::thread::sleep(Duration::from_secs(60));
     std::process::exit(3);
-}
-
-/// Whether `pid` is a live process (a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit_once(')')
-            .map(|(_, r)| r.trim_start())
-            .unwrap_or("");
-        !state.starts_with('Z')
-    })
 }
