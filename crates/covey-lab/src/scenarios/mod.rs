@@ -5,6 +5,7 @@ pub mod cc_bottleneck;
 pub mod fading_goodput;
 pub mod one_hop;
 pub mod server_workload;
+pub mod sim_vs_emu;
 
 use std::path::PathBuf;
 use std::sync::Arc;

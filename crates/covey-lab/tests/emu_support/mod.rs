@@ -1,0 +1,28 @@
+//! Shared by the emulator tests: the root check that skips them with a reason, and
+//! whether a process still lives.
+
+#![allow(dead_code)]
+
+use covey_lab::emu;
+
+/// True when the emulator can run here; otherwise prints why the test is skipped.
+pub fn can_emulate() -> bool {
+    match emu::require_root() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.trim_start())
+            .unwrap_or("");
+        !state.starts_with('Z')
+    })
+}
