@@ -31,7 +31,7 @@ pub fn simulate(check: &CrossCheck) -> Completion {
     let mut times = Vec::new();
     let mut retransmissions = 0;
     for node in &sim.nodes()[1..] {
-        times.extend_from_slice(&node.app.0.completion_s);
+        times.extend_from_slice(&node.app().0.completion_s);
         retransmissions += node.stats().retransmissions.iter().sum::<u64>();
     }
     Completion::of(&mut times, retransmissions)
