@@ -72,8 +72,9 @@ pub(crate) struct QueryTask {
     kind: ReplyKind,
     accept: ContentFormat,
     members: Vec<String>,
-    /// Names of members that are this EM's own entities (by member index).
-    local_names: Vec<Option<String>>,
+    /// Members that are this EM's own entities (by member index): name and the use-time
+    /// overrides of the member's URI.
+    local_names: Vec<Option<(String, Overrides)>>,
     params: QueryParams,
     hop_out: u8,
     enr: usize,
@@ -94,23 +95,24 @@ impl QueryTask {
 
     /// Local members to ask now: (index, entity name, parameters).
     pub(super) fn local_requests(&mut self) -> Vec<(usize, String, QueryParams)> {
-        let params = QueryParams {
-            method: self.params.method,
-            payload: self.params.payload.clone(),
-            content_format: self.params.content_format,
-            accept: Some(ContentFormat::SENML_CBOR),
-            hop_limit: Some(self.hop_out),
-            overrides: Overrides {
-                fanout: self.params.overrides.fanout,
-                ..Overrides::default()
-            },
-        };
+        let fanout = self.params.overrides.fanout;
         self.fanout
             .take_local_requests()
             .into_iter()
             .filter_map(|i| {
-                let name = self.local_names.get(i)?.clone()?;
-                Some((i, name, params.clone()))
+                let (name, overrides) = self.local_names.get(i)?.clone()?;
+                let params = QueryParams {
+                    method: self.params.method,
+                    payload: self.params.payload.clone(),
+                    content_format: self.params.content_format,
+                    accept: Some(ContentFormat::SENML_CBOR),
+                    hop_limit: Some(self.hop_out),
+                    overrides: Overrides {
+                        fanout,
+                        ..overrides
+                    },
+                };
+                Some((i, name, params))
             })
             .collect()
     }
@@ -202,11 +204,15 @@ impl EntityManager {
             entities: &self.entities,
             authorities: &self.config.authorities,
         };
-        let local_names: Vec<Option<String>> = e
+        let local_names: Vec<Option<(String, Overrides)>> = e
             .members
             .iter()
             .map(|m| match local.lookup(m) {
-                Lookup::Found { .. } => m.entity_name().map(str::to_string),
+                // The member's query was checked when it joined.
+                Lookup::Found { .. } => m.entity_name().map(|n| {
+                    let overrides = crate::query::parse_overrides(&m.query).unwrap_or_default();
+                    (n.to_string(), overrides)
+                }),
                 _ => None,
             })
             .collect();
