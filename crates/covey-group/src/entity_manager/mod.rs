@@ -12,6 +12,7 @@ mod query;
 mod respond;
 mod update;
 
+use crate::admission::Admission;
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
@@ -92,6 +93,8 @@ pub struct EntityManager {
     after_write: VecDeque<(u64, AfterWrite)>,
     /// The timer that looks at the store again while something waits for it.
     store_poll: Option<TimerKey>,
+    /// Budgets of member requests per query and per client, and shares of those in flight.
+    admission: Admission,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -130,6 +133,7 @@ impl EntityManager {
             }
         }
         Ok(EntityManager {
+            admission: Admission::new(config.admission_limits()),
             config,
             store,
             entities,
@@ -181,6 +185,11 @@ impl EntityManager {
     /// Tasks in progress (queries, creations, ...).
     pub fn tasks_in_progress(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Member requests the queries in progress have reserved room for.
+    pub fn member_requests_in_flight(&self) -> usize {
+        self.admission.in_flight()
     }
 
     /// Records a notable event; the host logs it at `level` when the callback returns.

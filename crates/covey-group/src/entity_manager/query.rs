@@ -3,6 +3,7 @@
 
 use super::respond::{error_payload_limit, Reply, Responder};
 use super::{EntityManager, Input, Task};
+use crate::admission::Refusal;
 use crate::delay::auto_delay;
 use crate::fanout::{Fanout, FanoutSpec, Mode, Outcome, Target};
 use crate::incoming::IncomingRequest;
@@ -78,6 +79,8 @@ pub(crate) struct QueryTask {
     params: QueryParams,
     hop_out: u8,
     enr: usize,
+    /// Member requests in flight reserved for it (given back when it ends).
+    reserved: usize,
     fanout: Fanout,
 }
 
@@ -115,6 +118,37 @@ impl QueryTask {
                 Some((i, name, params))
             })
             .collect()
+    }
+}
+
+/// The answer to a query that was not admitted: 4.00 over the per-query budget (asking
+/// again cannot help), else 5.03 with Max-Age.
+fn refusal_reply(name: &str, refusal: Refusal) -> Reply {
+    let (retry_after, text) = match refusal {
+        Refusal::OverBudget { needed, budget } => {
+            return Reply::error(
+                Code::BAD_REQUEST,
+                format!(
+                    "entity {name} needs {needed} member requests or more; \
+                     one query may cause {budget} at most"
+                ),
+            )
+        }
+        Refusal::ClientRate { retry_after } => (
+            retry_after,
+            format!("too many member requests from your address; try again in {retry_after} s"),
+        ),
+        Refusal::Busy { retry_after } => (
+            retry_after,
+            format!(
+                "entity {name} has as many member requests in flight as it may; \
+                 try again in {retry_after} s"
+            ),
+        ),
+    };
+    Reply {
+        max_age: Some(retry_after),
+        ..Reply::error(Code::SERVICE_UNAVAILABLE, text)
     }
 }
 
@@ -200,6 +234,15 @@ impl EntityManager {
             );
             return self.finish_reply(ep, now, to, reply);
         }
+        if let ReplyTo::Client(r) = &to {
+            // A client's query pays for every member request it causes, nesting included.
+            let hops = params.hop_limit.unwrap_or(self.config.depth_limit);
+            let cost = self.member_requests(name, hops, self.config.query_budget);
+            let client = ep.request(r.id).map(|q| q.source.ip());
+            if let Some(Err(refusal)) = client.map(|c| self.admission.admit_query(now, c, cost)) {
+                return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
+            }
+        }
         let local = LocalEntities {
             entities: &self.entities,
             authorities: &self.config.authorities,
@@ -247,6 +290,21 @@ impl EntityManager {
             },
             _ => Mode::Unicast { delay },
         };
+        // Room in the engine's exchange table (an eighth is left for validation and
+        // membership requests), within this entity's share of it.
+        let remote = local_names.iter().filter(|n| n.is_none()).count();
+        let wanted = match mode {
+            Mode::Multicast { .. } => 1,
+            Mode::Unicast { .. } => remote.min(self.config.max_in_flight.max(1)),
+        };
+        let exchanges = ep.config().max_exchanges;
+        let reserved = match self
+            .admission
+            .reserve(name, wanted, exchanges - exchanges / 8)
+        {
+            Ok(n) => n,
+            Err(refusal) => return self.finish_reply(ep, now, to, refusal_reply(name, refusal)),
+        };
         let fanout_body = matches!(kind, ReplyKind::Fanout(_));
         let spec = FanoutSpec {
             method: params.method,
@@ -259,7 +317,8 @@ impl EntityManager {
             confirmable: emt == Emt::Con && e.profile.ect == Ect::Unicast,
             enr,
             member_timeout: self.config.member_timeout,
-            max_in_flight: self.config.max_in_flight,
+            // Local members take no exchange, so they are not held back by the reservation.
+            max_in_flight: reserved + (g - remote),
             mode,
         };
         let members = e.member_uris();
@@ -278,6 +337,7 @@ impl EntityManager {
             params,
             hop_out,
             enr,
+            reserved,
             fanout,
         };
         self.advance(ep, now, id, Task::Query(task));
@@ -301,10 +361,12 @@ impl EntityManager {
             accept,
             members,
             enr,
+            reserved,
             fanout,
             ..
         } = t;
         let result = self.with_io(ep, now, id, |io, _| fanout.finish(io));
+        self.admission.release(&name, reserved);
         let mut replies = Vec::new();
         let mut silent = false;
         for (outcome, member) in result.outcomes.iter().zip(&members) {
@@ -356,6 +418,35 @@ impl EntityManager {
         };
         self.finish_reply(ep, now, reply_to, reply);
         None
+    }
+
+    /// Member requests a query of entity `name` causes, its nested entities on this EM
+    /// included down to `hops` levels; counting stops past `limit`.
+    fn member_requests(&self, name: &str, hops: u8, limit: usize) -> usize {
+        let Some(e) = self.entities.get(name) else {
+            return 0;
+        };
+        if e.profile.ect == Ect::Multicast {
+            return 1;
+        }
+        let local = LocalEntities {
+            entities: &self.entities,
+            authorities: &self.config.authorities,
+        };
+        let mut total = 0usize;
+        for m in &e.members {
+            let nested = match (hops > 1, local.lookup(m), m.entity_name()) {
+                (true, Lookup::Found { .. }, Some(child)) => {
+                    self.member_requests(child, hops - 1, limit.saturating_sub(total))
+                }
+                _ => 1,
+            };
+            total = total.saturating_add(nested);
+            if total > limit {
+                break;
+            }
+        }
+        total
     }
 
     /// Sends a query's reply to its client, or hands it to the parent query.

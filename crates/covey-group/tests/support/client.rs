@@ -23,6 +23,8 @@ pub struct Answer {
     pub payload: Vec<u8>,
     /// Location-Path segments.
     pub location: Vec<String>,
+    /// Max-Age, when given.
+    pub max_age: Option<u32>,
     /// Who sent it.
     pub source: SocketAddr,
     /// When it arrived.
@@ -66,6 +68,7 @@ impl App for Recorder {
                             .options_of(OptionNumber::LOCATION_PATH)
                             .map(|v| String::from_utf8_lossy(v).into_owned())
                             .collect(),
+                        max_age: m.uint_option(OptionNumber::MAX_AGE),
                         source: resp.source,
                         at: now,
                     });
@@ -192,6 +195,16 @@ impl Client {
         req: Req<'_>,
     ) -> RequestId {
         self.send(net, to, method, &req, true)
+    }
+
+    /// The answers request `id` got so far.
+    pub fn answers(&self, id: RequestId) -> Vec<Answer> {
+        self.results
+            .borrow()
+            .answers
+            .get(&id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Whether request `id` got its (last) answer or failed.
