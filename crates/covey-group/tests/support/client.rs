@@ -207,6 +207,17 @@ impl Client {
             .unwrap_or_default()
     }
 
+    /// Sends a NON request without waiting for its answer.
+    pub fn start_non(
+        &self,
+        net: &mut Network,
+        to: SocketAddr,
+        method: Code,
+        req: Req<'_>,
+    ) -> RequestId {
+        self.send(net, to, method, &req, false)
+    }
+
     /// Whether request `id` got its (last) answer or failed.
     pub fn ended(&self, id: RequestId) -> bool {
         self.results.borrow().ended.contains_key(&id)
