@@ -47,6 +47,7 @@ pub mod store;
 mod task_io;
 mod timers;
 pub mod validation;
+pub mod visited;
 
 pub use config::{EmConfig, CONCURRENT_QUERIES};
 pub use entity::Entity;

@@ -356,6 +356,69 @@ fn cycles_behind_a_query_are_refused_on_one_and_across_two_entity_managers() {
     );
 }
 
+#[test]
+fn a_cycle_made_by_two_changes_at_once_ends_at_its_first_repeat() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 9);
+    sensor(&mut net, 10, 1.0, Format::Text, 1);
+    em::add_in_memory(&mut net, em_config());
+    add_second_em(&mut net);
+    let c = Client::add(&mut net, addr(2), 2);
+    let remote_y = "coap://[2001:db8::3]/e/y?eo=lst".to_string();
+    let local_x = format!("{}?eo=lst", entity_uri("x"));
+    assert_eq!(
+        create(&mut net, &c, em_addr(), "x", &[sensor_uri(10)], "").code,
+        Code::CREATED
+    );
+    assert_eq!(
+        create(&mut net, &c, addr(3), "y", &[sensor_uri(10)], "").code,
+        Code::CREATED
+    );
+    // Both change at once: each validation reads the other's old profile, and both pass.
+    let changes: Vec<String> = [&remote_y, &local_x]
+        .iter()
+        .map(|m| format!(r#"{{"er":["{}","{m}"]}}"#, sensor_uri(10)))
+        .collect();
+    let ids: Vec<_> = [("/e/x/profile", em_addr()), ("/e/y/profile", addr(3))]
+        .into_iter()
+        .zip(&changes)
+        .map(|((target, to), body)| {
+            let req = Req {
+                target,
+                content_format: Some(ContentFormat::JSON),
+                payload: body.as_bytes(),
+                ..Req::default()
+            };
+            c.start(&mut net, to, Code::PUT, req)
+        })
+        .collect();
+    while !ids.iter().all(|id| c.ended(*id)) {
+        net.run_for(Duration::from_millis(100));
+    }
+    for id in &ids {
+        assert_eq!(
+            c.answers(*id)[0].code,
+            Code::CHANGED,
+            "{}",
+            c.answers(*id)[0].text()
+        );
+    }
+    // x -> y -> x: EM 2 sees x among the entities passed through and asks EM 1 nothing.
+    let from = net.log.len();
+    let a = c.get(&mut net, em_addr(), "/e/x", None);
+    assert!(
+        a.text()
+            .contains(&format!("{remote_y} 5.08 Hop Limit Reached")),
+        "{}",
+        a.text()
+    );
+    let asked_back = net.log[from..]
+        .iter()
+        .filter(|d| d.from == addr(3) && d.to == em_addr())
+        .filter(|d| d.bytes.get(1).is_some_and(|code| (1..32).contains(code)))
+        .count();
+    assert_eq!(asked_back, 0);
+}
+
 /// Replaces the members of entity `name` on the EM at `to`.
 fn change_members(
     net: &mut Network,

@@ -15,6 +15,7 @@ use crate::reply::{combine, MemberReply, ReplyKind, REPLY_FORMATS};
 use crate::response::MemberResponse;
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
+use crate::visited::{entity_key, VISITED};
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{Duration, Endpoint, Instant};
 use std::net::SocketAddr;
@@ -48,6 +49,8 @@ pub(crate) struct QueryParams {
     pub hop_limit: Option<u8>,
     /// Use-time overrides.
     pub overrides: Overrides,
+    /// The entities the query passed through before this one.
+    pub visited: Vec<[u8; 4]>,
 }
 
 impl QueryParams {
@@ -60,6 +63,7 @@ impl QueryParams {
             accept: req.accept,
             hop_limit: req.hop_limit,
             overrides,
+            visited: req.visited.clone(),
         }
     }
 }
@@ -77,6 +81,8 @@ pub(crate) struct QueryTask {
     /// overrides of the member's URI.
     local_names: Vec<Option<(String, Overrides)>>,
     params: QueryParams,
+    /// The entities passed through, this one included.
+    visited: Vec<[u8; 4]>,
     hop_out: u8,
     enr: usize,
     /// Member requests in flight reserved for it (given back when it ends).
@@ -114,6 +120,7 @@ impl QueryTask {
                         fanout,
                         ..overrides
                     },
+                    visited: self.visited.clone(),
                 };
                 Some((i, name, params))
             })
@@ -243,6 +250,19 @@ impl EntityManager {
                 return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
             }
         }
+        let mut visited = params.visited.clone();
+        visited.extend(self.config.authorities.iter().map(|a| entity_key(*a, name)));
+        let again = e.members.iter().zip(&e.nested).find(|(m, nested)| {
+            let key = m.entity_name().map(|n| entity_key(m.addr, n));
+            **nested && key.is_some_and(|k| visited.contains(&k))
+        });
+        if let Some((m, _)) = again {
+            let reply = Reply::error(
+                Code::HOP_LIMIT_REACHED,
+                format!("cycle: entity {name} reaches {} again", m.uri),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
         let local = LocalEntities {
             entities: &self.entities,
             authorities: &self.config.authorities,
@@ -273,6 +293,10 @@ impl EntityManager {
                         u32::from(ContentFormat::SENML_CBOR.0),
                     ));
                     options.push(uint_option(OptionNumber::HOP_LIMIT, u32::from(hop_out)));
+                    // ... and the entities passed through, so a cycle ends at its repeat.
+                    let mut carried = visited.clone();
+                    carried.extend(m.entity_name().map(|n| entity_key(m.addr, n)));
+                    options.push((VISITED, crate::visited::encode(&carried)));
                 }
                 Target {
                     uri: m.uri.clone(),
@@ -335,6 +359,7 @@ impl EntityManager {
             members,
             local_names,
             params,
+            visited,
             hop_out,
             enr,
             reserved,
