@@ -25,6 +25,8 @@ pub struct Answer {
     pub location: Vec<String>,
     /// Max-Age, when given.
     pub max_age: Option<u32>,
+    /// ETag, when given.
+    pub etag: Option<Vec<u8>>,
     /// Who sent it.
     pub source: SocketAddr,
     /// When it arrived.
@@ -69,6 +71,7 @@ impl App for Recorder {
                             .map(|v| String::from_utf8_lossy(v).into_owned())
                             .collect(),
                         max_age: m.uint_option(OptionNumber::MAX_AGE),
+                        etag: m.option(OptionNumber::ETAG).map(<[u8]>::to_vec),
                         source: resp.source,
                         at: now,
                     });
@@ -108,6 +111,8 @@ pub struct Req<'a> {
     pub payload: &'a [u8],
     /// Send If-None-Match.
     pub if_none_match: bool,
+    /// Send If-Match with this value.
+    pub if_match: Option<&'a [u8]>,
     /// Send Hop-Limit.
     pub hop_limit: Option<u8>,
 }
@@ -160,6 +165,9 @@ impl Client {
         }
         if req.if_none_match {
             options.push(opt(OptionNumber::IF_NONE_MATCH, &[]));
+        }
+        if let Some(tag) = req.if_match {
+            options.push(opt(OptionNumber::IF_MATCH, tag));
         }
         let hop = req.hop_limit.map(|h| [h]);
         if let Some(h) = hop.as_ref() {
