@@ -163,13 +163,17 @@ fn a_flood_of_queries_of_a_silent_entity_leaves_healthy_entities_answering() {
     // A well-behaved client (another address) is served at once.
     let started = Instant::now();
     let a = query(&gw, "127.0.0.2", "healthy");
-    assert_eq!(
-        a.code,
-        Code::CONTENT,
-        "{}",
-        String::from_utf8_lossy(&a.payload)
+    assert_eq!(a.code, Code::CONTENT, "{}", a.text());
+    let healthy_after = started.elapsed();
+    assert!(healthy_after < Duration::from_secs(2));
+    let max_ages: Vec<u32> = refused.iter().filter_map(|a| a.max_age).collect();
+    eprintln!(
+        "70 NON queries of a silent 64-member entity: {} answered 5.03 within 1 s (Max-Age {:?} \
+         to {:?} s); the healthy entity answered 2.05 in {healthy_after:?}",
+        refused.len(),
+        max_ages.iter().min(),
+        max_ages.iter().max(),
     );
-    assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[test]
