@@ -164,13 +164,17 @@ fn flood_of_malformed_datagrams_leaves_the_server_serving_within_its_memory_boun
         .unwrap_or(0);
     assert!(get_acks > 0, "{tally:#?}");
     assert!(duplicate_acks > duplicated, "{tally:#?}");
-    // Oversized datagrams exceed max_message_size and are never processed.
+    // Oversized datagrams exceed max_message_size and are never processed: each oversized
+    // CON request is answered 4.13 from its header and token alone (RFC 7252 §5.9.2.9),
+    // never with RST or anything else.
+    let oversized_acks = Tally::count(&tally.ack, Kind::Oversized, true);
     assert_eq!(
-        Tally::count(&tally.rst, Kind::Oversized, true)
-            + Tally::count(&tally.ack, Kind::Oversized, true),
+        Tally::count(&tally.rst, Kind::Oversized, true),
         0,
         "{tally:#?}"
     );
+    assert!(oversized_acks > 0, "{tally:#?}");
+    assert_eq!(tally.too_large, oversized_acks, "{tally:#?}");
 
     // Memory: every table has a configured capacity, so growth is bounded by configuration.
     let config = tuning::config();
@@ -297,7 +301,12 @@ fn drain(sources: &[UdpSocket], ledger: &Ledger, tally: &mut Tally) {
             match ((buf[0] >> 4) & 3, answered) {
                 (0, _) => tally.con += 1,
                 (1, _) => tally.non += 1,
-                (2, Some(s)) => *tally.ack.entry(s).or_default() += 1,
+                (2, Some(s)) => {
+                    *tally.ack.entry(s).or_default() += 1;
+                    if s.kind == Kind::Oversized && buf[1] == REQUEST_ENTITY_TOO_LARGE {
+                        tally.too_large += 1;
+                    }
+                }
                 (3, Some(s)) => *tally.rst.entry(s).or_default() += 1,
                 (2, None) => tally.unmatched_ack += 1,
                 _ => tally.unmatched_rst += 1,
@@ -359,6 +368,8 @@ struct Tally {
     distinct: HashMap<Kind, u64>,
     rst: HashMap<Sent, u64>,
     ack: HashMap<Sent, u64>,
+    /// ACKs with 4.13 to oversized requests.
+    too_large: u64,
     non: u64,
     con: u64,
     unmatched_ack: u64,
@@ -554,6 +565,8 @@ impl Kind {
 }
 
 const CON: u8 = 0;
+/// The code 4.13 Request Entity Too Large.
+const REQUEST_ENTITY_TOO_LARGE: u8 = (4 << 5) | 13;
 const NON: u8 = 1;
 const GET: u8 = 0x01;
 const POST: u8 = 0x02;

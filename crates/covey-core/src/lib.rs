@@ -20,6 +20,7 @@ pub mod message;
 pub mod message_type;
 pub mod option;
 pub mod option_registry;
+pub mod precondition;
 pub mod token;
 pub mod uint;
 pub mod uri;

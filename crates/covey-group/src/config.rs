@@ -46,6 +46,18 @@ pub struct EmConfig {
     /// How long a large reply is kept for the client's further Block2 requests (the
     /// engine's cache, set through [`EmConfig::engine_config`]).
     pub block_cache_lifetime: Duration,
+    /// Most member requests one client query may cause, nested entities of this EM
+    /// included (more is refused with 4.00).
+    pub query_budget: usize,
+    /// Member requests each client (an IPv4 address or an IPv6 /64) may cause per second,
+    /// and at most at once (beyond, 5.03 with Max-Age).
+    pub client_rate: u32,
+    /// Clients whose spending is remembered at once.
+    pub max_clients: usize,
+    /// Most member requests in flight for the queries of one entity, so a dead or slow
+    /// entity holds no more than this (and no more than a quarter) of the engine's
+    /// exchanges; beyond, 5.03 with Max-Age.
+    pub entity_share: usize,
 }
 
 impl Default for EmConfig {
@@ -66,11 +78,26 @@ impl Default for EmConfig {
             membership_path: "mc".to_string(),
             epoch: None,
             block_cache_lifetime: Duration::from_secs(60),
+            query_budget: 1024,
+            client_rate: 2048,
+            max_clients: 4096,
+            entity_share: 1024,
         }
     }
 }
 
 impl EmConfig {
+    /// The limits queries are admitted under.
+    pub fn admission_limits(&self) -> crate::admission::Limits {
+        crate::admission::Limits {
+            query_budget: self.query_budget,
+            client_rate: self.client_rate,
+            max_clients: self.max_clients,
+            entity_share: self.entity_share,
+            hold: self.member_timeout,
+        }
+    }
+
     /// The configuration of the engine the EM runs on: RFC 7252 transmission parameters,
     /// with tables sized for fan-out ([`CONCURRENT_QUERIES`] queries with `max_in_flight`
     /// member requests each, a thousand members).

@@ -1,5 +1,6 @@
 //! A client request to the EM, copied out of the engine so its handling can span events.
 
+use covey_core::precondition::{preconditions_hold, Current};
 use covey_core::{Code, ContentFormat, OptionNumber};
 use covey_proto::{Endpoint, IncomingId};
 
@@ -22,9 +23,22 @@ pub(crate) struct IncomingRequest {
     pub hop_limit: Option<u8>,
     /// If-None-Match: create only if absent.
     pub if_none_match: bool,
+    /// If-Match values: change only the representation with one of these ETags.
+    pub if_match: Vec<Vec<u8>>,
+    /// The entities a nested query passed through (another EM's [`crate::visited::VISITED`]).
+    pub visited: Vec<[u8; 4]>,
 }
 
 impl IncomingRequest {
+    /// Whether its If-Match and If-None-Match hold for `current` (RFC 7252 §5.10.8).
+    pub fn preconditions_hold(&self, current: Current<'_>) -> bool {
+        preconditions_hold(
+            self.if_match.iter().map(Vec::as_slice),
+            self.if_none_match,
+            current,
+        )
+    }
+
     /// Copies request `id` from the engine.
     pub fn read(ep: &Endpoint, id: IncomingId) -> Option<IncomingRequest> {
         let r = ep.request(id)?;
@@ -44,6 +58,14 @@ impl IncomingRequest {
                 .uint_option(OptionNumber::HOP_LIMIT)
                 .map(|h| u8::try_from(h).unwrap_or(u8::MAX)),
             if_none_match: m.has_option(OptionNumber::IF_NONE_MATCH),
+            if_match: m
+                .options_of(OptionNumber::IF_MATCH)
+                .map(<[u8]>::to_vec)
+                .collect(),
+            visited: m
+                .option(crate::visited::VISITED)
+                .map(crate::visited::decode)
+                .unwrap_or_default(),
         })
     }
 }

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod config;
 pub mod delay;
 pub mod document;
@@ -46,6 +47,7 @@ pub mod store;
 mod task_io;
 mod timers;
 pub mod validation;
+pub mod visited;
 
 pub use config::{EmConfig, CONCURRENT_QUERIES};
 pub use entity::Entity;

@@ -79,10 +79,19 @@ impl Member {
             && self.query == other.query
     }
 
-    /// The entity name when the URI looks like an entity of an EM (`/e/<name>`, no query).
+    /// True when both reach the same entity or resource whatever their queries: a query
+    /// only changes how an entity is used (`?eo=lst`), so cycles are found on this.
+    pub fn same_entity(&self, other: &Member) -> bool {
+        same_ip(self.addr.ip(), other.addr.ip())
+            && self.addr.port() == other.addr.port()
+            && self.path == other.path
+    }
+
+    /// The entity name when the URI looks like an entity of an EM (`/e/<name>`, with or
+    /// without use-time overrides in its query).
     pub fn entity_name(&self) -> Option<&str> {
-        match (self.path.as_slice(), self.query.is_empty()) {
-            ([e, name], true) if e == "e" && !name.is_empty() => Some(name),
+        match self.path.as_slice() {
+            [e, name] if e == "e" && !name.is_empty() => Some(name),
             _ => None,
         }
     }
@@ -168,5 +177,16 @@ mod tests {
         assert!(a.same_resource(&b));
         let c = Member::parse("coap://[2001:db8::1]/s/u").unwrap();
         assert!(!a.same_resource(&c));
+    }
+
+    #[test]
+    fn a_query_does_not_hide_an_entity() {
+        let plain = Member::parse("coap://[2001:db8::1]/e/a").unwrap();
+        let listed = Member::parse("coap://[2001:db8::1]:5683/e/a?eo=lst").unwrap();
+        assert_eq!(listed.entity_name(), Some("a"));
+        assert!(listed.same_entity(&plain));
+        assert!(!listed.same_resource(&plain));
+        let other = Member::parse("coap://[2001:db8::1]/e/b?eo=lst").unwrap();
+        assert!(!listed.same_entity(&other));
     }
 }

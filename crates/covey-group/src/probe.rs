@@ -204,6 +204,16 @@ impl Probe {
     ) {
         self.nested[i] = true;
         let m = self.spec.members[i].clone();
+        // This EM's own entity is queried in-process with the overrides of the URI's query.
+        let is_local = local.lookup(&m) != Lookup::NotLocal;
+        match crate::query::parse_overrides(&m.query) {
+            Err(e) if is_local => self.problems.push(format!("member {}: {e}", m.uri)),
+            Ok(o) if is_local && o.fanout => self.problems.push(format!(
+                "member {}: ?fanout has no place in a member's URI",
+                m.uri
+            )),
+            _ => {}
+        }
         if let Some(op) = self.spec.numbers_for.filter(|_| !default_op.is_scalar()) {
             self.problems.push(format!(
                 "member {} is an entity whose default operation {default_op} gives a list, \
@@ -243,18 +253,18 @@ impl Probe {
         let Ok(m) = Member::parse(uri) else {
             return;
         };
-        if self.spec.own.iter().any(|o| o.same_resource(&m)) {
+        if self.spec.own.iter().any(|o| o.same_entity(&m)) {
             let text = self.chain_text(&chain, uri);
             self.problems.push(format!("cycle: {text}"));
             return;
         }
-        if chain.iter().any(|c| c.same_resource(&m)) {
+        if chain.iter().any(|c| c.same_entity(&m)) {
             let text = self.chain_text(&chain, uri);
             self.problems
                 .push(format!("cycle among the nested entities: {text}"));
             return;
         }
-        if m.entity_name().is_none() || self.visited.iter().any(|v| v.same_resource(&m)) {
+        if m.entity_name().is_none() || self.visited.iter().any(|v| v.same_entity(&m)) {
             return;
         }
         if level > self.spec.depth_limit {

@@ -46,7 +46,7 @@ pub fn check_profile(
                 m.uri, first.uri
             )));
         }
-        if own.iter().any(|o| o.same_resource(m)) {
+        if own.iter().any(|o| o.same_entity(m)) {
             return Err(ValidationError(format!(
                 "cycle: entity {name} cannot be a member of itself ({})",
                 m.uri

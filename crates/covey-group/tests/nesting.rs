@@ -254,27 +254,7 @@ fn cycles_across_two_entity_managers_are_found_through_profiles() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 7);
     sensor(&mut net, 10, 1.0, Format::Text, 1);
     em::add_in_memory(&mut net, em_config());
-    // A second EM at addr(3).
-    let em2 = covey_group::EntityManager::new(
-        EmConfig {
-            authorities: vec![addr(3)],
-            ..EmConfig::default()
-        },
-        Box::new(covey_group::MemoryStore::new()),
-    )
-    .unwrap();
-    struct Other(covey_group::EntityManager);
-    impl covey_proto::App for Other {
-        fn handle_event(&mut self, cx: &mut covey_proto::AppContext<'_>, e: covey_proto::Event) {
-            self.0.handle_event(cx, e)
-        }
-    }
-    net.add(
-        addr(3),
-        covey_proto::Config::default(),
-        11,
-        Some(Box::new(Other(em2))),
-    );
+    add_second_em(&mut net);
     let c = Client::add(&mut net, addr(2), 2);
     let remote_y = "coap://[2001:db8::3]/e/y".to_string();
     assert_eq!(
@@ -316,6 +296,173 @@ fn cycles_across_two_entity_managers_are_found_through_profiles() {
             "profile of y not changed: cycle: y -> {} -> {remote_y}",
             entity_uri("x")
         )
+    );
+}
+
+#[test]
+fn cycles_behind_a_query_are_refused_on_one_and_across_two_entity_managers() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 8);
+    sensor(&mut net, 10, 1.0, Format::Text, 1);
+    em::add_in_memory(&mut net, em_config());
+    add_second_em(&mut net);
+    let c = Client::add(&mut net, addr(2), 2);
+    let listed = |uri: String| format!("{uri}?eo=lst");
+    // An entity as its own member, its query changing only how it is used.
+    let a = create(&mut net, &c, em_addr(), "a", &[listed(entity_uri("a"))], "");
+    assert_eq!(a.code, Code::BAD_REQUEST);
+    assert!(
+        a.text()
+            .contains("cycle: entity a cannot be a member of itself"),
+        "{}",
+        a.text()
+    );
+    // Through another entity of the same EM: b -> a?eo=lst, then a -> b?eo=lst.
+    assert_eq!(
+        create(&mut net, &c, em_addr(), "a", &[sensor_uri(10)], "").code,
+        Code::CREATED
+    );
+    let b = create(&mut net, &c, em_addr(), "b", &[listed(entity_uri("a"))], "");
+    assert_eq!(b.code, Code::CREATED, "{}", b.text());
+    let text = c.get(&mut net, em_addr(), "/e/b", None).text();
+    assert!(text.contains(&sensor_uri(10)), "{text}");
+    let a = change_members(&mut net, &c, em_addr(), "a", &[listed(entity_uri("b"))]);
+    assert_eq!(a.code, Code::BAD_REQUEST);
+    assert_eq!(
+        a.text(),
+        format!(
+            "profile of a not changed: cycle: a -> {} -> {}",
+            listed(entity_uri("b")),
+            listed(entity_uri("a"))
+        )
+    );
+    // Across two EMs: y (EM 2) -> a?eo=lst (EM 1), then a -> y?eo=lst.
+    let remote_y = listed("coap://[2001:db8::3]/e/y".to_string());
+    let y = create(&mut net, &c, addr(3), "y", &[listed(entity_uri("a"))], "");
+    assert_eq!(y.code, Code::CREATED, "{}", y.text());
+    let a = change_members(
+        &mut net,
+        &c,
+        em_addr(),
+        "a",
+        std::slice::from_ref(&remote_y),
+    );
+    assert_eq!(a.code, Code::BAD_REQUEST);
+    assert_eq!(
+        a.text(),
+        format!(
+            "profile of a not changed: cycle: a -> {remote_y} -> {}",
+            listed(entity_uri("a"))
+        )
+    );
+}
+
+#[test]
+fn a_cycle_made_by_two_changes_at_once_ends_at_its_first_repeat() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 9);
+    sensor(&mut net, 10, 1.0, Format::Text, 1);
+    em::add_in_memory(&mut net, em_config());
+    add_second_em(&mut net);
+    let c = Client::add(&mut net, addr(2), 2);
+    let remote_y = "coap://[2001:db8::3]/e/y?eo=lst".to_string();
+    let local_x = format!("{}?eo=lst", entity_uri("x"));
+    assert_eq!(
+        create(&mut net, &c, em_addr(), "x", &[sensor_uri(10)], "").code,
+        Code::CREATED
+    );
+    assert_eq!(
+        create(&mut net, &c, addr(3), "y", &[sensor_uri(10)], "").code,
+        Code::CREATED
+    );
+    // Both change at once: each validation reads the other's old profile, and both pass.
+    let changes: Vec<String> = [&remote_y, &local_x]
+        .iter()
+        .map(|m| format!(r#"{{"er":["{}","{m}"]}}"#, sensor_uri(10)))
+        .collect();
+    let ids: Vec<_> = [("/e/x/profile", em_addr()), ("/e/y/profile", addr(3))]
+        .into_iter()
+        .zip(&changes)
+        .map(|((target, to), body)| {
+            let req = Req {
+                target,
+                content_format: Some(ContentFormat::JSON),
+                payload: body.as_bytes(),
+                ..Req::default()
+            };
+            c.start(&mut net, to, Code::PUT, req)
+        })
+        .collect();
+    while !ids.iter().all(|id| c.ended(*id)) {
+        net.run_for(Duration::from_millis(100));
+    }
+    for id in &ids {
+        assert_eq!(
+            c.answers(*id)[0].code,
+            Code::CHANGED,
+            "{}",
+            c.answers(*id)[0].text()
+        );
+    }
+    // x -> y -> x: EM 2 sees x among the entities passed through and asks EM 1 nothing.
+    let from = net.log.len();
+    let a = c.get(&mut net, em_addr(), "/e/x", None);
+    assert!(
+        a.text()
+            .contains(&format!("{remote_y} 5.08 Hop Limit Reached")),
+        "{}",
+        a.text()
+    );
+    let asked_back = net.log[from..]
+        .iter()
+        .filter(|d| d.from == addr(3) && d.to == em_addr())
+        .filter(|d| d.bytes.get(1).is_some_and(|code| (1..32).contains(code)))
+        .count();
+    assert_eq!(asked_back, 0);
+}
+
+/// Replaces the members of entity `name` on the EM at `to`.
+fn change_members(
+    net: &mut Network,
+    c: &Client,
+    to: std::net::SocketAddr,
+    name: &str,
+    er: &[String],
+) -> support::client::Answer {
+    let body = format!(r#"{{"er":{}}}"#, serde_json::to_string(er).unwrap());
+    let target = format!("/e/{name}/profile");
+    c.call(
+        net,
+        to,
+        Code::PUT,
+        Req {
+            target: &target,
+            content_format: Some(ContentFormat::JSON),
+            payload: body.as_bytes(),
+            ..Req::default()
+        },
+    )
+}
+
+/// A second EM, reached at `addr(3)`.
+fn add_second_em(net: &mut Network) {
+    let em2 = covey_group::EntityManager::new(
+        EmConfig {
+            authorities: vec![addr(3)],
+            ..EmConfig::default()
+        },
+        Box::new(covey_group::MemoryStore::new()),
+    )
+    .unwrap();
+    struct Other(covey_group::EntityManager);
+    impl covey_proto::App for Other {
+        fn handle_event(&mut self, cx: &mut covey_proto::AppContext<'_>, e: covey_proto::Event) {
+            self.0.handle_event(cx, e)
+        }
+    }
+    net.add(
+        addr(3),
+        covey_proto::Config::default(),
+        11,
+        Some(Box::new(Other(em2))),
     );
 }
 

@@ -12,7 +12,8 @@ pub struct Config {
     pub transmission: TransmissionParameters,
     /// Retransmission-timeout estimator used for every peer.
     pub congestion_control: Algorithm,
-    /// Largest datagram sent or accepted (bytes); larger input is dropped.
+    /// Largest datagram sent or accepted (bytes); larger input is dropped, a unicast CON
+    /// request after a 4.13 answer.
     pub max_message_size: usize,
     /// Peers with state (MIDs, RTO estimators, queues) at once.
     pub max_peers: usize,

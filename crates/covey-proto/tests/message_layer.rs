@@ -561,16 +561,135 @@ fn unrecognised_critical_option_gets_bad_option_and_elective_is_ignored() {
     assert_eq!(net.log[3].bytes, [0x70, 0, 0, 4]);
 }
 
-#[test]
-fn format_errors_get_reset_for_con_and_silence_otherwise() {
+/// A network with an echo server at `addr(2)`, and the count of its application's calls.
+fn echo_network(config: Config) -> (Network, usize, Rc<RefCell<u32>>) {
     let calls = Rc::new(RefCell::new(0));
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
-    let server = net.add(
-        addr(2),
-        Config::default(),
-        2,
-        Some(echo_server(calls.clone())),
+    let server = net.add(addr(2), config, 2, Some(echo_server(calls.clone())));
+    (net, server, calls)
+}
+
+/// A CON GET with one extra option, as bytes.
+fn con_get_with(mid: u16, number: OptionNumber, value: &[u8]) -> Vec<u8> {
+    let mut buf = [0u8; 128];
+    let token = mid.to_be_bytes();
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, mid, &token).unwrap();
+    enc.option(number, value).unwrap();
+    let n = enc.finish();
+    buf[..n].to_vec()
+}
+
+#[test]
+fn registered_critical_options_covey_does_not_implement_get_bad_option() {
+    let (mut net, server, calls) = echo_network(Config::default());
+    let cases: [(OptionNumber, &[u8]); 4] = [
+        (OptionNumber::OSCORE, &[0x09, 0x14]),
+        (OptionNumber::EDHOC, b""),
+        (OptionNumber::Q_BLOCK1, &[0x06]),
+        (OptionNumber::Q_BLOCK2, &[0x06]),
+    ];
+    for (mid, (number, value)) in (10..).zip(cases) {
+        net.inject(addr(1), server, &con_get_with(mid, number, value));
+        let reply = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+        assert_eq!(
+            (reply.message_type(), reply.code(), reply.message_id()),
+            (MessageType::Acknowledgement, Code::BAD_OPTION, mid),
+            "{number}"
+        );
+        let expected = format!("unrecognised critical option {}", number.0);
+        assert_eq!(reply.payload(), expected.as_bytes());
+    }
+    assert_eq!(*calls.borrow(), 0, "none reaches the application");
+}
+
+#[test]
+fn proxy_requests_get_proxying_not_supported() {
+    let (mut net, server, calls) = echo_network(Config::default());
+    let cases: [(OptionNumber, &[u8]); 2] = [
+        (OptionNumber::PROXY_URI, b"coap://192.0.2.1/x"),
+        (OptionNumber::PROXY_SCHEME, b"coap"),
+    ];
+    for (mid, (number, value)) in (20..).zip(cases) {
+        net.inject(addr(1), server, &con_get_with(mid, number, value));
+        let reply = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+        assert_eq!(
+            (reply.code(), reply.message_id()),
+            (Code::PROXYING_NOT_SUPPORTED, mid),
+            "{number}"
+        );
+        assert_eq!(reply.payload(), b"this server is not a proxy");
+    }
+    // A Proxy-Uri of a bad length is a malformed critical option: 4.02.
+    net.inject(
+        addr(1),
+        server,
+        &con_get_with(30, OptionNumber::PROXY_URI, b""),
     );
+    let reply = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+    assert_eq!(reply.code(), Code::BAD_OPTION);
+    assert_eq!(*calls.borrow(), 0);
+}
+
+#[test]
+fn a_con_request_larger_than_a_message_gets_request_entity_too_large_with_size1() {
+    let config = Config::default();
+    let (max_message, max_body) = (config.max_message_size, config.max_body_size);
+    let (mut net, server, calls) = echo_network(config);
+    let mut big = vec![0u8; max_message + 200];
+    let mut enc =
+        MessageEncoder::new(&mut big, MessageType::Confirmable, Code::PUT, 0x77, &[9, 9]).unwrap();
+    enc.option(OptionNumber::URI_PATH, b"store").unwrap();
+    let header = enc.finish();
+    big[header] = 0xff;
+    let cut = big.clone();
+    net.inject(addr(1), server, &cut);
+    let reply = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+    assert_eq!(
+        (reply.message_type(), reply.code(), reply.message_id()),
+        (
+            MessageType::Acknowledgement,
+            Code::REQUEST_ENTITY_TOO_LARGE,
+            0x77
+        )
+    );
+    assert_eq!(reply.token().as_bytes(), [9, 9]);
+    assert_eq!(
+        reply
+            .option(OptionNumber::SIZE1)
+            .and_then(covey_core::uint::decode),
+        Some(max_body as u32)
+    );
+    assert_eq!(reply.block1().map(|b| (b.num, b.more)), Some((0, false)));
+    // A retransmission gets the same answer; the application never sees either.
+    let replies = net.log.len();
+    net.inject(addr(1), server, &cut);
+    assert_eq!(net.log.len(), replies + 1);
+    assert_eq!(net.log.last().unwrap().bytes, net.log[replies - 1].bytes);
+    // A NON that large, or an oversized response, is dropped in silence.
+    set_type(&mut big, MessageType::NonConfirmable);
+    net.inject(addr(1), server, &big);
+    big[1] = Code::CONTENT.0;
+    set_type(&mut big, MessageType::Confirmable);
+    net.inject(addr(1), server, &big);
+    assert_eq!(net.log.len(), replies + 1);
+    assert_eq!(*calls.borrow(), 0);
+}
+
+/// Rewrites the type bits of a datagram's first byte.
+fn set_type(datagram: &mut [u8], kind: MessageType) {
+    let bits = match kind {
+        MessageType::Confirmable => 0,
+        MessageType::NonConfirmable => 1,
+        MessageType::Acknowledgement => 2,
+        MessageType::Reset => 3,
+    };
+    datagram[0] = (datagram[0] & 0xcf) | (bits << 4);
+}
+
+#[test]
+fn format_errors_get_reset_for_con_and_silence_otherwise() {
+    let (mut net, server, calls) = echo_network(Config::default());
     // CON with token length 9: RST echoing the MID.
     net.inject(addr(1), server, &[0x49, 0x01, 0x12, 0x34]);
     assert_eq!(net.log.last().unwrap().bytes, [0x70, 0x00, 0x12, 0x34]);
@@ -768,10 +887,67 @@ fn message_id_reuse_interval_bounds_one_peer_and_the_receiver_does_not() {
 }
 
 #[test]
-fn response_with_an_unrecognised_critical_option_is_rejected() {
+fn response_with_an_unrecognised_critical_option_is_rejected_and_fails_its_request() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     net.drop_rule = Some(Box::new(|_, _, _| true));
     let client = net.add(addr(1), Config::default(), 1, None);
+    let mut buf = [0u8; 32];
+    // OSCORE is registered but not implemented: as critical as an unknown number.
+    for (kind, critical) in [
+        (MessageType::Acknowledgement, OptionNumber(2049)),
+        (MessageType::Confirmable, OptionNumber(2049)),
+        (MessageType::NonConfirmable, OptionNumber::OSCORE),
+    ] {
+        let id = net
+            .request(
+                client,
+                addr(2),
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+        let request = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+        let mid = if kind == MessageType::Acknowledgement {
+            request.message_id()
+        } else {
+            500
+        };
+        let mut enc = MessageEncoder::new(
+            &mut buf,
+            kind,
+            Code::CONTENT,
+            mid,
+            request.token().as_bytes(),
+        )
+        .unwrap();
+        enc.option(critical, b"x").unwrap();
+        let n = enc.finish();
+        let sent = net.log.len();
+        let response = buf[..n].to_vec();
+        net.inject(addr(2), client, &response);
+        // A separate CON is rejected with RST; an ACK or a NON by ignoring it.
+        let replies: Vec<Vec<u8>> = net.log[sent..].iter().map(|d| d.bytes.clone()).collect();
+        if kind == MessageType::Confirmable {
+            assert_eq!(replies, [vec![0x70, 0, 0x01, 0xf4]], "{kind:?}");
+        } else {
+            assert!(replies.is_empty(), "{kind:?}: {replies:?}");
+        }
+        // The answer cannot be used, and asking again would fetch the same one.
+        assert!(
+            matches!(
+                net.nodes[client].events.last(),
+                Some((_, Event::Failed { id: f, failure: Failure::ProtocolError })) if *f == id
+            ),
+            "{kind:?}: {:?}",
+            net.nodes[client].events
+        );
+        // Over: the request is not retransmitted.
+        let sent = net.log.len();
+        net.run_for(Duration::from_secs(10));
+        assert_eq!(net.log.len(), sent, "{kind:?}");
+    }
+    assert!(responses(&net, client).is_empty());
+    // An elective unknown option is fine.
     net.request(
         client,
         addr(2),
@@ -779,45 +955,13 @@ fn response_with_an_unrecognised_critical_option_is_rejected() {
         RequestParams::default(),
     )
     .unwrap();
-    let request = Message::parse(&net.log[0].bytes).unwrap();
-    let (mid, token) = (request.message_id(), request.token());
-    let mut buf = [0u8; 32];
-    // Piggy-backed: ignored (an ACK is rejected by ignoring it); the CON is retransmitted.
+    let request = Message::parse(&net.log.last().unwrap().bytes).unwrap();
     let mut enc = MessageEncoder::new(
         &mut buf,
         MessageType::Acknowledgement,
         Code::CONTENT,
-        mid,
-        token.as_bytes(),
-    )
-    .unwrap();
-    enc.option(OptionNumber(2049), b"x").unwrap();
-    let n = enc.finish();
-    let ack = buf[..n].to_vec();
-    net.inject(addr(2), client, &ack);
-    assert!(net.nodes[client].events.is_empty());
-    // Separate CON: rejected with RST.
-    let mut enc = MessageEncoder::new(
-        &mut buf,
-        MessageType::Confirmable,
-        Code::CONTENT,
-        500,
-        token.as_bytes(),
-    )
-    .unwrap();
-    enc.option(OptionNumber(2049), b"x").unwrap();
-    let n = enc.finish();
-    let separate = buf[..n].to_vec();
-    net.inject(addr(2), client, &separate);
-    assert_eq!(net.log.last().unwrap().bytes, [0x70, 0, 0x01, 0xf4]);
-    assert!(net.nodes[client].events.is_empty());
-    // An elective unknown option is fine.
-    let mut enc = MessageEncoder::new(
-        &mut buf,
-        MessageType::Acknowledgement,
-        Code::CONTENT,
-        mid,
-        token.as_bytes(),
+        request.message_id(),
+        request.token().as_bytes(),
     )
     .unwrap();
     enc.option(OptionNumber(2048), b"x").unwrap();

@@ -61,6 +61,20 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     nstart: usize,
 
+    /// Most member requests one query may cause, nested entities included (beyond: 4.00).
+    #[arg(long, value_name = "N", default_value_t = EmConfig::default().query_budget)]
+    query_budget: usize,
+
+    /// Member requests each client (an IPv4 address or an IPv6 /64) may cause per second
+    /// (beyond: 5.03 with Max-Age).
+    #[arg(long, value_name = "N", default_value_t = EmConfig::default().client_rate)]
+    client_rate: u32,
+
+    /// Most member requests in flight for the queries of one entity, so a dead entity
+    /// cannot hold every exchange (beyond: 5.03 with Max-Age).
+    #[arg(long, value_name = "N", default_value_t = EmConfig::default().entity_share)]
+    entity_share: usize,
+
     /// Let other servers started with --reuse-port bind the same port; without it a busy
     /// port is an error.
     #[arg(long)]
@@ -88,6 +102,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         member_timeout: seconds("--member-timeout", args.member_timeout)?,
         validation_timeout: seconds("--validation-timeout", args.validation_timeout)?,
         multicast_leisure: seconds("--multicast-leisure", args.multicast_leisure)?,
+        query_budget: args.query_budget,
+        client_rate: args.client_rate,
+        entity_share: args.entity_share,
         ..EmConfig::default()
     };
     if args.target_rate == 0 {

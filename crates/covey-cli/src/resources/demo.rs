@@ -6,8 +6,9 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use covey_core::{Code, ContentFormat};
-use covey_proto::{App, AppContext, Event, IncomingId, LogLevel, Received, Response};
+use covey_core::precondition::{Current, Preconditions};
+use covey_core::{Code, ContentFormat, OptionNumber};
+use covey_proto::{opt, App, AppContext, Event, IncomingId, LogLevel, Received, Response};
 
 use super::clock_text::UtcText;
 use super::wall_clock::{until_next_second, WallClock};
@@ -87,6 +88,10 @@ pub struct DemoApp {
     large: Vec<u8>,
     /// What `/echo` holds: the last payload PUT or POSTed and its format.
     echo: (Vec<u8>, Option<ContentFormat>),
+    /// `/echo`'s ETag while it holds something (a new one at every change).
+    echo_etag: Option<u32>,
+    /// The ETag `/echo`'s next change gets.
+    next_etag: u32,
     /// A reused buffer for bodies made per request.
     scratch: Vec<u8>,
 }
@@ -111,6 +116,8 @@ impl DemoApp {
             readings: 0,
             large: large_text(LARGE_SIZE).into_bytes(),
             echo: (Vec::new(), None),
+            echo_etag: None,
+            next_etag: 1,
             scratch: Vec::new(),
         }
     }
@@ -155,11 +162,25 @@ impl DemoApp {
             accept: request.message.accept(),
             format: request.message.content_format(),
         };
+        // /echo is the one demo resource that changes state; the others answer GET only.
+        let changes = resource == DemoResource::Echo
+            && matches!(asked.method, Code::PUT | Code::POST | Code::DELETE);
+        let etag = self.echo_etag.map(u32::to_be_bytes);
+        let current = match &etag {
+            Some(tag) => Current::Present(Some(tag)),
+            None => Current::Absent,
+        };
+        if changes && !Preconditions::of(&request.message).hold(current) {
+            // RFC 7252 §5.10.8: a conditional change whose condition fails changes nothing.
+            return reply::error(cx, id, Code::PRECONDITION_FAILED, "precondition failed");
+        }
         // /echo's payload is copied now: answering needs the engine the request borrows.
         if resource == DemoResource::Echo && matches!(asked.method, Code::PUT | Code::POST) {
             self.echo.0.clear();
             self.echo.0.extend_from_slice(request.payload());
             self.echo.1 = asked.format;
+            self.echo_etag = Some(self.next_etag);
+            self.next_etag = self.next_etag.wrapping_add(1);
         } else if resource == DemoResource::Echo && asked.method == Code::FETCH {
             self.scratch.clear();
             self.scratch.extend_from_slice(request.payload());
@@ -239,6 +260,7 @@ impl DemoApp {
             Code::FETCH => (Code::CONTENT, &self.scratch, asked.format),
             Code::DELETE => {
                 self.echo = (Vec::new(), None);
+                self.echo_etag = None;
                 return reply::content(cx, id, None, Code::DELETED, None, &[], &[]);
             }
             _ => {
@@ -254,7 +276,17 @@ impl DemoApp {
         if negotiation::choose(asked.accept, &shown).is_none() {
             return negotiation::refuse(cx, id, &shown);
         }
-        reply::content(cx, id, None, code, format, &[], payload);
+        let etag = self.echo_etag.map(u32::to_be_bytes);
+        let tagged = [opt(
+            OptionNumber::ETAG,
+            etag.as_ref().map_or(&[][..], |t| &t[..]),
+        )];
+        let etag_option = if etag.is_some() && asked.method != Code::FETCH {
+            &tagged[..]
+        } else {
+            &[]
+        };
+        reply::content(cx, id, None, code, format, etag_option, payload);
     }
 
     /// Takes the next reading and writes it into the scratch buffer in `format`.

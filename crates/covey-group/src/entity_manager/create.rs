@@ -146,6 +146,14 @@ impl EntityManager {
         if self.entities.contains_key(&name) || self.busy.contains(&name) {
             return self.send_reply(ep, now, &to, duplicate(&name, req.if_none_match));
         }
+        if !req.if_match.is_empty() {
+            // RFC 7252 §5.10.8.1: If-Match needs a current representation; there is none.
+            let reply = Reply::error(
+                Code::PRECONDITION_FAILED,
+                format!("entity {name} does not exist (If-Match)"),
+            );
+            return self.send_reply(ep, now, &to, reply);
+        }
         if self.entities.len() + self.busy.len() >= self.config.max_entities {
             let reply = Reply::error(
                 Code::SERVICE_UNAVAILABLE,

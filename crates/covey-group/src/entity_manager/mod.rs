@@ -12,6 +12,7 @@ mod query;
 mod respond;
 mod update;
 
+use crate::admission::Admission;
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
@@ -21,6 +22,7 @@ use crate::response::MemberResponse;
 use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, TimerKey, Timers, TIMER_MARK};
+use covey_core::precondition::Current;
 use covey_core::uri::SocketAuthority;
 use covey_core::{Code, ContentFormat};
 use covey_proto::{
@@ -91,6 +93,8 @@ pub struct EntityManager {
     after_write: VecDeque<(u64, AfterWrite)>,
     /// The timer that looks at the store again while something waits for it.
     store_poll: Option<TimerKey>,
+    /// Budgets of member requests per query and per client, and shares of those in flight.
+    admission: Admission,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -129,6 +133,7 @@ impl EntityManager {
             }
         }
         Ok(EntityManager {
+            admission: Admission::new(config.admission_limits()),
             config,
             store,
             entities,
@@ -180,6 +185,11 @@ impl EntityManager {
     /// Tasks in progress (queries, creations, ...).
     pub fn tasks_in_progress(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Member requests the queries in progress have reserved room for.
+    pub fn member_requests_in_flight(&self) -> usize {
+        self.admission.in_flight()
     }
 
     /// Records a notable event; the host logs it at `level` when the callback returns.
@@ -296,7 +306,11 @@ impl EntityManager {
                 let name = name.to_string();
                 match m {
                     Code::GET => self.show_profile(ep, now, &to, &req, &name),
-                    Code::PUT => self.update(ep, now, to, &req, &name),
+                    Code::PUT => {
+                        if !self.precondition_failed(ep, now, &to, &req, &name, true) {
+                            self.update(ep, now, to, &req, &name)
+                        }
+                    }
                     _ => self.send_reply(ep, now, &to, not_allowed(&req, "GET, PUT")),
                 }
             }
@@ -354,10 +368,8 @@ impl EntityManager {
             let reply = unknown_entity(name);
             return self.send_reply(ep, now, to, reply);
         };
-        let mut doc = e.profile.to_json(name, e.mcast_uri().as_deref());
-        if !e.unjoined.is_empty() {
-            doc["unjoined"] = serde_json::json!(e.unjoined);
-        }
+        let doc = profile_document(e);
+        let tag = profile_etag(&doc);
         let reply = match req.accept {
             None | Some(ContentFormat::JSON) => Reply::content(
                 ContentFormat::JSON,
@@ -373,7 +385,44 @@ impl EntityManager {
                 format!("a profile is application/json (50) or application/cbor (60), not {other}"),
             ),
         };
+        let reply = Reply {
+            etag: reply.code.is_success().then_some(tag),
+            ..reply
+        };
         self.send_reply(ep, now, to, reply);
+    }
+
+    /// A request that changes `/e/<name>` (`profile`: its profile) whose If-Match or
+    /// If-None-Match fails: answered 4.12 and true. The profile's ETag is the one GET gives;
+    /// `/e/<name>` itself has none that lasts, so only an empty If-Match matches it.
+    fn precondition_failed(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        to: &Responder,
+        req: &IncomingRequest,
+        name: &str,
+        profile: bool,
+    ) -> bool {
+        let tag = self
+            .entities
+            .get(name)
+            .filter(|_| profile)
+            .map(|e| profile_etag(&profile_document(e)));
+        let current = match (self.entities.contains_key(name), &tag) {
+            (false, _) => Current::Absent,
+            (true, tag) => Current::Present(tag.as_ref().map(|t| &t[..])),
+        };
+        if req.preconditions_hold(current) {
+            return false;
+        }
+        let what = if profile { "profile of " } else { "" };
+        let reply = Reply::error(
+            Code::PRECONDITION_FAILED,
+            format!("{what}entity {name} not changed: If-Match or If-None-Match does not hold"),
+        );
+        self.send_reply(ep, now, to, reply);
+        true
     }
 
     /// Anything addressed to `/e/<name>`.
@@ -401,6 +450,9 @@ impl EntityManager {
         };
         if !self.entities.contains_key(name) {
             return self.send_reply(ep, now, &to, unknown_entity(name));
+        }
+        if req.method != Code::GET && self.precondition_failed(ep, now, &to, req, name, false) {
+            return;
         }
         match (req.method, overrides.fanout) {
             (Code::GET, false) => self.start_query(
@@ -442,6 +494,20 @@ impl EntityManager {
             ),
         }
     }
+}
+
+/// The profile document `GET /e/<name>/profile` shows.
+fn profile_document(e: &Entity) -> serde_json::Value {
+    let mut doc = e.profile.to_json(&e.name, e.mcast_uri().as_deref());
+    if !e.unjoined.is_empty() {
+        doc["unjoined"] = serde_json::json!(e.unjoined);
+    }
+    doc
+}
+
+/// The profile's ETag: the same whatever format it is shown in.
+fn profile_etag(doc: &serde_json::Value) -> [u8; 4] {
+    respond::etag(&serde_json::to_vec(doc).unwrap_or_default())
 }
 
 fn unknown_entity(name: &str) -> Reply {

@@ -3,6 +3,7 @@
 
 use super::respond::{error_payload_limit, Reply, Responder};
 use super::{EntityManager, Input, Task};
+use crate::admission::Refusal;
 use crate::delay::auto_delay;
 use crate::fanout::{Fanout, FanoutSpec, Mode, Outcome, Target};
 use crate::incoming::IncomingRequest;
@@ -14,6 +15,7 @@ use crate::reply::{combine, MemberReply, ReplyKind, REPLY_FORMATS};
 use crate::response::MemberResponse;
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
+use crate::visited::{entity_key, VISITED};
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{Duration, Endpoint, Instant};
 use std::net::SocketAddr;
@@ -47,6 +49,8 @@ pub(crate) struct QueryParams {
     pub hop_limit: Option<u8>,
     /// Use-time overrides.
     pub overrides: Overrides,
+    /// The entities the query passed through before this one.
+    pub visited: Vec<[u8; 4]>,
 }
 
 impl QueryParams {
@@ -59,6 +63,7 @@ impl QueryParams {
             accept: req.accept,
             hop_limit: req.hop_limit,
             overrides,
+            visited: req.visited.clone(),
         }
     }
 }
@@ -72,11 +77,16 @@ pub(crate) struct QueryTask {
     kind: ReplyKind,
     accept: ContentFormat,
     members: Vec<String>,
-    /// Names of members that are this EM's own entities (by member index).
-    local_names: Vec<Option<String>>,
+    /// Members that are this EM's own entities (by member index): name and the use-time
+    /// overrides of the member's URI.
+    local_names: Vec<Option<(String, Overrides)>>,
     params: QueryParams,
+    /// The entities passed through, this one included.
+    visited: Vec<[u8; 4]>,
     hop_out: u8,
     enr: usize,
+    /// Member requests in flight reserved for it (given back when it ends).
+    reserved: usize,
     fanout: Fanout,
 }
 
@@ -94,25 +104,58 @@ impl QueryTask {
 
     /// Local members to ask now: (index, entity name, parameters).
     pub(super) fn local_requests(&mut self) -> Vec<(usize, String, QueryParams)> {
-        let params = QueryParams {
-            method: self.params.method,
-            payload: self.params.payload.clone(),
-            content_format: self.params.content_format,
-            accept: Some(ContentFormat::SENML_CBOR),
-            hop_limit: Some(self.hop_out),
-            overrides: Overrides {
-                fanout: self.params.overrides.fanout,
-                ..Overrides::default()
-            },
-        };
+        let fanout = self.params.overrides.fanout;
         self.fanout
             .take_local_requests()
             .into_iter()
             .filter_map(|i| {
-                let name = self.local_names.get(i)?.clone()?;
-                Some((i, name, params.clone()))
+                let (name, overrides) = self.local_names.get(i)?.clone()?;
+                let params = QueryParams {
+                    method: self.params.method,
+                    payload: self.params.payload.clone(),
+                    content_format: self.params.content_format,
+                    accept: Some(ContentFormat::SENML_CBOR),
+                    hop_limit: Some(self.hop_out),
+                    overrides: Overrides {
+                        fanout,
+                        ..overrides
+                    },
+                    visited: self.visited.clone(),
+                };
+                Some((i, name, params))
             })
             .collect()
+    }
+}
+
+/// The answer to a query that was not admitted: 4.00 over the per-query budget (asking
+/// again cannot help), else 5.03 with Max-Age.
+fn refusal_reply(name: &str, refusal: Refusal) -> Reply {
+    let (retry_after, text) = match refusal {
+        Refusal::OverBudget { needed, budget } => {
+            return Reply::error(
+                Code::BAD_REQUEST,
+                format!(
+                    "entity {name} needs {needed} member requests or more; \
+                     one query may cause {budget} at most"
+                ),
+            )
+        }
+        Refusal::ClientRate { retry_after } => (
+            retry_after,
+            format!("too many member requests from your address; try again in {retry_after} s"),
+        ),
+        Refusal::Busy { retry_after } => (
+            retry_after,
+            format!(
+                "entity {name} has as many member requests in flight as it may; \
+                 try again in {retry_after} s"
+            ),
+        ),
+    };
+    Reply {
+        max_age: Some(retry_after),
+        ..Reply::error(Code::SERVICE_UNAVAILABLE, text)
     }
 }
 
@@ -198,15 +241,41 @@ impl EntityManager {
             );
             return self.finish_reply(ep, now, to, reply);
         }
+        if let ReplyTo::Client(r) = &to {
+            // A client's query pays for every member request it causes, nesting included.
+            let hops = params.hop_limit.unwrap_or(self.config.depth_limit);
+            let cost = self.member_requests(name, hops, self.config.query_budget);
+            let client = ep.request(r.id).map(|q| q.source.ip());
+            if let Some(Err(refusal)) = client.map(|c| self.admission.admit_query(now, c, cost)) {
+                return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
+            }
+        }
+        let mut visited = params.visited.clone();
+        visited.extend(self.config.authorities.iter().map(|a| entity_key(*a, name)));
+        let again = e.members.iter().zip(&e.nested).find(|(m, nested)| {
+            let key = m.entity_name().map(|n| entity_key(m.addr, n));
+            **nested && key.is_some_and(|k| visited.contains(&k))
+        });
+        if let Some((m, _)) = again {
+            let reply = Reply::error(
+                Code::HOP_LIMIT_REACHED,
+                format!("cycle: entity {name} reaches {} again", m.uri),
+            );
+            return self.finish_reply(ep, now, to, reply);
+        }
         let local = LocalEntities {
             entities: &self.entities,
             authorities: &self.config.authorities,
         };
-        let local_names: Vec<Option<String>> = e
+        let local_names: Vec<Option<(String, Overrides)>> = e
             .members
             .iter()
             .map(|m| match local.lookup(m) {
-                Lookup::Found { .. } => m.entity_name().map(str::to_string),
+                // The member's query was checked when it joined.
+                Lookup::Found { .. } => m.entity_name().map(|n| {
+                    let overrides = crate::query::parse_overrides(&m.query).unwrap_or_default();
+                    (n.to_string(), overrides)
+                }),
                 _ => None,
             })
             .collect();
@@ -224,6 +293,10 @@ impl EntityManager {
                         u32::from(ContentFormat::SENML_CBOR.0),
                     ));
                     options.push(uint_option(OptionNumber::HOP_LIMIT, u32::from(hop_out)));
+                    // ... and the entities passed through, so a cycle ends at its repeat.
+                    let mut carried = visited.clone();
+                    carried.extend(m.entity_name().map(|n| entity_key(m.addr, n)));
+                    options.push((VISITED, crate::visited::encode(&carried)));
                 }
                 Target {
                     uri: m.uri.clone(),
@@ -241,6 +314,21 @@ impl EntityManager {
             },
             _ => Mode::Unicast { delay },
         };
+        // Room in the engine's exchange table (an eighth is left for validation and
+        // membership requests), within this entity's share of it.
+        let remote = local_names.iter().filter(|n| n.is_none()).count();
+        let wanted = match mode {
+            Mode::Multicast { .. } => 1,
+            Mode::Unicast { .. } => remote.min(self.config.max_in_flight.max(1)),
+        };
+        let exchanges = ep.config().max_exchanges;
+        let reserved = match self
+            .admission
+            .reserve(name, wanted, exchanges - exchanges / 8)
+        {
+            Ok(n) => n,
+            Err(refusal) => return self.finish_reply(ep, now, to, refusal_reply(name, refusal)),
+        };
         let fanout_body = matches!(kind, ReplyKind::Fanout(_));
         let spec = FanoutSpec {
             method: params.method,
@@ -253,7 +341,8 @@ impl EntityManager {
             confirmable: emt == Emt::Con && e.profile.ect == Ect::Unicast,
             enr,
             member_timeout: self.config.member_timeout,
-            max_in_flight: self.config.max_in_flight,
+            // Local members take no exchange, so they are not held back by the reservation.
+            max_in_flight: reserved + (g - remote),
             mode,
         };
         let members = e.member_uris();
@@ -270,8 +359,10 @@ impl EntityManager {
             members,
             local_names,
             params,
+            visited,
             hop_out,
             enr,
+            reserved,
             fanout,
         };
         self.advance(ep, now, id, Task::Query(task));
@@ -295,10 +386,12 @@ impl EntityManager {
             accept,
             members,
             enr,
+            reserved,
             fanout,
             ..
         } = t;
         let result = self.with_io(ep, now, id, |io, _| fanout.finish(io));
+        self.admission.release(&name, reserved);
         let mut replies = Vec::new();
         let mut silent = false;
         for (outcome, member) in result.outcomes.iter().zip(&members) {
@@ -350,6 +443,35 @@ impl EntityManager {
         };
         self.finish_reply(ep, now, reply_to, reply);
         None
+    }
+
+    /// Member requests a query of entity `name` causes, its nested entities on this EM
+    /// included down to `hops` levels; counting stops past `limit`.
+    fn member_requests(&self, name: &str, hops: u8, limit: usize) -> usize {
+        let Some(e) = self.entities.get(name) else {
+            return 0;
+        };
+        if e.profile.ect == Ect::Multicast {
+            return 1;
+        }
+        let local = LocalEntities {
+            entities: &self.entities,
+            authorities: &self.config.authorities,
+        };
+        let mut total = 0usize;
+        for m in &e.members {
+            let nested = match (hops > 1, local.lookup(m), m.entity_name()) {
+                (true, Lookup::Found { .. }, Some(child)) => {
+                    self.member_requests(child, hops - 1, limit.saturating_sub(total))
+                }
+                _ => 1,
+            };
+            total = total.saturating_add(nested);
+            if total > limit {
+                break;
+            }
+        }
+        total
     }
 
     /// Sends a query's reply to its client, or hands it to the parent query.

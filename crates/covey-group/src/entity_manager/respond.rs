@@ -19,6 +19,8 @@ pub(crate) struct Reply {
     /// `e/<name>` as Location-Path (2.01 Created).
     pub location: Option<String>,
     pub max_age: Option<u32>,
+    /// The ETag of a representation that conditional requests can name (a profile).
+    pub etag: Option<[u8; 4]>,
     pub body: Vec<u8>,
 }
 
@@ -30,6 +32,7 @@ impl Reply {
             content_format: None,
             location: None,
             max_age: None,
+            etag: None,
             body: diagnostic.into_bytes(),
         }
     }
@@ -46,6 +49,7 @@ impl Reply {
             content_format: Some(format),
             location: None,
             max_age: None,
+            etag: None,
             body,
         }
     }
@@ -77,13 +81,14 @@ impl EntityManager {
             // The engine sends error responses in one datagram only: cut the diagnostic.
             reply.body = truncate_text(&reply.body, limit);
         }
-        let tag = (reply.body.len() > ep.config().block_size()).then(|| etag(&reply.body));
+        let large = reply.body.len() > ep.config().block_size();
+        let tag = reply.etag.or_else(|| large.then(|| etag(&reply.body)));
         respond(ep, now, to.id, &reply, tag);
     }
 }
 
 /// A 4-byte entity tag of `body` (FNV-1a).
-fn etag(body: &[u8]) -> [u8; 4] {
+pub(crate) fn etag(body: &[u8]) -> [u8; 4] {
     let mut h: u32 = 0x811c_9dc5;
     for b in body {
         h ^= u32::from(*b);

@@ -23,6 +23,10 @@ pub struct Answer {
     pub payload: Vec<u8>,
     /// Location-Path segments.
     pub location: Vec<String>,
+    /// Max-Age, when given.
+    pub max_age: Option<u32>,
+    /// ETag, when given.
+    pub etag: Option<Vec<u8>>,
     /// Who sent it.
     pub source: SocketAddr,
     /// When it arrived.
@@ -66,6 +70,8 @@ impl App for Recorder {
                             .options_of(OptionNumber::LOCATION_PATH)
                             .map(|v| String::from_utf8_lossy(v).into_owned())
                             .collect(),
+                        max_age: m.uint_option(OptionNumber::MAX_AGE),
+                        etag: m.option(OptionNumber::ETAG).map(<[u8]>::to_vec),
                         source: resp.source,
                         at: now,
                     });
@@ -105,6 +111,8 @@ pub struct Req<'a> {
     pub payload: &'a [u8],
     /// Send If-None-Match.
     pub if_none_match: bool,
+    /// Send If-Match with this value.
+    pub if_match: Option<&'a [u8]>,
     /// Send Hop-Limit.
     pub hop_limit: Option<u8>,
 }
@@ -158,6 +166,9 @@ impl Client {
         if req.if_none_match {
             options.push(opt(OptionNumber::IF_NONE_MATCH, &[]));
         }
+        if let Some(tag) = req.if_match {
+            options.push(opt(OptionNumber::IF_MATCH, tag));
+        }
         let hop = req.hop_limit.map(|h| [h]);
         if let Some(h) = hop.as_ref() {
             options.push(opt(OptionNumber::HOP_LIMIT, h));
@@ -192,6 +203,27 @@ impl Client {
         req: Req<'_>,
     ) -> RequestId {
         self.send(net, to, method, &req, true)
+    }
+
+    /// The answers request `id` got so far.
+    pub fn answers(&self, id: RequestId) -> Vec<Answer> {
+        self.results
+            .borrow()
+            .answers
+            .get(&id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Sends a NON request without waiting for its answer.
+    pub fn start_non(
+        &self,
+        net: &mut Network,
+        to: SocketAddr,
+        method: Code,
+        req: Req<'_>,
+    ) -> RequestId {
+        self.send(net, to, method, &req, false)
     }
 
     /// Whether request `id` got its (last) answer or failed.

@@ -40,13 +40,13 @@ impl App for EmApp {
 
 /// Adds `em` as node `addr(EM)`.
 pub fn add(net: &mut Network, em: EntityManager) -> (usize, SharedEm) {
+    add_on(net, em, Config::default())
+}
+
+/// Adds `em` as node `addr(EM)` on an engine configured with `engine`.
+pub fn add_on(net: &mut Network, em: EntityManager, engine: Config) -> (usize, SharedEm) {
     let shared = Rc::new(RefCell::new(em));
-    let node = net.add(
-        em_addr(),
-        Config::default(),
-        7,
-        Some(Box::new(EmApp(shared.clone()))),
-    );
+    let node = net.add(em_addr(), engine, 7, Some(Box::new(EmApp(shared.clone()))));
     (node, shared)
 }
 

@@ -2,6 +2,7 @@
 //! responses (RFC 7252 §4.2–4.3, §5.3.2).
 
 use crate::endpoint::{Endpoint, LocalAddr, Reception};
+use crate::event::Failure;
 use crate::hash::fingerprint;
 use crate::hash::MidKey;
 use crate::message::dedup::DedupState;
@@ -53,6 +54,9 @@ impl Endpoint {
         let multicast = local.multicast_group.is_some();
         if datagram.len() > self.config.max_message_size {
             self.stats.drop(DropCause::TooLarge);
+            if !multicast {
+                self.answer_too_large(now, remote, datagram);
+            }
             return;
         }
         let message = match Message::parse(datagram) {
@@ -119,8 +123,12 @@ impl Endpoint {
                 return;
             }
             if unrecognised_critical_option(message).is_some() {
-                // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it.
+                // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it. The
+                // request did arrive, though, and its answer cannot be used: retransmitting
+                // would only fetch the same answer, so the exchange fails.
                 self.stats.drop(DropCause::FormatError);
+                self.end_transmission(now, tx, TransmissionEnd::Acknowledged);
+                self.fail_exchange(now, ex_key, Failure::ProtocolError);
                 return;
             }
             if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
@@ -219,7 +227,24 @@ impl Endpoint {
                 .get(*k)
                 .is_some_and(|e| e.multicast || e.remote == remote)
         });
-        let matched = matched.filter(|_| unrecognised_critical_option(message).is_none());
+        if let Some(ex_key) = matched.filter(|_| unrecognised_critical_option(message).is_some()) {
+            // RFC 7252 §5.4.1: a response with a critical option this endpoint does not
+            // process is rejected (RST for a CON, silence for a NON) and its request fails,
+            // unless it is one of many answers to a multicast request.
+            self.stats.drop(DropCause::FormatError);
+            let state = if confirmable {
+                self.send_empty(remote, MessageType::Reset, message.message_id(), true)
+                    .map_or(DedupState::Ignore, DedupState::Replied)
+            } else {
+                DedupState::Ignore
+            };
+            self.dedup
+                .insert(now, dedup_key, print, state, now + lifetime);
+            if !self.exchanges.get(ex_key).is_some_and(|e| e.multicast) {
+                self.fail_exchange(now, ex_key, Failure::ProtocolError);
+            }
+            return;
+        }
         let Some(ex_key) = matched else {
             // Nobody asked: reject, so a server stops notifying a forgotten observation.
             self.stats.drop(DropCause::Unmatched);

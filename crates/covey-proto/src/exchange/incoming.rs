@@ -128,6 +128,17 @@ impl Endpoint {
             self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic.as_bytes());
             return;
         }
+        if scan.proxy.is_some() {
+            // RFC 7252 §5.7.2: a request for a proxy, and this endpoint is none.
+            self.reply_error(
+                now,
+                target,
+                multicast,
+                Code::PROXYING_NOT_SUPPORTED,
+                b"this server is not a proxy",
+            );
+            return;
+        }
         let block2 = match scan.block2.map(Block::decode) {
             Some(Err(_)) => {
                 self.reply_error(

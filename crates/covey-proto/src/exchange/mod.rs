@@ -8,5 +8,6 @@ pub(crate) mod held_response;
 pub(crate) mod incoming;
 pub(crate) mod incoming_exchange;
 pub(crate) mod nstart;
+pub(crate) mod oversized;
 pub(crate) mod respond;
 pub(crate) mod response_matching;

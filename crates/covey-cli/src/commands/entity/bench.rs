@@ -215,7 +215,12 @@ impl GatewayThread {
             EM_THREAD,
             "the gateway thread",
             |ready_tx, stop_rx| async move {
-                let em = EmConfig::default();
+                // One client measures the EM's capacity: its rate of member requests
+                // is not limited (a gateway limits each client to 2 048 a second).
+                let em = EmConfig {
+                    client_rate: u32::MAX,
+                    ..EmConfig::default()
+                };
                 let config = em.engine_config();
                 let bind = SocketAddr::from(([127, 0, 0, 1], 0));
                 match Gateway::start(

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Duration;
 
+use covey_core::precondition::{Current, Preconditions};
 use covey_core::{CoapOption, Code, ContentFormat, MessageType, OptionNumber};
 use covey_proto::{opt, App, AppContext, Event, IncomingId, LogLevel, NotificationType, Received};
 
@@ -89,11 +90,8 @@ struct Asked {
     confirmable: bool,
     accept: Option<ContentFormat>,
     format: Option<ContentFormat>,
-    if_none_match: bool,
-    /// If-Match present and none of its values matches `/validate`'s ETag (or is empty).
-    if_match_fails: bool,
-    /// Whether the request has an If-Match option.
-    if_match: bool,
+    /// Its If-Match and If-None-Match hold for the target resource as it is now.
+    preconditions_hold: bool,
     /// An ETag in the request is `/validate`'s current one.
     etag_current: bool,
 }
@@ -213,7 +211,7 @@ impl PlugtestApp {
         let Some(resource) = PlugtestResource::of(&request) else {
             return reply::error(cx, id, Code::NOT_FOUND, "no resource at this path");
         };
-        let asked = self.asked(&request);
+        let asked = self.asked(&request, resource);
         self.body.clear();
         self.body.extend_from_slice(request.payload());
         self.scratch.clear();
@@ -247,21 +245,23 @@ impl PlugtestApp {
         self.answer(cx, id, resource, asked);
     }
 
-    /// The conditions and formats of `request`, checked against the current state.
-    fn asked(&self, request: &Received<'_>) -> Asked {
+    /// The conditions and formats of `request`, checked against the current state of
+    /// `resource`.
+    fn asked(&self, request: &Received<'_>, resource: PlugtestResource) -> Asked {
         let m = &request.message;
         let etag = self.validate.etag.to_be_bytes();
-        let mut if_matches = m.options_of(OptionNumber::IF_MATCH).peekable();
-        let if_match = if_matches.peek().is_some();
+        // `/validate` has an ETag, `/create1` may not exist; the others always do.
+        let current = match resource {
+            PlugtestResource::Validate => Current::Present(Some(&etag)),
+            PlugtestResource::Create1 if self.create1.is_none() => Current::Absent,
+            _ => Current::Present(None),
+        };
         Asked {
             method: m.code(),
             confirmable: m.message_type() == MessageType::Confirmable,
             accept: m.accept(),
             format: m.content_format(),
-            if_none_match: m.has_option(OptionNumber::IF_NONE_MATCH),
-            // RFC 7252 §5.10.8.1: an empty If-Match matches any current representation.
-            if_match_fails: if_match && !if_matches.any(|v| v.is_empty() || v == etag.as_slice()),
-            if_match,
+            preconditions_hold: Preconditions::of(m).hold(current),
             etag_current: m
                 .options_of(OptionNumber::ETAG)
                 .any(|e| e == etag.as_slice()),
@@ -276,6 +276,17 @@ impl PlugtestApp {
         asked: Asked,
     ) {
         use PlugtestResource as R;
+        // RFC 7252 §5.10.8: a conditional change whose condition fails changes nothing.
+        let changes = matches!(
+            (resource, asked.method),
+            (R::Test, Code::PUT | Code::POST | Code::DELETE)
+                | (R::Validate | R::LargeUpdate, Code::PUT)
+                | (R::Create1 | R::Observed(_), Code::PUT | Code::DELETE)
+                | (R::LargeCreate, Code::POST)
+        );
+        if changes && !asked.preconditions_hold {
+            return reply::error(cx, id, Code::PRECONDITION_FAILED, "precondition failed");
+        }
         match (resource, asked.method) {
             (R::Test, Code::GET) => {
                 let body = describe(&asked, &self.test.payload);
@@ -387,11 +398,6 @@ impl PlugtestApp {
     }
 
     fn put_validate(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {
-        // RFC 7252 §5.10.8: If-Match, and If-None-Match (the resource exists, so it always
-        // fails).
-        if asked.if_match_fails || asked.if_none_match {
-            return reply::error(cx, id, Code::PRECONDITION_FAILED, "precondition failed");
-        }
         self.validate.set(&self.body, asked.format);
         self.validate.etag = self.validate.etag.wrapping_add(1);
         let etag = self.validate.etag.to_be_bytes();
@@ -401,9 +407,6 @@ impl PlugtestApp {
 
     fn put_create1(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {
         let exists = self.create1.is_some();
-        if (exists && asked.if_none_match) || (!exists && asked.if_match) {
-            return reply::error(cx, id, Code::PRECONDITION_FAILED, "precondition failed");
-        }
         self.create1
             .get_or_insert_with(Stored::default)
             .set(&self.body, asked.format);

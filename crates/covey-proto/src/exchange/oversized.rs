@@ -1,0 +1,83 @@
+//! Requests larger than the endpoint accepts (RFC 7252 §4.6, §5.9.2.9): a CON is answered
+//! 4.13 Request Entity Too Large with Size1 from its header and token alone, so the client
+//! learns why instead of retransmitting into silence; anything else that large is dropped.
+
+use crate::endpoint::Endpoint;
+use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::hash::{fingerprint, MidKey};
+use crate::message::dedup::DedupState;
+use crate::message::outbox::OutSource;
+use crate::Instant;
+use core::net::SocketAddr;
+use covey_core::{uint, Block, CoapOption, Code, Header, MessageType, OptionNumber, Token};
+
+impl Endpoint {
+    /// Answers an oversized unicast CON request with 4.13, Size1 (the largest body this
+    /// endpoint assembles) and Block1 (the block size it prefers, RFC 7959 §2.9.3).
+    /// The datagram may be cut short by the driver's buffer: only the header and token
+    /// are read.
+    pub(crate) fn answer_too_large(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8]) {
+        let Ok(header) = Header::parse(datagram) else {
+            return;
+        };
+        let token_end = 4 + usize::from(header.token_length);
+        let token = datagram.get(4..token_end).and_then(Token::new);
+        let (true, true, Some(token)) = (
+            header.message_type == MessageType::Confirmable,
+            header.code.is_request(),
+            token,
+        ) else {
+            return;
+        };
+        let key = MidKey::new(remote, header.message_id);
+        let print = fingerprint(&self.hasher, datagram);
+        if let Some(state) = self.dedup.lookup(&key, print) {
+            // A retransmission: the 4.13 goes again from the reply cache.
+            self.stats.duplicates += 1;
+            if let DedupState::Replied(reply) = state {
+                if self.replies.get(reply).is_some() {
+                    self.queue_datagram(remote, OutSource::Reply(reply));
+                }
+            }
+            return;
+        }
+        let expires = now + self.lifetimes.exchange;
+        let dedup = self
+            .dedup
+            .insert(now, key, print, DedupState::Ignore, expires);
+        let target = ResponseTarget {
+            remote,
+            message_id: header.message_id,
+            token,
+            confirmable: true,
+            acked: false,
+            dedup,
+        };
+        let (mut size, mut block) = ([0u8; 4], [0u8; 4]);
+        let limit = u32::try_from(self.config.max_body_size).unwrap_or(u32::MAX);
+        let mut options = [
+            CoapOption {
+                number: OptionNumber::BLOCK1,
+                value: &[],
+            },
+            CoapOption {
+                number: OptionNumber::SIZE1,
+                value: uint::encode(limit, &mut size),
+            },
+        ];
+        let options = match Block::new(0, false, self.config.block_szx) {
+            Ok(b) => {
+                options[0].value = b.encode(&mut block);
+                &options[..]
+            }
+            Err(_) => &options[1..],
+        };
+        self.reply_now(
+            now,
+            target,
+            Code::REQUEST_ENTITY_TOO_LARGE,
+            options,
+            b"request larger than one message; send it block-wise",
+        );
+    }
+}
