@@ -1,5 +1,6 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod peer_share;
 mod receive;
 
 pub use crate::exchange::error::{RequestError, RespondError};
@@ -183,17 +184,15 @@ impl Endpoint {
     /// windows, leisure delays and application timers.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        let idle = self.lifetimes.exchange;
-        if let Some(cutoff) = now.as_nanos().checked_sub(idle.as_nanos() as u64) {
-            self.uploads.expire(Instant::from_nanos(cutoff));
-        }
-        self.bodies.expire(now);
+        self.expire_block_state(now);
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);
             match kind {
                 TimerKind::Transmission => self.on_transmission_timeout(now, index),
                 TimerKind::Exchange => self.on_exchange_timeout(now, index),
                 TimerKind::Incoming => self.on_incoming_timeout(now, index),
+                // Expired above; the timer only made sure this call happened.
+                TimerKind::BlockExpiry => {}
                 TimerKind::App => {
                     if let Some(key) = self.app_timers.key_at(index) {
                         if let Some((value, owner)) = self.app_timers.remove(key) {
@@ -411,6 +410,13 @@ impl Endpoint {
 
     pub(crate) fn peer_for(&mut self, addr: SocketAddr, now: Instant) -> Option<PeerKey> {
         let first_mid = self.random_mid();
+        if self.peers.is_full()
+            && self.peers.lookup(&addr).is_none()
+            && !self.make_room_for_peer(now, addr)
+        {
+            self.stats.drop(DropCause::Overload);
+            return None;
+        }
         let key = self.peers.get_or_insert(addr, now, &self.config, first_mid);
         if key.is_none() {
             self.stats.drop(DropCause::Overload);
