@@ -5,9 +5,10 @@
 use crate::config::FairShare;
 use core::net::{IpAddr, SocketAddr};
 
-/// The traffic source a peer belongs to: its IPv4 address, or its IPv6 /64 prefix.
+/// The traffic source a peer belongs to: its IPv4 address, or its IPv6 /64 prefix (the
+/// smallest block one host is usually given), so one host counts once whatever its ports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Source(u128);
+pub struct Source(u128);
 
 impl Source {
     /// The source of `addr`; an IPv4-mapped IPv6 address counts as the IPv4 address.
