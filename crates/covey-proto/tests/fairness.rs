@@ -451,3 +451,25 @@ fn a_flood_of_downloads_does_not_evict_a_transfer_in_progress() {
     // request once.
     assert_eq!(seen.borrow().requests_from(good.addr), 1);
 }
+
+#[test]
+fn a_table_full_of_fair_holders_refuses_newcomers_and_evicts_nobody() {
+    let (mut net, seen) = network(small_config());
+    // 16 hosts, one slow request each: a full table, everyone within its share.
+    let mut holders: Vec<Client> = (0..16).map(|h| Client::new(host(10 + h, 51000))).collect();
+    for c in &mut holders {
+        assert_eq!(c.get(&mut net, "slow"), None);
+    }
+    for h in 0..3 {
+        assert!(busy(
+            &Client::new(host(40 + h, 51000)).get(&mut net, "fast")
+        ));
+    }
+    let answered = net
+        .log
+        .iter()
+        .filter(|s| holders.iter().any(|c| c.addr == s.to))
+        .count();
+    assert_eq!(answered, 0, "nobody within its share lost a request");
+    assert_eq!(seen.borrow().held.len(), 16);
+}

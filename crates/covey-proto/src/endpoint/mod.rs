@@ -66,6 +66,9 @@ pub struct Endpoint {
     pub(crate) transmissions_by_mid: Map<MidKey, SlabKey>,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: SlotBufs,
+    /// The incoming table was found full with every holder within its share, and nothing
+    /// was added since: newcomers are refused without scanning it again.
+    pub(crate) incoming_shared_fairly: bool,
     pub(crate) held: Slab<HeldResponse>,
     pub(crate) held_bufs: SlotBufs,
     pub(crate) released_on_poll: Option<SlabKey>,
@@ -117,6 +120,7 @@ impl Endpoint {
             transmissions_by_mid: seeded_map(rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
+            incoming_shared_fairly: false,
             held: Slab::with_capacity(held),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,

@@ -192,6 +192,7 @@ impl Endpoint {
             block2,
             observe,
         });
+        self.incoming_shared_fairly &= inserted.is_err();
         let Ok(key) = inserted else {
             self.stats.drop(DropCause::Overload);
             if multicast {

@@ -17,10 +17,18 @@ impl Endpoint {
     /// Makes room in the full incoming table for a request from `remote` by evicting a
     /// request of a holder beyond its share; false when `remote` must be refused instead.
     pub(crate) fn make_room_for_request(&mut self, now: Instant, remote: SocketAddr) -> bool {
+        if self.incoming_shared_fairly {
+            return false;
+        }
         let limits = ShareLimits::new(&self.config.fair_share, self.incoming.capacity());
         let held = || self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
-        let Verdict::Evict(holder) = judge(held, &remote, 1, limits) else {
-            return false;
+        let holder = match judge(held, &remote, 1, limits) {
+            Verdict::Evict(holder) => holder,
+            Verdict::Full => {
+                self.incoming_shared_fairly = true;
+                return false;
+            }
+            Verdict::Refuse => return false,
         };
         let Some((key, inc)) = self
             .incoming

@@ -26,15 +26,24 @@ impl Source {
 pub(crate) struct ShareLimits {
     pub peer: usize,
     pub source: usize,
+    /// Heavy-hitter candidates needed to find any peer, and any source, beyond its share:
+    /// one more than the holders of exactly a share each a full table can have.
+    peer_candidates: usize,
+    source_candidates: usize,
 }
 
 impl ShareLimits {
     /// The limits for a table of `capacity` entries (or bytes).
     pub fn new(share: &FairShare, capacity: usize) -> ShareLimits {
-        let part = |percent: u8| (capacity * usize::from(percent.min(100)) / 100).max(1);
+        let percent = |p: u8| usize::from(p.clamp(1, 100));
+        let part = |p: u8| (capacity * percent(p) / 100).max(1);
+        let candidates = |p: u8| (100 / percent(p) + 1).min(CANDIDATES);
+        let source_percent = share.source_percent.max(share.peer_percent);
         ShareLimits {
             peer: part(share.peer_percent),
-            source: part(share.source_percent).max(part(share.peer_percent)),
+            source: part(source_percent),
+            peer_candidates: candidates(share.peer_percent),
+            source_candidates: candidates(source_percent),
         }
     }
 }
@@ -101,16 +110,16 @@ where
 }
 
 /// The peer most beyond its share, else the source most beyond its share, found with one
-/// fixed-size tally per kind (the Space-Saving heavy-hitter count, which keeps every holder
-/// of more than a sixteenth of the table among its candidates) and confirmed by an exact
-/// count.
+/// small tally per kind (the Space-Saving heavy-hitter count with k counters keeps every
+/// holder of more than 1/k of the table among its candidates; k is one more than the
+/// number of shares in a table) and confirmed by an exact count.
 fn heaviest<F, I>(entries: F, limits: ShareLimits) -> Option<Holder>
 where
     F: Fn() -> I,
     I: Iterator<Item = (SocketAddr, usize)>,
 {
-    let mut peers = HeavyHitters::<SocketAddr>::default();
-    let mut sources = HeavyHitters::<Source>::default();
+    let mut peers = HeavyHitters::<SocketAddr>::new(limits.peer_candidates);
+    let mut sources = HeavyHitters::<Source>::new(limits.source_candidates);
     for (addr, held) in entries() {
         peers.add(addr, held);
         sources.add(Source::of(&addr), held);
@@ -137,29 +146,29 @@ fn exact<I: Iterator<Item = (SocketAddr, usize)>>(entries: I, holder: &Holder) -
         .sum()
 }
 
-/// Candidates tracked by the heavy-hitter tally.
+/// Most candidates tracked by the heavy-hitter tally: enough for shares down to 7 %.
 const CANDIDATES: usize = 16;
 
-/// The Space-Saving tally: `CANDIDATES` counters on the stack; a new key replaces the
-/// lightest, inheriting its weight, so every key holding more than 1/`CANDIDATES` of the
-/// total is among the counters.
+/// The Space-Saving tally: up to `CANDIDATES` counters on the stack; a new key replaces the
+/// lightest, inheriting its weight, so every key holding more than 1/k of the total, with k
+/// counters in use, is among them.
 struct HeavyHitters<K> {
     counters: [Option<(K, usize)>; CANDIDATES],
-}
-
-impl<K> Default for HeavyHitters<K> {
-    fn default() -> Self {
-        HeavyHitters {
-            counters: [const { None }; CANDIDATES],
-        }
-    }
+    used: usize,
 }
 
 impl<K: Copy + PartialEq> HeavyHitters<K> {
+    fn new(candidates: usize) -> Self {
+        HeavyHitters {
+            counters: [const { None }; CANDIDATES],
+            used: candidates.clamp(1, CANDIDATES),
+        }
+    }
+
     fn add(&mut self, key: K, weight: usize) {
         let mut lightest = 0;
         let mut lightest_weight = usize::MAX;
-        for (i, counter) in self.counters.iter_mut().enumerate() {
+        for (i, counter) in self.counters[..self.used].iter_mut().enumerate() {
             match counter {
                 Some((k, w)) if *k == key => {
                     *w += weight;
@@ -199,18 +208,21 @@ mod tests {
         )
     }
 
-    const LIMITS: ShareLimits = ShareLimits { peer: 4, source: 8 };
+    /// A table of 16 with the default shares: 4 per peer, 8 per source.
+    fn limits() -> ShareLimits {
+        ShareLimits::new(&FairShare::default(), 16)
+    }
 
     #[test]
     fn a_newcomer_within_its_share_takes_room_from_the_peer_beyond_its_share() {
         let mut table: Vec<(SocketAddr, usize)> = (0..14).map(|_| (peer(1, 1), 1)).collect();
         table.push((peer(2, 1), 1));
         table.push((peer(3, 1), 1));
-        let verdict = judge(|| table.iter().copied(), &peer(4, 1), 1, LIMITS);
+        let verdict = judge(|| table.iter().copied(), &peer(4, 1), 1, limits());
         assert_eq!(verdict, Verdict::Evict(Holder::Peer(peer(1, 1))));
         // The flooder itself is refused.
         assert_eq!(
-            judge(|| table.iter().copied(), &peer(1, 1), 1, LIMITS),
+            judge(|| table.iter().copied(), &peer(1, 1), 1, limits()),
             Verdict::Refuse
         );
     }
@@ -221,11 +233,11 @@ mod tests {
         let table: Vec<(SocketAddr, usize)> = (0..16).map(|p| (peer(1, p), 1)).collect();
         let other_port = peer(1, 100);
         assert_eq!(
-            judge(|| table.iter().copied(), &other_port, 1, LIMITS),
+            judge(|| table.iter().copied(), &other_port, 1, limits()),
             Verdict::Refuse,
             "another port of the flooding /64 is refused"
         );
-        let verdict = judge(|| table.iter().copied(), &peer(2, 1), 1, LIMITS);
+        let verdict = judge(|| table.iter().copied(), &peer(2, 1), 1, limits());
         assert_eq!(
             verdict,
             Verdict::Evict(Holder::Source(Source::of(&peer(1, 0))))
@@ -235,11 +247,47 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn the_verdict_matches_exact_counts(
+            table in proptest::collection::vec((0u16..6, 0u16..4), 1..64),
+            newcomer in (0u16..6, 0u16..4),
+        ) {
+            let table: Vec<(SocketAddr, usize)> =
+                table.iter().map(|&(h, p)| (peer(h, p), 1)).collect();
+            let newcomer = peer(newcomer.0, newcomer.1);
+            let limits = ShareLimits::new(&FairShare::default(), table.len());
+            let count = |h: Holder| table.iter().filter(|(a, _)| h.holds(a)).count();
+            let beyond = |a: &SocketAddr| {
+                count(Holder::Peer(*a)) > limits.peer
+                    || count(Holder::Source(Source::of(a))) > limits.source
+            };
+            let verdict = judge(|| table.iter().copied(), &newcomer, 1, limits);
+            let own_beyond = count(Holder::Peer(newcomer)) + 1 > limits.peer
+                || count(Holder::Source(Source::of(&newcomer))) + 1 > limits.source;
+            match verdict {
+                Verdict::Refuse => proptest::prop_assert!(own_beyond),
+                Verdict::Full => {
+                    proptest::prop_assert!(!own_beyond);
+                    proptest::prop_assert!(!table.iter().any(|(a, _)| beyond(a)));
+                }
+                Verdict::Evict(h) => {
+                    proptest::prop_assert!(!own_beyond && !h.holds(&newcomer));
+                    let limit = match h {
+                        Holder::Peer(_) => limits.peer,
+                        Holder::Source(_) => limits.source,
+                    };
+                    proptest::prop_assert!(count(h) > limit);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_table_full_of_fair_holders_refuses() {
         let table: Vec<(SocketAddr, usize)> = (0..16).map(|h| (peer(h, 1), 1)).collect();
         assert_eq!(
-            judge(|| table.iter().copied(), &peer(99, 1), 1, LIMITS),
+            judge(|| table.iter().copied(), &peer(99, 1), 1, limits()),
             Verdict::Full
         );
     }
@@ -249,10 +297,12 @@ mod tests {
         // Bytes: 40 small holders of 10, one of 500; limits in bytes.
         let mut table: Vec<(SocketAddr, usize)> = (0..40).map(|h| (peer(h, 1), 10)).collect();
         table.insert(20, (peer(77, 9), 500));
-        let limits = ShareLimits {
-            peer: 300,
-            source: 600,
+        // 30 % and 60 % of 1000 bytes.
+        let share = FairShare {
+            peer_percent: 30,
+            source_percent: 60,
         };
+        let limits = ShareLimits::new(&share, 1000);
         assert_eq!(
             judge(|| table.iter().copied(), &peer(99, 1), 100, limits),
             Verdict::Evict(Holder::Peer(peer(77, 9)))
@@ -283,16 +333,10 @@ mod tests {
             peer_percent: 25,
             source_percent: 50,
         };
-        assert_eq!(
-            ShareLimits::new(&share, 1),
-            ShareLimits { peer: 1, source: 1 }
-        );
-        assert_eq!(
-            ShareLimits::new(&share, 1024),
-            ShareLimits {
-                peer: 256,
-                source: 512
-            }
-        );
+        let one = ShareLimits::new(&share, 1);
+        assert_eq!((one.peer, one.source), (1, 1));
+        let many = ShareLimits::new(&share, 1024);
+        assert_eq!((many.peer, many.source), (256, 512));
+        assert_eq!((many.peer_candidates, many.source_candidates), (5, 3));
     }
 }
