@@ -6,7 +6,9 @@
 mod support;
 
 use covey_core::{Block, Code, Message, MessageEncoder, MessageType, OptionNumber};
-use covey_proto::{Config, Endpoint, Event, IncomingId, Instant, Response};
+use covey_proto::{
+    opt, Config, Endpoint, Event, IncomingId, Instant, Request, RequestParams, Response,
+};
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::rc::Rc;
@@ -295,18 +297,24 @@ fn a_flood_from_many_ports_of_one_host_is_held_to_its_source_share() {
     assert_eq!(seen.borrow().held.len(), 16);
 }
 
-#[test]
-fn observe_registrations_from_one_host_leave_peers_and_observers_for_others() {
+/// A server with room for 64 observers whose 16 peer entries are taken by 16 ports of one
+/// host, each registered with `/obs`.
+fn peers_taken_by_one_hosts_observers() -> Network {
     let config = Config {
         max_observers: 64,
         ..small_config()
     };
     let (mut net, _) = network(config);
-    // 16 ports of one host register: every peer-table entry is theirs.
     for p in 0..16 {
         let reply = Client::new(host(1, 44000 + p)).register(&mut net);
         assert!(reply.unwrap().observe, "registered while there was room");
     }
+    net
+}
+
+#[test]
+fn observe_registrations_from_one_host_leave_peers_and_observers_for_others() {
+    let mut net = peers_taken_by_one_hosts_observers();
     // Another port of that host gets the resource but no registration (RFC 7641 §4.1).
     let reply = Client::new(host(1, 45000)).register(&mut net).unwrap();
     assert_eq!((reply.code, reply.observe), (Code::CONTENT, false));
@@ -472,4 +480,23 @@ fn a_table_full_of_fair_holders_refuses_newcomers_and_evicts_nobody() {
         .count();
     assert_eq!(answered, 0, "nobody within its share lost a request");
     assert_eq!(seen.borrow().held.len(), 16);
+}
+
+#[test]
+fn a_request_of_our_own_finds_a_peer_in_a_table_full_of_one_hosts_observers() {
+    let mut net = peers_taken_by_one_hosts_observers();
+    // The server, as a client (an Entity Manager fanning out), asks a host of its choosing,
+    // even one in the /64 that holds every peer entry.
+    let now = net.now;
+    let path = [opt(OptionNumber::URI_PATH, b"member")];
+    let get = Request {
+        options: &path,
+        ..Request::new(Code::GET)
+    };
+    let member = host(1, 5683);
+    let sent = net.nodes[0]
+        .endpoint
+        .send_request(now, member, &get, RequestParams::default());
+    assert!(sent.is_ok(), "{sent:?}");
+    assert_eq!(net.nodes[0].endpoint.observer_count(OBS), 15);
 }

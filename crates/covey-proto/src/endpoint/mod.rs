@@ -412,14 +412,35 @@ impl Endpoint {
         self.rng.next_u64() as u16
     }
 
+    /// The peer for `addr`, which sent us something: created within its source's share of
+    /// the peer table.
     pub(crate) fn peer_for(&mut self, addr: SocketAddr, now: Instant) -> Option<PeerKey> {
+        self.peer_entry(addr, now, true)
+    }
+
+    /// The peer for `addr`, to which we send a request of our own choosing: created in place
+    /// of an idle peer when the table is full, else of a peer of the source most beyond its
+    /// share, whatever `addr`'s source holds.
+    pub(crate) fn peer_for_own_request(
+        &mut self,
+        addr: SocketAddr,
+        now: Instant,
+    ) -> Option<PeerKey> {
+        self.peer_entry(addr, now, false)
+    }
+
+    fn peer_entry(&mut self, addr: SocketAddr, now: Instant, shared: bool) -> Option<PeerKey> {
         let first_mid = self.random_mid();
-        if self.peers.is_full()
-            && self.peers.lookup(&addr).is_none()
-            && !self.make_room_for_peer(now, addr)
-        {
-            self.stats.drop(DropCause::Overload);
-            return None;
+        if self.peers.is_full() && self.peers.lookup(&addr).is_none() {
+            let room = if shared {
+                self.make_room_for_peer(now, addr)
+            } else {
+                self.make_room_for_own_request(now)
+            };
+            if !room {
+                self.stats.drop(DropCause::Overload);
+                return None;
+            }
         }
         let key = self.peers.get_or_insert(addr, now, &self.config, first_mid);
         if key.is_none() {

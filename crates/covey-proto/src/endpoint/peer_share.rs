@@ -4,7 +4,7 @@
 //! peer of its own source.
 
 use crate::endpoint::Endpoint;
-use crate::storage::fair_share::{judge, Holder, ShareLimits, Source, Verdict};
+use crate::storage::fair_share::{heaviest, judge, Holder, ShareLimits, Source, Verdict};
 use crate::Instant;
 use core::net::SocketAddr;
 
@@ -22,6 +22,18 @@ impl Endpoint {
             Verdict::Full => self.peers.evict_idle(),
             Verdict::Evict(holder) => self.free_peer_of(now, holder) || self.peers.evict_idle(),
         }
+    }
+
+    /// Makes room in the full peer table for a peer we send a request of our own to:
+    /// an idle peer goes first, else a peer of the source most beyond its share; false if
+    /// neither can go.
+    pub(crate) fn make_room_for_own_request(&mut self, now: Instant) -> bool {
+        if self.peers.evict_idle() {
+            return true;
+        }
+        let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
+        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        heaviest(held, limits).is_some_and(|holder| self.free_peer_of(now, holder))
     }
 
     /// Forgets a peer of `holder` with no exchange of ours under way, an idle one first,

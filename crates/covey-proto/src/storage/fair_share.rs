@@ -113,7 +113,7 @@ where
 /// small tally per kind (the Space-Saving heavy-hitter count with k counters keeps every
 /// holder of more than 1/k of the table among its candidates; k is one more than the
 /// number of shares in a table) and confirmed by an exact count.
-fn heaviest<F, I>(entries: F, limits: ShareLimits) -> Option<Holder>
+pub(crate) fn heaviest<F, I>(entries: F, limits: ShareLimits) -> Option<Holder>
 where
     F: Fn() -> I,
     I: Iterator<Item = (SocketAddr, usize)>,
