@@ -271,6 +271,12 @@ fn a_flood_of_slow_requests_from_one_peer_leaves_the_others_served() {
             .filter(|s| Message::parse(&s.bytes).unwrap().code() == Code::SERVICE_UNAVAILABLE)
             .count();
         assert_eq!(busy_answers, 1 + 2, "one evicted, two refused");
+        // Its requests time out unanswered; then the flooder is served like anyone.
+        net.run_for(covey_proto::Duration::from_secs(100));
+        assert_eq!(
+            flooder.get(&mut net, "fast").map(|r| r.code),
+            Some(Code::CONTENT)
+        );
         assert_eq!(seen.borrow().requests_from(good.addr), 3);
     }
 }

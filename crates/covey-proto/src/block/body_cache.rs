@@ -81,7 +81,7 @@ impl BodyCache {
         let held = || self.map.iter().map(|(k, c)| (k.0, weight(c)));
         let owner = match judge(held, client, amount, limits) {
             Verdict::Evict(holder) => holder,
-            Verdict::Refuse => Holder::Peer(*client),
+            Verdict::Refuse(_) => Holder::Peer(*client),
             Verdict::Full => {
                 return self
                     .map

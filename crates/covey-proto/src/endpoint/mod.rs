@@ -20,6 +20,7 @@ use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::SlotBufs;
+use crate::storage::fair_share::RefusalMemo;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
@@ -69,6 +70,8 @@ pub struct Endpoint {
     /// The incoming table was found full with every holder within its share, and nothing
     /// was added since: newcomers are refused without scanning it again.
     pub(crate) incoming_shared_fairly: bool,
+    /// The last holder refused a place in the full incoming table.
+    pub(crate) incoming_refusals: RefusalMemo,
     pub(crate) held: Slab<HeldResponse>,
     pub(crate) held_bufs: SlotBufs,
     pub(crate) released_on_poll: Option<SlabKey>,
@@ -91,6 +94,8 @@ pub struct Endpoint {
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<Observer>,
+    /// The last holder refused a place in the full observer table.
+    pub(crate) observer_refusals: RefusalMemo,
     /// Digest of (observer address, token) -> observer; checked against the observer.
     pub(crate) observer_index: Map<u64, SlabKey>,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
@@ -121,6 +126,7 @@ impl Endpoint {
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
             incoming_shared_fairly: false,
+            incoming_refusals: RefusalMemo::default(),
             held: Slab::with_capacity(held),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
@@ -143,6 +149,7 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Slab::with_capacity(config.max_observers),
+            observer_refusals: RefusalMemo::default(),
             observer_index: seeded_map(rng.next_u64()),
             notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),

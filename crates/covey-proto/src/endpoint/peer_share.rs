@@ -11,12 +11,16 @@ use core::net::SocketAddr;
 impl Endpoint {
     /// Makes room in the full peer table for `addr`; false when it must be refused.
     pub(crate) fn make_room_for_peer(&mut self, now: Instant, addr: SocketAddr) -> bool {
+        // Beyond its share, a source may only replace one of its own idle peers.
+        let own = Holder::Source(Source::of(&addr));
+        if self.peers.refusals.refuses(&addr) {
+            return self.peers.evict_idle_of(|a| own.holds(a));
+        }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
         let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
         match judge(held, &addr, 1, limits) {
-            // Beyond its share, a source may only replace one of its own idle peers.
-            Verdict::Refuse => {
-                let own = Holder::Source(Source::of(&addr));
+            Verdict::Refuse(beyond) => {
+                self.peers.refusals.remember(beyond);
                 self.peers.evict_idle_of(|a| own.holds(a))
             }
             Verdict::Full => self.peers.evict_idle(),

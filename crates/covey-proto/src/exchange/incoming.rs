@@ -19,6 +19,7 @@ use covey_core::{uint, Block, Code, Message, MessageType};
 impl Endpoint {
     pub(crate) fn remove_incoming(&mut self, key: SlabKey) {
         if self.incoming.remove(key).is_some() {
+            self.incoming_refusals.entry_removed();
             self.incoming_bufs.release(key.index(), &mut self.pool);
             self.cancel_timer_for(TimerKind::Incoming, key);
         }

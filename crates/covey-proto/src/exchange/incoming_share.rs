@@ -17,7 +17,7 @@ impl Endpoint {
     /// Makes room in the full incoming table for a request from `remote` by evicting a
     /// request of a holder beyond its share; false when `remote` must be refused instead.
     pub(crate) fn make_room_for_request(&mut self, now: Instant, remote: SocketAddr) -> bool {
-        if self.incoming_shared_fairly {
+        if self.incoming_shared_fairly || self.incoming_refusals.refuses(&remote) {
             return false;
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.incoming.capacity());
@@ -28,7 +28,10 @@ impl Endpoint {
                 self.incoming_shared_fairly = true;
                 return false;
             }
-            Verdict::Refuse => return false,
+            Verdict::Refuse(beyond) => {
+                self.incoming_refusals.remember(beyond);
+                return false;
+            }
         };
         let Some((key, inc)) = self
             .incoming

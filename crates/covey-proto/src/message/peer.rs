@@ -4,6 +4,7 @@ use crate::cc::PeerEstimator;
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
 use crate::message::outbox::LocalId;
+use crate::storage::fair_share::RefusalMemo;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -66,6 +67,8 @@ pub(crate) type PeerKey = SlabKey;
 pub(crate) struct PeerTable {
     peers: Slab<Peer>,
     by_addr: Map<AddrKey, PeerKey>,
+    /// The last source refused a new peer while the table was full.
+    pub refusals: RefusalMemo,
 }
 
 impl PeerTable {
@@ -73,6 +76,7 @@ impl PeerTable {
         PeerTable {
             peers: Slab::with_capacity(config.max_peers),
             by_addr: seeded_map(seed),
+            refusals: RefusalMemo::default(),
         }
     }
 
@@ -138,6 +142,7 @@ impl PeerTable {
         let Some(peer) = self.peers.remove(key) else {
             return false;
         };
+        self.refusals.entry_removed();
         self.by_addr.remove(&AddrKey(peer.addr));
         true
     }

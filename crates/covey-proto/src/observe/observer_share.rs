@@ -16,14 +16,22 @@ impl Endpoint {
         if !self.observers.is_full() {
             return true;
         }
+        if self.observer_refusals.refuses(&remote) {
+            return false;
+        }
         let limits = ShareLimits::new(&self.config.fair_share, self.observers.capacity());
         let held = || {
             self.observers
                 .iter()
                 .filter_map(|(_, o)| Some((self.peers.get(o.peer)?.addr, 1)))
         };
-        let Verdict::Evict(holder) = judge(held, &remote, 1, limits) else {
-            return false;
+        let holder = match judge(held, &remote, 1, limits) {
+            Verdict::Evict(holder) => holder,
+            Verdict::Refuse(beyond) => {
+                self.observer_refusals.remember(beyond);
+                return false;
+            }
+            Verdict::Full => return false,
         };
         let victim = self.observers.iter().find_map(|(key, o)| {
             let addr = self.peers.get(o.peer)?.addr;

@@ -192,6 +192,7 @@ impl Endpoint {
         let Some(o) = self.observers.remove(key) else {
             return;
         };
+        self.observer_refusals.entry_removed();
         if let Some(remote) = self.observer_addr(&o) {
             let index_key = digest(&self.hasher, &(AddrKey(remote), o.token));
             if self.observer_index.get(&index_key) == Some(&key) {

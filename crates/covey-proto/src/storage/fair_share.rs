@@ -69,11 +69,47 @@ impl Holder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// The newcomer would go beyond its share: refuse it.
-    Refuse,
+    Refuse(Beyond),
     /// Everybody is within their share: the table is full for everyone.
     Full,
     /// Evict an entry of this holder, beyond its share, to make room.
     Evict(Holder),
+}
+
+/// A holder found beyond its share, and by how much: it stays beyond until that many of
+/// its entries are gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Beyond {
+    pub holder: Holder,
+    pub excess: usize,
+}
+
+/// The last refusal of a full table, so a flood from the same holder is refused without
+/// scanning the table for each datagram: valid until as many entries left the table as the
+/// holder was beyond its share.
+#[derive(Debug, Default)]
+pub(crate) struct RefusalMemo {
+    last: Option<Beyond>,
+}
+
+impl RefusalMemo {
+    /// Whether `newcomer` is known to be beyond its share still.
+    pub fn refuses(&self, newcomer: &SocketAddr) -> bool {
+        self.last
+            .is_some_and(|b| b.excess > 0 && b.holder.holds(newcomer))
+    }
+
+    /// Remembers a refusal.
+    pub fn remember(&mut self, beyond: Beyond) {
+        self.last = Some(beyond);
+    }
+
+    /// An entry left the table: the holder may be one entry nearer its share.
+    pub fn entry_removed(&mut self) {
+        if let Some(b) = &mut self.last {
+            b.excess = b.excess.saturating_sub(1);
+        }
+    }
 }
 
 /// What a full table of `entries()` (each a holder's address and amount) does for `amount`
@@ -100,8 +136,17 @@ where
             own_source += held;
         }
     }
-    if own_peer > limits.peer || own_source > limits.source {
-        return Verdict::Refuse;
+    if own_peer > limits.peer {
+        return Verdict::Refuse(Beyond {
+            holder: Holder::Peer(*newcomer),
+            excess: own_peer - limits.peer,
+        });
+    }
+    if own_source > limits.source {
+        return Verdict::Refuse(Beyond {
+            holder: Holder::Source(source),
+            excess: own_source - limits.source,
+        });
     }
     match heaviest(entries, limits) {
         Some(holder) => Verdict::Evict(holder),
@@ -223,7 +268,10 @@ mod tests {
         // The flooder itself is refused.
         assert_eq!(
             judge(|| table.iter().copied(), &peer(1, 1), 1, limits()),
-            Verdict::Refuse
+            Verdict::Refuse(Beyond {
+                holder: Holder::Peer(peer(1, 1)),
+                excess: 11
+            })
         );
     }
 
@@ -234,7 +282,10 @@ mod tests {
         let other_port = peer(1, 100);
         assert_eq!(
             judge(|| table.iter().copied(), &other_port, 1, limits()),
-            Verdict::Refuse,
+            Verdict::Refuse(Beyond {
+                holder: Holder::Source(Source::of(&other_port)),
+                excess: 9
+            }),
             "another port of the flooding /64 is refused"
         );
         let verdict = judge(|| table.iter().copied(), &peer(2, 1), 1, limits());
@@ -266,7 +317,7 @@ mod tests {
             let own_beyond = count(Holder::Peer(newcomer)) + 1 > limits.peer
                 || count(Holder::Source(Source::of(&newcomer))) + 1 > limits.source;
             match verdict {
-                Verdict::Refuse => proptest::prop_assert!(own_beyond),
+                Verdict::Refuse(_) => proptest::prop_assert!(own_beyond),
                 Verdict::Full => {
                     proptest::prop_assert!(!own_beyond);
                     proptest::prop_assert!(!table.iter().any(|(a, _)| beyond(a)));
@@ -281,6 +332,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_refusal_is_remembered_until_enough_entries_left() {
+        let mut memo = RefusalMemo::default();
+        let flooder = peer(1, 1);
+        assert!(!memo.refuses(&flooder));
+        memo.remember(Beyond {
+            holder: Holder::Source(Source::of(&flooder)),
+            excess: 2,
+        });
+        assert!(memo.refuses(&peer(1, 7)), "any port of the source");
+        assert!(!memo.refuses(&peer(2, 1)));
+        memo.entry_removed();
+        assert!(memo.refuses(&flooder));
+        memo.entry_removed();
+        assert!(!memo.refuses(&flooder), "it may be within its share now");
     }
 
     #[test]
@@ -309,7 +377,10 @@ mod tests {
         );
         assert_eq!(
             judge(|| table.iter().copied(), &peer(99, 1), 301, limits),
-            Verdict::Refuse,
+            Verdict::Refuse(Beyond {
+                holder: Holder::Peer(peer(99, 1)),
+                excess: 1
+            }),
             "more than a peer's share at once is refused"
         );
     }
