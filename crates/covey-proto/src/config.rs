@@ -65,6 +65,8 @@ pub struct Config {
     pub block_cache_lifetime: Duration,
     /// Observers registered at once (server side).
     pub max_observers: usize,
+    /// What one peer and one source may hold of each shared table once it is full.
+    pub fair_share: FairShare,
     /// Every n-th notification to an observer is sent CON (the others NON).
     pub observe_con_every: u32,
     /// A CON notification is sent at least this often to each observer (RFC 7641: 24 h).
@@ -108,12 +110,36 @@ impl Default for Config {
             max_reassembly_bytes: 4 << 20,
             block_cache_lifetime: Duration::from_secs(60),
             max_observers: 1024,
+            fair_share: FairShare::default(),
             observe_con_every: 20,
             observe_con_interval: Duration::from_secs(24 * 3600),
             multicast_window_override: None,
             leisure: None,
             group_size: None,
             target_rate: None,
+        }
+    }
+}
+
+/// The share of each shared table (incoming requests, peers, observers, Block1 uploads and
+/// their bytes, Block2 bodies) one peer (address and port) and one source (an IPv4 address, or
+/// an IPv6 /64) may hold once the table is full, in percent of its capacity (at least one
+/// entry). A table with room takes anyone; a full one refuses a newcomer beyond its share
+/// (5.03 with Max-Age) and makes room for one within its share by evicting an entry of the
+/// peer, else the source, most beyond its share. Shares under 7 % may miss a heavy holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FairShare {
+    /// Percent of a full table one peer may hold.
+    pub peer_percent: u8,
+    /// Percent of a full table one source may hold (at least the peer's share).
+    pub source_percent: u8,
+}
+
+impl Default for FairShare {
+    fn default() -> FairShare {
+        FairShare {
+            peer_percent: 25,
+            source_percent: 50,
         }
     }
 }
@@ -138,6 +164,11 @@ impl Config {
             max_uploads: 1,
             max_reassembly_bytes: 4096,
             max_observers: 4,
+            // Four entries per table: a peer may keep two, a source three.
+            fair_share: FairShare {
+                peer_percent: 50,
+                source_percent: 75,
+            },
             ..Config::default()
         }
     }

@@ -82,5 +82,6 @@ pub use node::{Apps, Node};
 pub use observe::NotificationType;
 pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};
+pub use storage::fair_share::Source as TrafficSource;
 pub use time::{Duration, Instant};
 pub use transmission_parameters::TransmissionParameters;

@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::hash::{seeded_map, Map};
+use crate::storage::fair_share::{judge, Holder, ShareLimits, Verdict};
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
 use core::net::SocketAddr;
@@ -26,6 +27,9 @@ pub(crate) struct BodyCache {
     max_entries: usize,
     max_bytes: usize,
     lifetime: Duration,
+    /// Entries and bytes one peer and one source may hold once the cache is full.
+    entry_share: ShareLimits,
+    byte_share: ShareLimits,
 }
 
 impl BodyCache {
@@ -36,6 +40,8 @@ impl BodyCache {
             max_entries: config.max_uploads.max(1),
             max_bytes: config.max_reassembly_bytes,
             lifetime: config.block_cache_lifetime,
+            entry_share: ShareLimits::new(&config.fair_share, config.max_uploads.max(1)),
+            byte_share: ShareLimits::new(&config.fair_share, config.max_reassembly_bytes),
         }
     }
 
@@ -46,15 +52,10 @@ impl BodyCache {
             return;
         }
         while self.map.len() >= self.max_entries || self.bytes + body.len() > self.max_bytes {
-            let Some(oldest) = self
-                .map
-                .iter()
-                .min_by_key(|(_, c)| c.expires)
-                .map(|(k, _)| *k)
-            else {
-                break;
+            let Some(victim) = self.victim(&key.0, body.len()) else {
+                return;
             };
-            self.take(&oldest);
+            self.take(&victim);
         }
         self.bytes += body.len();
         self.map.insert(
@@ -65,6 +66,35 @@ impl BodyCache {
                 expires: now + self.lifetime,
             },
         );
+    }
+
+    /// The body to forget so `client` can keep one of `len` bytes: the soonest-expiring of
+    /// the holder most beyond its share (of entries, then of bytes), of `client` itself when
+    /// it is the one beyond, or of anyone when all are within their share.
+    fn victim(&self, client: &SocketAddr, len: usize) -> Option<(SocketAddr, u64)> {
+        let (limits, amount, weight): (_, _, fn(&CachedBody) -> usize) =
+            if self.map.len() >= self.max_entries {
+                (self.entry_share, 1, |_| 1)
+            } else {
+                (self.byte_share, len, |c| c.body.len())
+            };
+        let held = || self.map.iter().map(|(k, c)| (k.0, weight(c)));
+        let owner = match judge(held, client, amount, limits) {
+            Verdict::Evict(holder) => holder,
+            Verdict::Refuse(_) => Holder::Peer(*client),
+            Verdict::Full => {
+                return self
+                    .map
+                    .iter()
+                    .min_by_key(|(_, c)| c.expires)
+                    .map(|(k, _)| *k)
+            }
+        };
+        self.map
+            .iter()
+            .filter(|(k, _)| owner.holds(&k.0))
+            .min_by_key(|(_, c)| c.expires)
+            .map(|(k, _)| *k)
     }
 
     /// Removes and returns the body of transfer `key`.
@@ -83,6 +113,11 @@ impl BodyCache {
     pub fn put_back(&mut self, key: (SocketAddr, u64), cached: CachedBody) {
         self.bytes += cached.body.len();
         self.map.insert(key, cached);
+    }
+
+    /// When the soonest-expiring body expires.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.map.values().map(|c| c.expires).min()
     }
 
     /// Forgets bodies whose lifetime ended.

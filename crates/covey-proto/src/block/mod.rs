@@ -3,6 +3,7 @@
 //! bounded memory.
 
 mod body_cache;
+mod expiry;
 mod server;
 mod slicing;
 mod uploads;

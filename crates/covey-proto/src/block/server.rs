@@ -29,7 +29,9 @@ impl Endpoint {
         size1: Option<u32>,
     ) -> Option<Vec<u8>> {
         let key = self.uploads.key(target.remote, message);
-        match self.uploads.receive(now, key, b, message.payload(), size1) {
+        let step = self.uploads.receive(now, key, b, message.payload(), size1);
+        self.arm_block_expiry();
+        match step {
             UploadStep::Continue(ack) => {
                 let mut value = [0u8; 4];
                 let options = [CoapOption {
@@ -58,6 +60,13 @@ impl Endpoint {
                     Code::BAD_REQUEST,
                     b"block payload is not the block size",
                 );
+                None
+            }
+            UploadStep::Busy => {
+                self.stats.drop(crate::stats::DropCause::Overload);
+                if !multicast {
+                    self.reply_busy(now, target);
+                }
                 None
             }
             UploadStep::TooLarge(limit) => {
@@ -120,6 +129,7 @@ impl Endpoint {
                 buf.as_slice().to_vec(),
                 response.payload.to_vec(),
             );
+            self.arm_block_expiry();
         }
         buf.release(&mut self.pool);
     }

@@ -3,7 +3,8 @@
 
 use crate::config::Config;
 use crate::hash::{seeded_map, Map, SeededState};
-use crate::Instant;
+use crate::storage::fair_share::{judge, ShareLimits, Verdict};
+use crate::{Duration, Instant};
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
 use core::net::SocketAddr;
@@ -29,6 +30,8 @@ pub(crate) enum UploadStep {
     TooLarge(usize),
     /// A non-final block whose payload is not exactly the block size: 4.00.
     BadBlock,
+    /// No room, and the client's peer or source holds its share already: 5.03 with Max-Age.
+    Busy,
 }
 
 /// Block1 uploads in progress, keyed by client and request (method, URI, Request-Tag).
@@ -41,6 +44,9 @@ pub(crate) struct Uploads {
     max_bytes: usize,
     max_body: usize,
     preferred_szx: u8,
+    /// Slots and bytes one peer and one source may hold once there is no room.
+    slot_share: ShareLimits,
+    byte_share: ShareLimits,
 }
 
 impl Uploads {
@@ -53,6 +59,8 @@ impl Uploads {
             max_bytes: config.max_reassembly_bytes,
             max_body: config.max_body_size.min(config.max_reassembly_bytes),
             preferred_szx: config.block_szx.min(6),
+            slot_share: ShareLimits::new(&config.fair_share, config.max_uploads.max(1)),
+            byte_share: ShareLimits::new(&config.fair_share, config.max_reassembly_bytes),
         }
     }
 
@@ -92,8 +100,10 @@ impl Uploads {
             if size1.is_some_and(|s| s as usize > self.max_body) {
                 return UploadStep::TooLarge(self.max_body);
             }
-            if self.map.len() >= self.max_uploads {
-                self.evict_oldest();
+            if self.map.len() >= self.max_uploads
+                && !self.make_room(&key.0, 0, 1, self.slot_share, |_| 1)
+            {
+                return UploadStep::Busy;
             }
             self.map.insert(
                 key,
@@ -110,11 +120,20 @@ impl Uploads {
             self.remove(&key);
             return UploadStep::Incomplete;
         }
-        let new_len = upload.body.len() + payload.len();
-        if new_len > self.max_body || self.bytes + payload.len() > self.max_bytes {
+        if upload.body.len() + payload.len() > self.max_body {
             self.remove(&key);
             return UploadStep::TooLarge(self.max_body);
         }
+        let need = payload.len();
+        if self.bytes + need > self.max_bytes
+            && !self.make_room(&key.0, need, need, self.byte_share, |u| u.body.len())
+        {
+            self.remove(&key);
+            return UploadStep::Busy;
+        }
+        let Some(upload) = self.map.get_mut(&key) else {
+            return UploadStep::Incomplete;
+        };
         upload.body.extend_from_slice(payload);
         upload.last_active = now;
         self.bytes += payload.len();
@@ -135,31 +154,60 @@ impl Uploads {
         }
     }
 
-    fn evict_oldest(&mut self) {
-        let oldest = self
-            .map
-            .iter()
-            .min_by_key(|(_, u)| u.last_active)
-            .map(|(k, _)| *k);
-        if let Some(k) = oldest {
-            self.remove(&k);
+    /// Frees `need` bytes (or, with `need` 0, one slot) for `client`, which wants `amount`
+    /// more of what `weight` counts, by forgetting the uploads of holders beyond their
+    /// share; false when `client` is beyond its own share or everyone is within theirs.
+    fn make_room(
+        &mut self,
+        client: &SocketAddr,
+        need: usize,
+        amount: usize,
+        limits: ShareLimits,
+        weight: fn(&Upload) -> usize,
+    ) -> bool {
+        loop {
+            let held = || self.map.iter().map(|(k, u)| (k.0, weight(u)));
+            let Verdict::Evict(holder) = judge(held, client, amount, limits) else {
+                return false;
+            };
+            // The holder's largest upload, then its least recently active.
+            let victim = self
+                .map
+                .iter()
+                .filter(|(k, _)| holder.holds(&k.0))
+                .max_by_key(|(_, u)| (weight(u), core::cmp::Reverse(u.last_active)))
+                .map(|(k, _)| *k);
+            let Some(victim) = victim else {
+                return false;
+            };
+            self.remove(&victim);
+            let room = if need == 0 {
+                self.map.len() < self.max_uploads
+            } else {
+                self.bytes + need <= self.max_bytes
+            };
+            if room {
+                return true;
+            }
         }
     }
 
-    /// Forgets uploads idle since before `cutoff`.
-    pub fn expire(&mut self, cutoff: Instant) {
-        let before = self.map.len();
+    /// When the least recently active upload becomes idle for `idle`.
+    pub fn next_expiry(&self, idle: Duration) -> Option<Instant> {
+        self.map.values().map(|u| u.last_active + idle).min()
+    }
+
+    /// Forgets uploads idle for `idle` or longer at `now`.
+    pub fn expire(&mut self, now: Instant, idle: Duration) {
         let mut freed = 0;
         self.map.retain(|_, u| {
-            let keep = u.last_active >= cutoff;
+            let keep = u.last_active + idle > now;
             if !keep {
                 freed += u.body.len();
             }
             keep
         });
-        if self.map.len() != before {
-            self.bytes -= freed;
-        }
+        self.bytes -= freed;
     }
 }
 

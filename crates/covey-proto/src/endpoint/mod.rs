@@ -1,5 +1,6 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod peer_share;
 mod receive;
 
 pub use crate::exchange::error::{RequestError, RespondError};
@@ -19,6 +20,7 @@ use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::SlotBufs;
+use crate::storage::fair_share::RefusalMemo;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
@@ -65,6 +67,11 @@ pub struct Endpoint {
     pub(crate) transmissions_by_mid: Map<MidKey, SlabKey>,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: SlotBufs,
+    /// The incoming table was found full with every holder within its share, and nothing
+    /// was added since: newcomers are refused without scanning it again.
+    pub(crate) incoming_shared_fairly: bool,
+    /// The last holder refused a place in the full incoming table.
+    pub(crate) incoming_refusals: RefusalMemo,
     pub(crate) held: Slab<HeldResponse>,
     pub(crate) held_bufs: SlotBufs,
     pub(crate) released_on_poll: Option<SlabKey>,
@@ -87,6 +94,8 @@ pub struct Endpoint {
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<Observer>,
+    /// The last holder refused a place in the full observer table.
+    pub(crate) observer_refusals: RefusalMemo,
     /// Digest of (observer address, token) -> observer; checked against the observer.
     pub(crate) observer_index: Map<u64, SlabKey>,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
@@ -116,6 +125,8 @@ impl Endpoint {
             transmissions_by_mid: seeded_map(rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
+            incoming_shared_fairly: false,
+            incoming_refusals: RefusalMemo::default(),
             held: Slab::with_capacity(held),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
@@ -138,6 +149,7 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Slab::with_capacity(config.max_observers),
+            observer_refusals: RefusalMemo::default(),
             observer_index: seeded_map(rng.next_u64()),
             notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
@@ -183,17 +195,15 @@ impl Endpoint {
     /// windows, leisure delays and application timers.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.dedup.expire(now);
-        let idle = self.lifetimes.exchange;
-        if let Some(cutoff) = now.as_nanos().checked_sub(idle.as_nanos() as u64) {
-            self.uploads.expire(Instant::from_nanos(cutoff));
-        }
-        self.bodies.expire(now);
+        self.expire_block_state(now);
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);
             match kind {
                 TimerKind::Transmission => self.on_transmission_timeout(now, index),
                 TimerKind::Exchange => self.on_exchange_timeout(now, index),
                 TimerKind::Incoming => self.on_incoming_timeout(now, index),
+                // Expired above; the timer only made sure this call happened.
+                TimerKind::BlockExpiry => {}
                 TimerKind::App => {
                     if let Some(key) = self.app_timers.key_at(index) {
                         if let Some((value, owner)) = self.app_timers.remove(key) {
@@ -409,8 +419,36 @@ impl Endpoint {
         self.rng.next_u64() as u16
     }
 
+    /// The peer for `addr`, which sent us something: created within its source's share of
+    /// the peer table.
     pub(crate) fn peer_for(&mut self, addr: SocketAddr, now: Instant) -> Option<PeerKey> {
+        self.peer_entry(addr, now, true)
+    }
+
+    /// The peer for `addr`, to which we send a request of our own choosing: created in place
+    /// of an idle peer when the table is full, else of a peer of the source most beyond its
+    /// share, whatever `addr`'s source holds.
+    pub(crate) fn peer_for_own_request(
+        &mut self,
+        addr: SocketAddr,
+        now: Instant,
+    ) -> Option<PeerKey> {
+        self.peer_entry(addr, now, false)
+    }
+
+    fn peer_entry(&mut self, addr: SocketAddr, now: Instant, shared: bool) -> Option<PeerKey> {
         let first_mid = self.random_mid();
+        if self.peers.is_full() && self.peers.lookup(&addr).is_none() {
+            let room = if shared {
+                self.make_room_for_peer(now, addr)
+            } else {
+                self.make_room_for_own_request(now)
+            };
+            if !room {
+                self.stats.drop(DropCause::Overload);
+                return None;
+            }
+        }
         let key = self.peers.get_or_insert(addr, now, &self.config, first_mid);
         if key.is_none() {
             self.stats.drop(DropCause::Overload);

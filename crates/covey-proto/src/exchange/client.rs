@@ -213,7 +213,9 @@ impl Endpoint {
         let token = Token::new(template.token).unwrap_or_default();
         let confirmable = template.message_type == MessageType::Confirmable;
         let kind = setup.kind;
-        let peer = self.peer_for(remote, now).ok_or(RequestError::Overload)?;
+        let peer = self
+            .peer_for_own_request(remote, now)
+            .ok_or(RequestError::Overload)?;
         let key = self
             .exchanges
             .insert(ClientExchange {

@@ -14,11 +14,12 @@ use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
-use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
+use covey_core::{uint, Block, Code, Message, MessageType};
 
 impl Endpoint {
     pub(crate) fn remove_incoming(&mut self, key: SlabKey) {
         if self.incoming.remove(key).is_some() {
+            self.incoming_refusals.entry_removed();
             self.incoming_bufs.release(key.index(), &mut self.pool);
             self.cancel_timer_for(TimerKind::Incoming, key);
         }
@@ -184,6 +185,9 @@ impl Endpoint {
             Some(1) => ObserveRequest::Deregister,
             _ => ObserveRequest::None,
         };
+        if self.incoming.is_full() {
+            self.make_room_for_request(now, remote);
+        }
         let inserted = self.incoming.insert(IncomingExchange {
             remote,
             message_id: message.message_id(),
@@ -200,23 +204,13 @@ impl Endpoint {
             block2,
             observe,
         });
+        self.incoming_shared_fairly &= inserted.is_err();
         let Ok(key) = inserted else {
             self.stats.drop(DropCause::Overload);
             if multicast {
                 return;
             }
-            let mut age = [0u8; 4];
-            let options = [CoapOption {
-                number: OptionNumber::MAX_AGE,
-                value: uint::encode(self.config.overload_max_age, &mut age),
-            }];
-            self.reply_now(
-                now,
-                target,
-                Code::SERVICE_UNAVAILABLE,
-                &options,
-                b"server busy",
-            );
+            self.reply_busy(now, target);
             return;
         };
         self.incoming_bufs

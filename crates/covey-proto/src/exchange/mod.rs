@@ -7,6 +7,7 @@ pub(crate) mod error;
 pub(crate) mod held_response;
 pub(crate) mod incoming;
 pub(crate) mod incoming_exchange;
+pub(crate) mod incoming_share;
 pub(crate) mod nstart;
 pub(crate) mod oversized;
 pub(crate) mod respond;

@@ -4,6 +4,7 @@ use crate::cc::PeerEstimator;
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
 use crate::message::outbox::LocalId;
+use crate::storage::fair_share::RefusalMemo;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -66,6 +67,8 @@ pub(crate) type PeerKey = SlabKey;
 pub(crate) struct PeerTable {
     peers: Slab<Peer>,
     by_addr: Map<AddrKey, PeerKey>,
+    /// The last source refused a new peer while the table was full.
+    pub refusals: RefusalMemo,
 }
 
 impl PeerTable {
@@ -73,6 +76,7 @@ impl PeerTable {
         PeerTable {
             peers: Slab::with_capacity(config.max_peers),
             by_addr: seeded_map(seed),
+            refusals: RefusalMemo::default(),
         }
     }
 
@@ -91,8 +95,8 @@ impl PeerTable {
         if let Some(k) = self.lookup(&addr) {
             return Some(k);
         }
-        if self.peers.is_full() {
-            self.evict_idle()?;
+        if self.peers.is_full() && !self.evict_idle() {
+            return None;
         }
         let peer = Peer {
             addr,
@@ -115,16 +119,47 @@ impl PeerTable {
         Some(key)
     }
 
-    fn evict_idle(&mut self) -> Option<()> {
+    /// Forgets the least recently used peer that nothing refers to; false if there is none.
+    pub fn evict_idle(&mut self) -> bool {
+        self.evict_idle_of(|_| true)
+    }
+
+    /// Forgets the least recently used peer at an address `chosen` accepts that nothing
+    /// refers to; false if there is none.
+    pub fn evict_idle_of(&mut self, chosen: impl Fn(&SocketAddr) -> bool) -> bool {
         let victim = self
             .peers
             .iter()
             .filter(|(_, p)| p.refs == 0 && p.in_flight == 0 && p.queue_len == 0)
+            .filter(|(_, p)| chosen(&p.addr))
             .min_by_key(|(_, p)| p.last_used)
-            .map(|(k, _)| k)?;
-        let peer = self.peers.remove(victim)?;
+            .map(|(k, _)| k);
+        victim.is_some_and(|k| self.remove(k))
+    }
+
+    /// Forgets peer `key`; the caller has ended whatever referred to it.
+    pub fn remove(&mut self, key: PeerKey) -> bool {
+        let Some(peer) = self.peers.remove(key) else {
+            return false;
+        };
+        self.refusals.entry_removed();
         self.by_addr.remove(&AddrKey(peer.addr));
-        Some(())
+        true
+    }
+
+    /// True when no further peer fits without evicting one.
+    pub fn is_full(&self) -> bool {
+        self.peers.is_full()
+    }
+
+    /// How many peers fit.
+    pub fn capacity(&self) -> usize {
+        self.peers.capacity()
+    }
+
+    /// Every peer with its key.
+    pub fn entries(&self) -> impl Iterator<Item = (PeerKey, &Peer)> {
+        self.peers.iter()
     }
 
     pub fn get(&self, key: PeerKey) -> Option<&Peer> {

@@ -44,12 +44,17 @@ impl Endpoint {
             self.respond(now, id, response)?;
             return Ok(false);
         }
+        let (remote, token) = (inc.remote, inc.token);
         let observer = match existing {
             Some(o) => Some(o),
-            None => self.add_observer(now, inc.remote, inc.token, resource),
+            None if self.make_room_for_observer(now, remote) => {
+                self.add_observer(now, remote, token, resource)
+            }
+            None => None,
         };
         let Some(o) = observer else {
-            // No room: answer without Observe, which tells the client it is not registered.
+            // No room (or the client holds its share): answer without Observe, which tells
+            // the client it is not registered (RFC 7641 §4.1).
             self.respond(now, id, response)?;
             return Ok(false);
         };
@@ -187,6 +192,7 @@ impl Endpoint {
         let Some(o) = self.observers.remove(key) else {
             return;
         };
+        self.observer_refusals.entry_removed();
         if let Some(remote) = self.observer_addr(&o) {
             let index_key = digest(&self.hasher, &(AddrKey(remote), o.token));
             if self.observer_index.get(&index_key) == Some(&key) {

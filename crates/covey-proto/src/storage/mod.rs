@@ -3,6 +3,7 @@
 
 pub mod buffer_pool;
 pub mod datagram_buf;
+pub mod fair_share;
 pub mod slab;
 pub mod timer_layout;
 pub mod timer_queue;

@@ -10,6 +10,8 @@ pub(crate) enum TimerKind {
     Exchange,
     Incoming,
     App,
+    /// The one timer of block-wise state expiry (idle uploads, cached bodies).
+    BlockExpiry,
 }
 
 /// Where each kind's ids start in the timer queue, and how many ids there are.
@@ -18,6 +20,7 @@ pub(crate) struct TimerLayout {
     exchange_base: usize,
     incoming_base: usize,
     app_base: usize,
+    block_expiry: usize,
     pub total: usize,
 }
 
@@ -27,11 +30,13 @@ impl TimerLayout {
         let exchange_base = transmissions;
         let incoming_base = exchange_base + config.max_exchanges;
         let app_base = incoming_base + config.max_incoming;
+        let block_expiry = app_base + config.max_app_timers;
         TimerLayout {
             exchange_base,
             incoming_base,
             app_base,
-            total: app_base + config.max_app_timers,
+            block_expiry,
+            total: block_expiry + 1,
         }
     }
 
@@ -42,11 +47,19 @@ impl TimerLayout {
                 TimerKind::Exchange => self.exchange_base,
                 TimerKind::Incoming => self.incoming_base,
                 TimerKind::App => self.app_base,
+                TimerKind::BlockExpiry => self.block_expiry,
             }
     }
 
+    /// The id of the one block-expiry timer.
+    pub fn block_expiry_id(&self) -> usize {
+        self.block_expiry
+    }
+
     pub fn decode(&self, id: usize) -> (TimerKind, usize) {
-        if id >= self.app_base {
+        if id >= self.block_expiry {
+            (TimerKind::BlockExpiry, 0)
+        } else if id >= self.app_base {
             (TimerKind::App, id - self.app_base)
         } else if id >= self.incoming_base {
             (TimerKind::Incoming, id - self.incoming_base)

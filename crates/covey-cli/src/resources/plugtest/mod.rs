@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use covey_core::precondition::{Current, Preconditions};
 use covey_core::{CoapOption, Code, ContentFormat, MessageType, OptionNumber};
-use covey_proto::{opt, App, AppContext, Event, IncomingId, LogLevel, NotificationType, Received};
+use covey_proto::{
+    opt, App, AppContext, Event, IncomingId, LogLevel, NotificationType, Received, TrafficSource,
+};
 
 use super::clock_text::UtcText;
 use super::demo::large_text;
@@ -87,6 +89,8 @@ impl Stored {
 #[derive(Debug, Clone, Copy)]
 struct Asked {
     method: Code,
+    /// The host that asked.
+    source: TrafficSource,
     confirmable: bool,
     accept: Option<ContentFormat>,
     format: Option<ContentFormat>,
@@ -96,11 +100,21 @@ struct Asked {
     etag_current: bool,
 }
 
+/// Separate responses one source (an IPv4 address or IPv6 /64) may have waiting: a quarter
+/// of the App timers of the engine's default configuration, so one host cannot take them
+/// all and deny `/separate` to everyone else.
+const SEPARATE_PER_SOURCE: usize = 16;
+
+/// Max-Age (seconds) of the 5.03 a source beyond its share gets: by then its earlier
+/// separate responses are out.
+const SEPARATE_BUSY_MAX_AGE: u8 = 2;
+
 /// A separate response waiting for its timer.
 #[derive(Debug)]
 struct Pending {
     timer: u64,
     id: IncomingId,
+    source: TrafficSource,
     body: Vec<u8>,
 }
 
@@ -257,6 +271,7 @@ impl PlugtestApp {
             _ => Current::Present(None),
         };
         Asked {
+            source: TrafficSource::of(&request.source),
             method: m.code(),
             confirmable: m.message_type() == MessageType::Confirmable,
             accept: m.accept(),
@@ -373,6 +388,21 @@ impl PlugtestApp {
 
     /// `/separate`: the answer comes after [`SEPARATE_DELAY`], from an App timer.
     fn separate(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {
+        let source = asked.source;
+        let waiting = self.separate.iter().filter(|p| p.source == source).count();
+        if waiting >= SEPARATE_PER_SOURCE {
+            let max_age = [opt(OptionNumber::MAX_AGE, &[SEPARATE_BUSY_MAX_AGE])];
+            let busy = b"too many separate responses waiting for this host";
+            return reply::content(
+                cx,
+                id,
+                None,
+                Code::SERVICE_UNAVAILABLE,
+                None,
+                &max_age,
+                busy,
+            );
+        }
         let timer = self.next_timer;
         self.next_timer += 1;
         if cx
@@ -383,7 +413,12 @@ impl PlugtestApp {
             return reply::error(cx, id, Code::SERVICE_UNAVAILABLE, "too busy to wait");
         }
         let body = describe(asked, b"Separate response");
-        self.separate.push(Pending { timer, id, body });
+        self.separate.push(Pending {
+            timer,
+            id,
+            source,
+            body,
+        });
     }
 
     fn get_validate(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {

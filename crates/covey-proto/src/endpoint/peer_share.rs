@@ -1,0 +1,66 @@
+//! The peer table's fair shares: when it is full, a new peer from a source within its share
+//! takes the place of a peer of the source most beyond its share (ending that peer's
+//! observations), and a new peer from a source beyond its share may only replace an idle
+//! peer of its own source.
+
+use crate::endpoint::Endpoint;
+use crate::storage::fair_share::{heaviest, judge, Holder, ShareLimits, Source, Verdict};
+use crate::Instant;
+use core::net::SocketAddr;
+
+impl Endpoint {
+    /// Makes room in the full peer table for `addr`; false when it must be refused.
+    pub(crate) fn make_room_for_peer(&mut self, now: Instant, addr: SocketAddr) -> bool {
+        // Beyond its share, a source may only replace one of its own idle peers.
+        let own = Holder::Source(Source::of(&addr));
+        if self.peers.refusals.refuses(&addr) {
+            return self.peers.evict_idle_of(|a| own.holds(a));
+        }
+        let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
+        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        match judge(held, &addr, 1, limits) {
+            Verdict::Refuse(beyond) => {
+                self.peers.refusals.remember(beyond);
+                self.peers.evict_idle_of(|a| own.holds(a))
+            }
+            Verdict::Full => self.peers.evict_idle(),
+            Verdict::Evict(holder) => self.free_peer_of(now, holder) || self.peers.evict_idle(),
+        }
+    }
+
+    /// Makes room in the full peer table for a peer we send a request of our own to:
+    /// an idle peer goes first, else a peer of the source most beyond its share; false if
+    /// neither can go.
+    pub(crate) fn make_room_for_own_request(&mut self, now: Instant) -> bool {
+        if self.peers.evict_idle() {
+            return true;
+        }
+        let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
+        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        heaviest(held, limits).is_some_and(|holder| self.free_peer_of(now, holder))
+    }
+
+    /// Forgets a peer of `holder` with no exchange of ours under way, an idle one first,
+    /// else the least recently used, ending the observations it holds; false if none could
+    /// be freed.
+    fn free_peer_of(&mut self, now: Instant, holder: Holder) -> bool {
+        let Some(victim) = self
+            .peers
+            .entries()
+            .filter(|(_, p)| holder.holds(&p.addr) && p.in_flight == 0 && p.queue_len == 0)
+            .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
+            .map(|(k, _)| k)
+        else {
+            return false;
+        };
+        for index in 0..self.observers.capacity() {
+            let Some(key) = self.observers.key_at(index) else {
+                continue;
+            };
+            if self.observers.get(key).is_some_and(|o| o.peer == victim) {
+                self.remove_observer(now, key);
+            }
+        }
+        self.peers.get(victim).is_some_and(|p| p.refs == 0) && self.peers.remove(victim)
+    }
+}
