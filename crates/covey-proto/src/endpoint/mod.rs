@@ -120,7 +120,7 @@ impl Endpoint {
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
             dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
-            replies: ReplyCache::new(config.max_buffers / 2),
+            replies: ReplyCache::new(config.max_buffers / 2, config.max_message_size),
             outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             locals: Vec::new(),
