@@ -33,6 +33,7 @@ use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::message::transmission::{Transmission, TransmissionOwner};
 use crate::observe::observer::Observer;
+use crate::observe::observer_index::ObserverIndex;
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -87,8 +88,8 @@ pub struct Endpoint {
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     pub(crate) observers: Slab<Observer>,
-    /// Digest of (observer address, token) -> observer; checked against the observer.
-    pub(crate) observer_index: Map<u64, SlabKey>,
+    /// Observers by (address, token).
+    pub(crate) observer_index: ObserverIndex,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
     /// ends the observation; checked against the observer.
     pub(crate) notification_mids: Map<u64, SlabKey>,
@@ -138,7 +139,7 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Slab::with_capacity(config.max_observers),
-            observer_index: seeded_map(rng.next_u64()),
+            observer_index: ObserverIndex::new(rng.next_u64()),
             notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),

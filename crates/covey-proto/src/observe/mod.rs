@@ -3,6 +3,7 @@
 
 mod freshness;
 pub(crate) mod observer;
+pub(crate) mod observer_index;
 pub(crate) mod registry;
 
 pub use freshness::{is_newer, FRESHNESS_WINDOW};
