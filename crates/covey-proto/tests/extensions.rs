@@ -500,6 +500,52 @@ fn error_notification_and_plain_get_end_the_observation() {
 }
 
 #[test]
+fn observers_are_told_apart_by_address_and_token() {
+    let mut server = Endpoint::new(Config::default(), 7);
+    let now = Instant::from_secs(1);
+    let mut out = vec![0u8; 1280];
+    // A NON GET of /temp with token 7, with or without Observe 0, from `from`; returns
+    // whether the server's answer registered it.
+    let mut get = |server: &mut Endpoint, from: SocketAddr, mid: u16, observe: bool| {
+        let mut buf = [0u8; 64];
+        let mut enc =
+            MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, &[7])
+                .unwrap();
+        if observe {
+            enc.option(OptionNumber::OBSERVE, &[]).unwrap();
+        }
+        enc.option(OptionNumber::URI_PATH, b"temp").unwrap();
+        let size = enc.finish();
+        server.handle_datagram(now, from, covey_proto::LocalAddr::UNICAST, &buf[..size]);
+        let mut registered = None;
+        while let Some(event) = server.poll_event() {
+            if let Event::Request(id) = event {
+                let response = Response::with_payload(Code::CONTENT, b"20");
+                registered = Some(server.respond_observable(now, id, TEMP, &response).unwrap());
+            }
+        }
+        while server.poll_transmit(now, &mut out).is_some() {}
+        registered.expect("the request reached the application")
+    };
+    let (a, b) = (addr(1), addr(3));
+    assert!(get(&mut server, a, 1, true));
+    assert!(get(&mut server, b, 1, true), "same token, other client");
+    assert_eq!(server.observer_count(TEMP), 2);
+    assert!(get(&mut server, a, 2, true), "a renewal");
+    assert_eq!(
+        server.observer_count(TEMP),
+        2,
+        "a renewal is not a second observer"
+    );
+    assert!(!get(&mut server, a, 3, false), "a plain GET deregisters");
+    assert_eq!(server.observer_count(TEMP), 1, "only the client that asked");
+    assert!(!get(&mut server, a, 4, false));
+    assert_eq!(server.observer_count(TEMP), 1);
+    assert!(!get(&mut server, b, 2, false));
+    assert_eq!(server.observer_count(TEMP), 0);
+}
+
+#[test]
 fn client_drops_reordered_and_duplicated_notifications() {
     // Notifications are injected by hand to control their order exactly.
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);

@@ -35,6 +35,7 @@ use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::message::transmission::{Transmission, TransmissionOwner};
 use crate::observe::observer::Observer;
+use crate::observe::observer_index::ObserverIndex;
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -96,8 +97,8 @@ pub struct Endpoint {
     pub(crate) observers: Slab<Observer>,
     /// The last holder refused a place in the full observer table.
     pub(crate) observer_refusals: RefusalMemo,
-    /// Digest of (observer address, token) -> observer; checked against the observer.
-    pub(crate) observer_index: Map<u64, SlabKey>,
+    /// Observers by (address, token).
+    pub(crate) observer_index: ObserverIndex,
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
     /// ends the observation; checked against the observer.
     pub(crate) notification_mids: Map<u64, SlabKey>,
@@ -131,7 +132,7 @@ impl Endpoint {
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
             dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
-            replies: ReplyCache::new(config.max_buffers / 2),
+            replies: ReplyCache::new(config.max_buffers / 2, config.max_message_size),
             outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             locals: Vec::new(),
@@ -150,7 +151,7 @@ impl Endpoint {
             },
             observers: Slab::with_capacity(config.max_observers),
             observer_refusals: RefusalMemo::default(),
-            observer_index: seeded_map(rng.next_u64()),
+            observer_index: ObserverIndex::new(rng.next_u64()),
             notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),

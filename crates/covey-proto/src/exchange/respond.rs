@@ -212,7 +212,7 @@ impl Endpoint {
             m.message_id = target.message_id;
             let reply = self
                 .replies
-                .encode(&m, &mut self.pool)
+                .encode(&m)
                 .map_err(|_| RespondError::TooLarge)?;
             self.dedup.update(target.dedup, DedupState::Replied(reply));
             self.queue_datagram(target.remote, OutSource::Reply(reply));

@@ -3,10 +3,11 @@
 //! served afresh, so deduplication never caps a peer's message rate.
 
 use crate::event::IncomingId;
-use crate::hash::{digest, seeded_map, Map, SeededState};
+use crate::hash::{digest, SeededState};
 use crate::message::reply_cache::ReplyRef;
 use crate::Instant;
 use alloc::collections::VecDeque;
+use hashbrown::HashTable;
 
 /// What was done with the first copy of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,21 +29,26 @@ pub(crate) type DedupKey = crate::hash::MidKey;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DedupHandle(u64);
 
+/// One remembered message. The key is kept as its seeded 64-bit digest (8 bytes instead of
+/// a 36-byte address and ID): two keys with the same digest would also need datagrams with
+/// the same 64-bit fingerprint, from an independently seeded hash, to be taken for each
+/// other, which is as unlikely as a collision of 128 random bits.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    key: DedupKey,
+    digest: u64,
     fingerprint: u64,
     state: DedupState,
     expires: Instant,
 }
 
 /// Bounded table of recently seen messages: a queue of entries in insertion order (the
-/// oldest goes first when full or expired), growing on demand up to its capacity, and a map
-/// from key to sequence number.
+/// oldest goes first when full or expired), growing on demand up to its capacity, and a
+/// hash table of the live entries' sequence numbers (4 bytes each), hashed by the digest
+/// the entry holds.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
-    /// Digest of the key -> sequence number; the entry holds the key to check.
-    map: Map<u64, u64>,
+    /// Low 32 bits of the sequence number of every live entry (the queue never holds 2^32).
+    index: HashTable<u32>,
     digests: SeededState,
     /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
     /// A replaced entry stays as `None` until it reaches the front.
@@ -52,27 +58,36 @@ pub(crate) struct DedupCache {
     oldest: u64,
 }
 
+/// The queue position of the entry with (the low bits of) `sequence`.
+fn position(oldest: u64, sequence: u32) -> usize {
+    sequence.wrapping_sub(oldest as u32) as usize
+}
+
+/// The entry with (the low bits of) `sequence`, if live.
+fn entry_at(entries: &VecDeque<Option<Entry>>, oldest: u64, sequence: u32) -> Option<&Entry> {
+    entries.get(position(oldest, sequence))?.as_ref()
+}
+
 impl DedupCache {
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
         DedupCache {
-            map: seeded_map(seed),
+            index: HashTable::new(),
             digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
             entries: VecDeque::new(),
-            capacity: capacity.max(1),
+            capacity: capacity.clamp(1, u32::MAX as usize),
             oldest: 0,
         }
     }
 
-    fn slot(&self, sequence: u64) -> Option<&Entry> {
-        let index = usize::try_from(sequence.checked_sub(self.oldest)?).ok()?;
-        self.entries.get(index)?.as_ref()
-    }
-
     /// The state of an earlier copy of this exact message, if remembered.
     pub fn lookup(&self, key: &DedupKey, fingerprint: u64) -> Option<DedupState> {
-        let &sequence = self.map.get(&digest(&self.digests, key))?;
-        self.slot(sequence)
-            .filter(|e| e.key == *key && e.fingerprint == fingerprint)
+        let d = digest(&self.digests, key);
+        let (entries, oldest) = (&self.entries, self.oldest);
+        let &sequence = self.index.find(d, |&s| {
+            entry_at(entries, oldest, s).is_some_and(|e| e.digest == d)
+        })?;
+        entry_at(entries, oldest, sequence)
+            .filter(|e| e.fingerprint == fingerprint)
             .map(|e| e.state)
     }
 
@@ -89,26 +104,32 @@ impl DedupCache {
         if self.entries.len() >= self.capacity {
             self.pop_oldest();
         }
+        let d = digest(&self.digests, &key);
         let sequence = self.oldest + self.entries.len() as u64;
-        // The key's previous entry (a reused message ID) is dead from here on.
-        if let Some(previous) = self.map.insert(digest(&self.digests, &key), sequence) {
-            if let Some(index) = previous
-                .checked_sub(self.oldest)
-                .and_then(|i| usize::try_from(i).ok())
-            {
-                if let Some(slot) = self.entries.get_mut(index) {
-                    if slot.as_ref().is_some_and(|e| e.key == key) {
-                        *slot = None;
-                    }
-                }
-            }
-        }
         self.entries.push_back(Some(Entry {
-            key,
+            digest: d,
             fingerprint,
             state,
             expires,
         }));
+        let (entries, oldest) = (&mut self.entries, self.oldest);
+        // The new entry is not indexed yet, so a match is the key's previous entry (a
+        // reused message ID), which is dead from here on.
+        match self.index.find_entry(d, |&s| {
+            entry_at(entries, oldest, s).is_some_and(|e| e.digest == d)
+        }) {
+            Ok(mut previous) => {
+                let replaced = core::mem::replace(previous.get_mut(), sequence as u32);
+                if let Some(slot) = entries.get_mut(position(oldest, replaced)) {
+                    *slot = None;
+                }
+            }
+            Err(_) => {
+                self.index.insert_unique(d, sequence as u32, |&s| {
+                    entry_at(entries, oldest, s).map_or(0, |e| e.digest)
+                });
+            }
+        }
         DedupHandle(sequence)
     }
 
@@ -140,22 +161,19 @@ impl DedupCache {
         let Some(front) = self.entries.pop_front() else {
             return;
         };
-        let sequence = self.oldest;
+        let sequence = self.oldest as u32;
         self.oldest += 1;
         if let Some(e) = front {
-            // A newer message with the same key keeps its own entry.
-            let d = digest(&self.digests, &e.key);
-            if let hashbrown::hash_map::Entry::Occupied(m) = self.map.entry(d) {
-                if *m.get() == sequence {
-                    m.remove();
-                }
+            // Only this entry's own index slot goes: a replaced one was re-pointed.
+            if let Ok(slot) = self.index.find_entry(e.digest, |&s| s == sequence) {
+                slot.remove();
             }
         }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.index.len()
     }
 }
 

@@ -26,7 +26,7 @@ impl Endpoint {
             payload: &[],
         };
         if cache {
-            let reply = self.replies.encode(&m, &mut self.pool).ok()?;
+            let reply = self.replies.encode(&m).ok()?;
             self.queue_datagram(remote, OutSource::Reply(reply));
             Some(reply)
         } else {

@@ -1,62 +1,226 @@
-//! Replies kept to answer duplicate CONs: a ring of buffers, oldest overwritten first.
+//! Replies kept to answer duplicate CONs: the last `capacity` replies, stored back to back
+//! (a two-byte length, then the datagram) in chunks of bytes that are reused oldest first.
+//! A 30-byte ACK costs 32 bytes here, where a buffer of its own cost over 100.
 
-use crate::message::wire::Outgoing;
-use crate::storage::buffer_pool::BufferPool;
-use crate::storage::datagram_buf::DatagramBuf;
+use crate::message::wire::{encode_into, Outgoing};
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::vec;
 use alloc::vec::Vec;
 use covey_core::EncodeError;
 
-/// Where a cached reply lives; stale once its slot is reused.
+/// Bytes a chunk holds at most, unless one datagram needs more: a few pages, so the slack
+/// at a chunk's end is small beside what it holds.
+const CHUNK_TARGET: usize = 16 << 10;
+
+/// Each reply is preceded by its length.
+const LEN_PREFIX: usize = 2;
+
+/// Where a cached reply lives; stale once its chunk is reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ReplyRef {
-    slot: u32,
+    chunk: u32,
     generation: u32,
+    offset: u32,
 }
 
-/// The ring grows slot by slot up to its capacity, then overwrites.
+#[derive(Debug)]
+struct Chunk {
+    bytes: Box<[u8]>,
+    used: usize,
+    generation: u32,
+    /// Sequence number of the last reply written here.
+    newest: u64,
+}
+
+/// Chunks are made as replies need them; one is reused once all its replies are older
+/// than the last `capacity`, so any of the last `capacity` replies can be resent, as from
+/// a ring of `capacity` buffers, with hardly more bytes (`capacity` largest datagrams plus
+/// two chunks) held in the worst case.
 #[derive(Debug)]
 pub(crate) struct ReplyCache {
-    slots: Vec<(DatagramBuf, u32)>,
-    capacity: usize,
-    next: usize,
+    chunks: Vec<Chunk>,
+    /// Chunk indices, oldest first; the last one is written to.
+    order: VecDeque<u32>,
+    capacity: u64,
+    /// The largest datagram kept.
+    max_reply: usize,
+    chunk_bytes: usize,
+    max_chunks: usize,
+    /// Replies written so far.
+    written: u64,
 }
 
 impl ReplyCache {
-    pub fn new(capacity: usize) -> ReplyCache {
+    /// Room for the last `capacity` replies of up to `max_message_size` bytes each.
+    pub fn new(capacity: usize, max_message_size: usize) -> ReplyCache {
+        let capacity = capacity.max(1);
+        let max_reply = max_message_size.clamp(4, u16::MAX as usize);
+        let record = LEN_PREFIX + max_reply;
+        // A chunk is left only when the next reply does not fit, so it holds at least this
+        // many replies; `capacity` replies then span at most `max_chunks` chunks.
+        let per_chunk = (CHUNK_TARGET / record).clamp(1, capacity);
         ReplyCache {
-            slots: Vec::new(),
-            capacity: capacity.max(1),
-            next: 0,
+            chunks: Vec::new(),
+            order: VecDeque::new(),
+            capacity: capacity as u64,
+            max_reply,
+            chunk_bytes: per_chunk * record,
+            max_chunks: capacity.div_ceil(per_chunk) + 1,
+            written: 0,
         }
     }
 
-    /// Encodes `m` straight into the oldest slot.
-    pub fn encode(
-        &mut self,
-        m: &Outgoing<'_>,
-        pool: &mut BufferPool,
-    ) -> Result<ReplyRef, EncodeError> {
-        let slot = self.next;
-        if slot == self.slots.len() {
-            self.slots.push((DatagramBuf::default(), 0));
-        }
-        let (buf, generation) = &mut self.slots[slot];
-        // Whatever referred to this slot is stale from here on, even if encoding fails.
-        *generation = generation.wrapping_add(1);
-        buf.encode(m, pool)?;
-        let generation = *generation;
-        self.next = (self.next + 1) % self.capacity;
+    /// Encodes `m` after the newest reply.
+    pub fn encode(&mut self, m: &Outgoing<'_>) -> Result<ReplyRef, EncodeError> {
+        let room = m.size_bound().min(self.max_reply);
+        let index = self.chunk_with_room(LEN_PREFIX + room);
+        let written = self.written + 1;
+        let chunk = &mut self.chunks[index];
+        let start = chunk.used;
+        let body = start + LEN_PREFIX;
+        let len = encode_into(m, &mut chunk.bytes[body..body + room])?;
+        chunk.bytes[start..body].copy_from_slice(&(len as u16).to_be_bytes());
+        chunk.used = body + len;
+        chunk.newest = written;
+        self.written = written;
         Ok(ReplyRef {
-            slot: slot as u32,
-            generation,
+            chunk: index as u32,
+            generation: chunk.generation,
+            offset: start as u32,
         })
     }
 
-    /// The reply, unless it was overwritten since.
+    /// The chunk to write `need` bytes to: the newest if they fit, else the next one.
+    fn chunk_with_room(&mut self, need: usize) -> usize {
+        if let Some(&newest) = self.order.back() {
+            let c = &self.chunks[newest as usize];
+            if c.bytes.len() - c.used >= need {
+                return newest as usize;
+            }
+        }
+        let oldest_done = self
+            .order
+            .front()
+            .is_some_and(|&i| self.written - self.chunks[i as usize].newest >= self.capacity);
+        let reuse = if oldest_done || self.chunks.len() >= self.max_chunks {
+            self.order.pop_front()
+        } else {
+            None
+        };
+        let index = match reuse {
+            Some(i) => {
+                let c = &mut self.chunks[i as usize];
+                // Whatever referred to this chunk is stale from here on.
+                c.generation = c.generation.wrapping_add(1);
+                c.used = 0;
+                i
+            }
+            None => {
+                self.chunks.push(Chunk {
+                    bytes: vec![0; self.chunk_bytes].into_boxed_slice(),
+                    used: 0,
+                    generation: 0,
+                    newest: 0,
+                });
+                (self.chunks.len() - 1) as u32
+            }
+        };
+        self.order.push_back(index);
+        index as usize
+    }
+
+    /// The reply, unless its chunk was reused since.
     pub fn get(&self, r: ReplyRef) -> Option<&[u8]> {
-        self.slots
-            .get(r.slot as usize)
-            .filter(|(_, g)| *g == r.generation)
-            .map(|(b, _)| b.as_slice())
+        let chunk = self
+            .chunks
+            .get(r.chunk as usize)
+            .filter(|c| c.generation == r.generation)?;
+        let start = r.offset as usize;
+        let prefix = chunk.bytes.get(start..start + LEN_PREFIX)?;
+        let len = u16::from_be_bytes([prefix[0], prefix[1]]) as usize;
+        chunk
+            .bytes
+            .get(start + LEN_PREFIX..start + LEN_PREFIX + len)
+    }
+
+    /// Bytes held in chunks.
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.chunks.len() * self.chunk_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use covey_core::{Code, MessageType};
+
+    fn ack(mid: u16, payload: &[u8]) -> Outgoing<'_> {
+        Outgoing {
+            message_type: MessageType::Acknowledgement,
+            code: Code::CONTENT,
+            message_id: mid,
+            token: &[1, 2, 3, 4],
+            options: &[],
+            extra: &[],
+            payload,
+        }
+    }
+
+    fn message_id(bytes: &[u8]) -> u16 {
+        u16::from_be_bytes([bytes[2], bytes[3]])
+    }
+
+    #[test]
+    fn the_last_capacity_replies_stay_whatever_their_sizes() {
+        let capacity = 100;
+        let mut cache = ReplyCache::new(capacity, 1280);
+        let big = [7u8; 1200];
+        let mut refs = Vec::new();
+        for mid in 0..1000u16 {
+            // Small and large replies mixed, so chunks end with slack of all sizes.
+            let payload: &[u8] = if mid % 7 == 0 { &big } else { b"12:00" };
+            refs.push(cache.encode(&ack(mid, payload)).unwrap());
+        }
+        for (mid, r) in refs.iter().enumerate().skip(1000 - capacity) {
+            let bytes = cache.get(*r).expect("one of the last `capacity` replies");
+            assert_eq!(message_id(bytes), mid as u16);
+            let expected = if mid % 7 == 0 {
+                4 + 4 + 1 + 1200
+            } else {
+                4 + 4 + 1 + 5
+            };
+            assert_eq!(bytes.len(), expected);
+        }
+        assert!(
+            cache.get(refs[0]).is_none(),
+            "the oldest reply was overwritten"
+        );
+        // Never more than a ring of `capacity` largest datagrams, plus two chunks.
+        assert!(cache.held_bytes() <= capacity * 1282 + 2 * cache.chunk_bytes);
+    }
+
+    #[test]
+    fn small_replies_share_chunks_and_chunks_are_reused() {
+        let mut cache = ReplyCache::new(1000, 1280);
+        for mid in 0..10_000u16 {
+            cache.encode(&ack(mid, b"")).unwrap();
+        }
+        // 1 000 replies of 10 bytes (prefix included) need one chunk and the one being
+        // filled, where 1 000 buffers of their own would take 64 KiB and more.
+        assert!(
+            cache.held_bytes() <= 2 * cache.chunk_bytes,
+            "{} B held",
+            cache.held_bytes()
+        );
+    }
+
+    #[test]
+    fn a_reply_too_large_for_a_datagram_is_refused() {
+        let mut cache = ReplyCache::new(4, 64);
+        assert!(cache.encode(&ack(1, &[0u8; 100])).is_err());
+        let r = cache.encode(&ack(2, b"ok")).unwrap();
+        assert_eq!(message_id(cache.get(r).unwrap()), 2);
     }
 }

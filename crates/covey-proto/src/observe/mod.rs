@@ -3,6 +3,7 @@
 
 mod freshness;
 pub(crate) mod observer;
+pub(crate) mod observer_index;
 pub(crate) mod observer_share;
 pub(crate) mod registry;
 

@@ -4,7 +4,7 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::IncomingState;
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::hash::{digest, AddrKey, MidKey};
+use crate::hash::{digest, MidKey};
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
@@ -133,11 +133,6 @@ impl Endpoint {
         token: Token,
         resource: u64,
     ) -> Option<SlabKey> {
-        let index_key = digest(&self.hasher, &(AddrKey(remote), token));
-        if self.observer_index.contains_key(&index_key) {
-            // Another observer has the same digest (about 2^-64): refuse this one.
-            return None;
-        }
         let peer = self.peer_for(remote, now)?;
         let key = self
             .observers
@@ -156,7 +151,8 @@ impl Endpoint {
         if let Some(p) = self.peers.get_mut(peer) {
             p.refs += 1;
         }
-        self.observer_index.insert(index_key, key);
+        self.observer_index
+            .insert(&self.observers, &self.peers, key, remote, token);
         Some(key)
     }
 
@@ -167,11 +163,8 @@ impl Endpoint {
 
     /// The observer registered by `remote` with `token`.
     fn find_observer(&self, remote: SocketAddr, token: Token) -> Option<SlabKey> {
-        let key = *self
-            .observer_index
-            .get(&digest(&self.hasher, &(AddrKey(remote), token)))?;
-        let o = self.observers.get(key)?;
-        (o.token == token && self.observer_addr(o) == Some(remote)).then_some(key)
+        self.observer_index
+            .find(&self.observers, &self.peers, remote, token)
     }
 
     /// Remembers that an RST to notification `mid` sent to `remote` ends observer `key`.
@@ -194,10 +187,7 @@ impl Endpoint {
         };
         self.observer_refusals.entry_removed();
         if let Some(remote) = self.observer_addr(&o) {
-            let index_key = digest(&self.hasher, &(AddrKey(remote), o.token));
-            if self.observer_index.get(&index_key) == Some(&key) {
-                self.observer_index.remove(&index_key);
-            }
+            self.observer_index.remove(key, remote, o.token);
             for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
                 self.untrack_notification(remote, mid, key);
             }

@@ -48,13 +48,21 @@ impl<T> Slab<T> {
         let index = match self.free.pop() {
             Some(index) => index,
             None if self.slots.len() < self.capacity => {
+                if self.slots.len() == self.slots.capacity() {
+                    // Doubling, as a Vec grows, but never past the bound: the last doubling
+                    // would reserve up to twice what the bound lets the slab hold.
+                    let room = self.capacity - self.slots.len();
+                    let grow = self.slots.len().max(4).min(room);
+                    self.slots.reserve_exact(grow);
+                }
                 self.slots.push(Slot {
                     generation: 0,
                     value: None,
                 });
                 // The free list can take every slot back without growing later.
                 if self.free.capacity() < self.slots.len() {
-                    self.free.reserve(self.slots.len() - self.free.len());
+                    self.free
+                        .reserve_exact(self.slots.capacity() - self.free.len());
                 }
                 (self.slots.len() - 1) as u32
             }
@@ -129,6 +137,12 @@ impl<T> Slab<T> {
         self.slots.len()
     }
 
+    /// Slots room is reserved for.
+    #[cfg(test)]
+    pub fn slots_reserved(&self) -> usize {
+        self.slots.capacity()
+    }
+
     /// Live entries with their keys.
     pub fn iter(&self) -> impl Iterator<Item = (SlabKey, &T)> {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
@@ -178,5 +192,16 @@ mod tests {
             "a freed slot is reused before a new one"
         );
         assert!(!s.is_full());
+    }
+
+    #[test]
+    fn never_reserves_past_its_capacity() {
+        let mut s = Slab::with_capacity(1000);
+        for i in 0..1000 {
+            s.insert(i).unwrap();
+        }
+        assert!(s.is_full());
+        // Doubling from 4 would have reserved 1 024 slots.
+        assert_eq!(s.slots_reserved(), 1000);
     }
 }
