@@ -111,6 +111,17 @@ impl Endpoint {
                 Block { more: false, ..b }.encode(&mut b1),
             );
         }
+        let block2 = match block2 {
+            None if multicast => self.bounded_multicast_block(
+                now,
+                key,
+                target.remote,
+                response,
+                options.as_slice(),
+                target.token.as_bytes(),
+            ),
+            requested => requested,
+        };
         let mut payload = response.payload;
         let mut code = response.code;
         let mut cache_body = false;
@@ -133,9 +144,6 @@ impl Endpoint {
                 payload = b"block out of range";
             }
         }
-        if cache_body {
-            self.cache_body(now, key, target.remote, response);
-        }
         let response_options = if code == response.code {
             response.options
         } else {
@@ -150,6 +158,14 @@ impl Endpoint {
             extra: options.as_slice(),
             payload,
         };
+        if !multicast && self.exceeds_amplification_budget(now, key, target.remote, &m) {
+            self.challenge_with_echo(now, target);
+            self.remove_incoming(key);
+            return Ok(());
+        }
+        if cache_body {
+            self.cache_body(now, key, target.remote, response);
+        }
         if multicast {
             return self.respond_to_multicast(now, key, target, m);
         }
