@@ -169,9 +169,8 @@ fn recording_client(seen: Seen) -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, 
     }))
 }
 
-#[test]
-fn the_client_engine_answers_echo_and_gets_the_whole_body() {
-    let (mut net, server) = network_with_server(Config::default());
+/// Adds a client node at `addr(1)` that records what it receives.
+fn add_recording_client(net: &mut Network) -> (usize, Seen) {
     let seen: Seen = Rc::default();
     let client = net.add(
         addr(1),
@@ -179,6 +178,13 @@ fn the_client_engine_answers_echo_and_gets_the_whole_body() {
         1,
         Some(recording_client(seen.clone())),
     );
+    (client, seen)
+}
+
+#[test]
+fn the_client_engine_answers_echo_and_gets_the_whole_body() {
+    let (mut net, server) = network_with_server(Config::default());
+    let (client, seen) = add_recording_client(&mut net);
     let get = Request {
         options: &[opt(OptionNumber::URI_PATH, b"large")],
         ..Request::new(Code::GET)
@@ -223,13 +229,7 @@ fn a_spoofed_observe_registration_draws_no_notification() {
 #[test]
 fn the_client_engine_observes_after_the_echo_round_trip() {
     let (mut net, server) = network_with_server(Config::default());
-    let seen: Seen = Rc::default();
-    let client = net.add(
-        addr(1),
-        Config::default(),
-        1,
-        Some(recording_client(seen.clone())),
-    );
+    let (client, seen) = add_recording_client(&mut net);
     let observe = Request {
         options: &[
             opt(OptionNumber::OBSERVE, &[]),
@@ -277,4 +277,97 @@ fn a_spoofed_multicast_get_draws_one_small_block() {
         (Code::CONTENT, 0, true)
     );
     assert_eq!(reply.payload().len(), 16);
+}
+
+/// A server whose POST handler counts its calls and answers with the large body.
+fn posting_server(
+    calls: Rc<RefCell<u32>>,
+) -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
+    let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
+    Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        *calls.borrow_mut() += 1;
+        ep.respond(now, id, &Response::with_payload(Code::CHANGED, &body))
+            .unwrap();
+    }))
+}
+
+#[test]
+fn a_response_to_an_unsafe_method_is_cut_to_fit_not_refused() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(posting_server(calls.clone())),
+    );
+    // Spoofed: one small block comes back, within three times the request.
+    let mut buf = [0u8; 64];
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::POST, 9, &[]).unwrap();
+    enc.option(OptionNumber::URI_PATH, b"do").unwrap();
+    enc.payload(b"x").unwrap();
+    let n = enc.finish();
+    net.inject(victim(), server, &buf[..n]);
+    net.run_for(Duration::from_secs(1));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert!(bytes <= 3 * n, "{bytes} bytes for {n}");
+    let reply = Message::parse(&datagrams[0]).unwrap();
+    assert_eq!(reply.code(), Code::CHANGED);
+    assert!(reply.block2().is_some_and(|b| b.more));
+    // A real client gets the whole body block by block; the POST is carried out once.
+    let (client, seen) = add_recording_client(&mut net);
+    let post = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"do")],
+        payload: b"x",
+        ..Request::new(Code::POST)
+    };
+    net.request(client, addr(2), &post, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(10));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0, seen[0].1.len()), (Code::CHANGED, LARGE));
+    assert_eq!(
+        *calls.borrow(),
+        2,
+        "once for the spoofed POST, once for the client's"
+    );
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
+}
+
+#[test]
+fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let upper = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        let body = ep.request(id).unwrap().payload().to_ascii_uppercase();
+        ep.respond(now, id, &Response::with_payload(Code::CHANGED, &body))
+            .unwrap();
+    }));
+    net.add(addr(2), Config::default(), 2, Some(upper));
+    let (client, seen) = add_recording_client(&mut net);
+    let body: Vec<u8> = (0..1500).map(|i| b'a' + (i % 26) as u8).collect();
+    let post = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"large-post")],
+        payload: &body,
+        ..Request::new(Code::POST)
+    };
+    net.request(client, addr(2), &post, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(30));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, Code::CHANGED);
+    assert_eq!(seen[0].1, body.to_ascii_uppercase());
+    // After the first 1 024-byte block (its request carried 476 bytes), the rest came in
+    // blocks that fit the small block requests' budget.
+    let small_blocks = net
+        .sent_by(addr(2))
+        .iter()
+        .filter_map(|s| Message::parse(&s.bytes).ok()?.block2())
+        .filter(|b| b.szx < 6)
+        .count();
+    assert!(small_blocks > 1, "{small_blocks}");
 }

@@ -2,7 +2,8 @@
 //! a fresh value verifies its sender's address; until then a response larger than the
 //! amplification budget becomes 4.01 Unauthorized with an Echo option, an Observe
 //! registration is challenged the same way before any notification flows, and a response
-//! to a multicast request is cut to a Block2 block that fits.
+//! that cannot be refused (to a multicast request, or to an unsafe method already carried
+//! out) is cut to a Block2 block that fits.
 
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::ResponseTarget;
@@ -79,10 +80,12 @@ impl Endpoint {
         self.encoded_len(m) > budget
     }
 
-    /// For a response to a multicast request from an unverified sender that would exceed the
-    /// amplification budget: the first Block2 block, of the largest size that fits (at
-    /// least 16 bytes), to send instead of the whole payload.
-    pub(crate) fn bounded_multicast_block(
+    /// The Block2 block to send for `requested`. What cannot be refused with 4.01 (a
+    /// response to a multicast request, whose errors are suppressed, or to an unsafe method
+    /// already carried out) is cut to an unverified sender's budget: the largest block size
+    /// (at least 16 bytes) that fits, at the offset asked for.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn block2_to_send(
         &mut self,
         now: Instant,
         key: SlabKey,
@@ -90,9 +93,14 @@ impl Endpoint {
         response: &Response<'_>,
         extra: &[CoapOption<'_>],
         token: &[u8],
+        requested: Option<Block>,
     ) -> Option<Block> {
-        if self.is_address_verified(now, remote) {
-            return None;
+        let multicast = self
+            .incoming
+            .get(key)
+            .is_some_and(|inc| inc.group.is_some());
+        if (!multicast && self.is_safe_request(key)) || self.is_address_verified(now, remote) {
+            return requested;
         }
         let budget = self.amplification_budget(key);
         let head = Outgoing {
@@ -105,15 +113,26 @@ impl Endpoint {
             payload: &[],
         };
         let overhead = self.encoded_len(&head) + BLOCK_OPTIONS_BOUND;
-        if overhead + response.payload.len() <= budget {
-            return None;
-        }
-        let largest = self.config.block_szx.min(6);
-        let szx = (0..=largest)
+        let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
+        let fit = (0..=largest)
             .rev()
             .find(|szx| (16usize << szx) + overhead <= budget)
             .unwrap_or(0);
-        Block::new(0, false, szx).ok()
+        match requested {
+            None if overhead + response.payload.len() <= budget => None,
+            None => Block::new(0, false, fit).ok(),
+            Some(b) if b.szx <= fit => Some(b),
+            Some(b) => Block::new((b.offset() >> (4 + fit)) as u32, false, fit)
+                .ok()
+                .or(Some(b)),
+        }
+    }
+
+    /// Whether incoming request `key` has a safe method (GET, FETCH: RFC 7252 §5.1,
+    /// RFC 8132), which may be refused and repeated without effect.
+    pub(crate) fn is_safe_request(&self, key: SlabKey) -> bool {
+        Message::parse(self.incoming_bufs.get(key.index()))
+            .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH))
     }
 
     /// The most an unverified sender may get for incoming request `key`.

@@ -111,17 +111,16 @@ impl Endpoint {
                 Block { more: false, ..b }.encode(&mut b1),
             );
         }
-        let block2 = match block2 {
-            None if multicast => self.bounded_multicast_block(
-                now,
-                key,
-                target.remote,
-                response,
-                options.as_slice(),
-                target.token.as_bytes(),
-            ),
-            requested => requested,
-        };
+        let refusable = !multicast && self.is_safe_request(key);
+        let block2 = self.block2_to_send(
+            now,
+            key,
+            target.remote,
+            response,
+            options.as_slice(),
+            target.token.as_bytes(),
+            block2,
+        );
         let mut payload = response.payload;
         let mut code = response.code;
         let mut cache_body = false;
@@ -158,7 +157,7 @@ impl Endpoint {
             extra: options.as_slice(),
             payload,
         };
-        if !multicast && self.exceeds_amplification_budget(now, key, target.remote, &m) {
+        if refusable && self.exceeds_amplification_budget(now, key, target.remote, &m) {
             self.challenge_with_echo(now, target);
             self.remove_incoming(key);
             return Ok(());

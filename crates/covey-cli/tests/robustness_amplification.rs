@@ -1,0 +1,237 @@
+//! Robustness (issue 10, amplification): what one spoofed request draws from `covey serve`
+//! towards the address it claims, over loopback (and, for multicast, in network namespaces).
+//! The victim is a socket that only listens. With Echo (RFC 9175, the default) an address
+//! that has not echoed a value back gets at most three times its request; without it
+//! (`--amplification-factor 0`, the behaviour before) the same requests are measured too, so
+//! the test shows both factors (`cargo test ... -- --nocapture` prints them).
+
+mod netns;
+mod support;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use covey_core::{Code, Message, MessageType, OptionNumber};
+use netns::{ip, is_root, ula, Lab};
+use support::{covey_server, run_limited, stdout};
+
+/// The RFC 9175 guidance: at most three times the request to an unverified address.
+const FACTOR: usize = 3;
+
+/// NON GET of `path`, no token, with an Observe 0 option when `observe`: what an attacker
+/// sends with the victim's address as its source.
+fn spoofed_get(path: &str, observe: bool, mid: u16) -> Vec<u8> {
+    let mut buf = [0u8; 64];
+    let mut enc =
+        covey_core::MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, &[])
+            .expect("header");
+    if observe {
+        enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
+    }
+    enc.option(OptionNumber::URI_PATH, path.as_bytes())
+        .expect("path");
+    let n = enc.finish();
+    buf[..n].to_vec()
+}
+
+/// What the victim received after one spoofed request.
+#[derive(Debug)]
+struct Drawn {
+    request: usize,
+    bytes: usize,
+    datagrams: Vec<Vec<u8>>,
+}
+
+impl Drawn {
+    fn factor(&self) -> f64 {
+        self.bytes as f64 / self.request as f64
+    }
+}
+
+/// Sends `request` to `server` from a fresh socket that never answers, and collects what
+/// arrives for `window`.
+fn draw(server: SocketAddr, request: &[u8], window: Duration) -> Drawn {
+    let victim = UdpSocket::bind("127.0.0.1:0").expect("bind the victim");
+    victim
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .expect("read timeout");
+    victim.send_to(request, server).expect("send");
+    let mut datagrams = Vec::new();
+    let mut buf = [0u8; 2048];
+    let deadline = Instant::now() + window;
+    while Instant::now() < deadline {
+        if let Ok((n, _)) = victim.recv_from(&mut buf) {
+            datagrams.push(buf[..n].to_vec());
+        }
+    }
+    Drawn {
+        request: request.len(),
+        bytes: datagrams.iter().map(Vec::len).sum(),
+        datagrams,
+    }
+}
+
+/// A default server and one without the limit, both on loopback.
+fn servers() -> [(support::Background, SocketAddr); 2] {
+    [&[][..], &["--amplification-factor", "0"][..]].map(|extra| {
+        let (server, port) = covey_server(extra);
+        (server, SocketAddr::from(([127, 0, 0, 1], port)))
+    })
+}
+
+#[test]
+fn a_spoofed_get_of_large_draws_at_most_three_times_its_size() {
+    let [(_with, with_echo), (_without, without_echo)] = servers();
+    let request = spoofed_get("large", false, 0x1001);
+    assert_eq!(request.len(), 10);
+    let after = draw(with_echo, &request, Duration::from_secs(1));
+    let before = draw(without_echo, &request, Duration::from_secs(1));
+    eprintln!(
+        "GET /large, unicast: {} -> {} bytes (x{:.1}) without Echo, {} bytes (x{:.1}) with",
+        request.len(),
+        before.bytes,
+        before.factor(),
+        after.bytes,
+        after.factor()
+    );
+    assert!(
+        before.bytes > 1024,
+        "the measurement sees the block: {before:?}"
+    );
+    assert!(after.bytes <= FACTOR * request.len(), "{after:?}");
+    let reply = Message::parse(&after.datagrams[0]).expect("CoAP");
+    assert_eq!(reply.code(), Code::UNAUTHORIZED);
+    assert!(reply.option(OptionNumber::ECHO).is_some());
+}
+
+#[test]
+fn a_spoofed_observe_registration_draws_no_notifications() {
+    let [(_with, with_echo), (_without, without_echo)] = servers();
+    let request = spoofed_get("time", true, 0x2001);
+    // /time notifies when the second turns: three and a half seconds see at least three.
+    let window = Duration::from_millis(3500);
+    let (after, before) = std::thread::scope(|s| {
+        let after = s.spawn(|| draw(with_echo, &request, window));
+        let before = s.spawn(|| draw(without_echo, &request, window));
+        (after.join().unwrap(), before.join().unwrap())
+    });
+    eprintln!(
+        "Observe /time over {window:?}: {} -> {} bytes in {} datagrams (x{:.1}) without Echo, \
+         {} bytes in {} (x{:.1}) with",
+        request.len(),
+        before.bytes,
+        before.datagrams.len(),
+        before.factor(),
+        after.bytes,
+        after.datagrams.len(),
+        after.factor()
+    );
+    assert!(
+        before.datagrams.len() >= 3,
+        "notifications flow: {before:?}"
+    );
+    assert_eq!(after.datagrams.len(), 1, "only the challenge: {after:?}");
+    assert!(after.bytes <= FACTOR * request.len(), "{after:?}");
+    let reply = Message::parse(&after.datagrams[0]).expect("CoAP");
+    assert_eq!(reply.code(), Code::UNAUTHORIZED);
+}
+
+/// Sends one datagram to the group from host `n` and prints what comes back for `secs`:
+/// one line per datagram, "SOURCE LENGTH".
+const ATTACKER: &str = r#"
+import socket, sys, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind(("::", 0))
+s.settimeout(0.1)
+s.sendto(bytes.fromhex(sys.argv[1]), ("ff02::fd", 5683, 0, socket.if_nametoindex("eth0")))
+end = time.time() + float(sys.argv[2])
+while time.time() < end:
+    try:
+        data, source = s.recvfrom(4096)
+        print(source[0].split("%")[0], len(data), flush=True)
+    except socket.timeout:
+        pass
+"#;
+
+#[test]
+fn a_spoofed_multicast_get_of_large_draws_at_most_three_times_its_size() {
+    assert!(
+        is_root(),
+        "this test creates network namespaces and must run as root (CAP_NET_ADMIN)"
+    );
+    const WITH: usize = 1;
+    const WITHOUT: usize = 2;
+    const VICTIM: usize = 3;
+    let prefix = format!("covey-ampl-{}", std::process::id());
+    let mut lab = Lab::new(&prefix, Duration::from_secs(20));
+    lab.build(VICTIM, |host, n| {
+        ip(&["-n", host, "link", "set", "eth0", "addrgenmode", "none"]);
+        let cidr = format!("{}/64", ula(0x5b, n));
+        ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
+        let link_local = format!("fe80::{n}/64");
+        ip(&[
+            "-n",
+            host,
+            "addr",
+            "add",
+            &link_local,
+            "dev",
+            "eth0",
+            "nodad",
+        ]);
+        ip(&["-n", host, "link", "set", "eth0", "up"]);
+    });
+    let serve = ["serve", "--bind", "[::]:5683", "--group", "ff02::fd%eth0"];
+    lab.start(WITH, &serve);
+    lab.start(
+        WITHOUT,
+        &[&serve[..], &["--amplification-factor", "0"]].concat(),
+    );
+    for host in [WITH, WITHOUT] {
+        lab.wait_until_serving(host, ula(0x5b, host), VICTIM);
+    }
+    let request = spoofed_get("large", false, 0x3001);
+    let hex: String = request.iter().map(|b| format!("{b:02x}")).collect();
+    // Responses to multicast come within the default leisure of 5 s.
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &lab.host(VICTIM),
+        "python3",
+        "-c",
+        ATTACKER,
+        &hex,
+        "6.5",
+    ]);
+    let out = run_limited(cmd, Duration::from_secs(20));
+    assert!(out.status.success(), "{out:?}");
+    let drawn_from = |host: usize| -> (usize, usize) {
+        let lines: Vec<usize> = stdout(&out)
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(source, _)| {
+                *source == ula(0x5b, host).to_string() || *source == format!("fe80::{host}")
+            })
+            .filter_map(|(_, len)| len.parse().ok())
+            .collect();
+        (lines.iter().sum(), lines.len())
+    };
+    let (after, after_count) = drawn_from(WITH);
+    let (before, before_count) = drawn_from(WITHOUT);
+    eprintln!(
+        "GET /large, multicast: {} -> {before} bytes in {before_count} datagrams (x{:.1}) \
+         without Echo, {after} bytes in {after_count} (x{:.1}) with",
+        request.len(),
+        before as f64 / request.len() as f64,
+        after as f64 / request.len() as f64
+    );
+    assert!(
+        before > 1024,
+        "the measurement sees the block: {}",
+        stdout(&out)
+    );
+    assert_eq!(after_count, 1, "one small block: {}", stdout(&out));
+    assert!(after <= FACTOR * request.len(), "{}", stdout(&out));
+}
