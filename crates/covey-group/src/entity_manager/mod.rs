@@ -402,6 +402,12 @@ impl EntityManager {
         if !self.entities.contains_key(name) {
             return self.send_reply(ep, now, &to, unknown_entity(name));
         }
+        let fans_out = req.method == Code::GET || overrides.fanout;
+        // A query from an address not verified yet is answered with Echo (RFC 9175) before
+        // any member is asked: a spoofed query costs the members nothing.
+        if fans_out && ep.challenge_unverified(now, to.id) {
+            return;
+        }
         match (req.method, overrides.fanout) {
             (Code::GET, false) => self.start_query(
                 ep,

@@ -6,7 +6,8 @@
 //! out) is cut to a Block2 block that fits.
 
 use crate::endpoint::Endpoint;
-use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::event::IncomingId;
+use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::message::wire::Outgoing;
 use crate::request::Response;
 use crate::storage::datagram_buf::DatagramBuf;
@@ -49,6 +50,37 @@ impl Endpoint {
     /// Whether `remote` may be sent more than the amplification budget.
     pub(crate) fn is_address_verified(&self, now: Instant, remote: SocketAddr) -> bool {
         !self.config.amplification.enabled || self.address_verification.is_verified(now, remote)
+    }
+
+    /// Answers request `id` with 4.01 Unauthorized and an Echo value when its sender's
+    /// address is not verified (RFC 9175 §2.4), so an App can ask for verification before
+    /// costly work whose answer may exceed the amplification budget (the engine would
+    /// otherwise refuse that answer after the work). Returns whether it did; a multicast
+    /// request is never challenged (its errors are suppressed).
+    pub fn challenge_unverified(&mut self, now: Instant, id: IncomingId) -> bool {
+        let Some(inc) = self.incoming.get(id.0) else {
+            return false;
+        };
+        if inc.group.is_some()
+            || inc.state != IncomingState::Waiting
+            || self.is_address_verified(now, inc.remote)
+        {
+            return false;
+        }
+        let target = ResponseTarget {
+            remote: inc.remote,
+            message_id: inc.message_id,
+            token: inc.token,
+            confirmable: inc.confirmable,
+            acked: inc.acked,
+            dedup: inc.dedup,
+        };
+        let outer = self.replying_from;
+        self.replying_from = self.local_id(inc.local);
+        self.challenge_with_echo(now, target);
+        self.replying_from = outer;
+        self.remove_incoming(id.0);
+        true
     }
 
     /// Answers a request with 4.01 Unauthorized and a fresh Echo value for its sender.
