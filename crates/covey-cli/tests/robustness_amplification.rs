@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use covey_core::{Code, Message, MessageType, OptionNumber};
-use netns::{ip, is_root, ula, Lab};
+use netns::{is_root, ula, Lab};
 use support::{covey_server, run_limited, stdout};
 
 /// The RFC 9175 guidance: at most three times the request to an unverified address.
@@ -165,23 +165,7 @@ fn a_spoofed_multicast_get_of_large_draws_at_most_three_times_its_size() {
     const VICTIM: usize = 3;
     let prefix = format!("covey-ampl-{}", std::process::id());
     let mut lab = Lab::new(&prefix, Duration::from_secs(20));
-    lab.build(VICTIM, |host, n| {
-        ip(&["-n", host, "link", "set", "eth0", "addrgenmode", "none"]);
-        let cidr = format!("{}/64", ula(0x5b, n));
-        ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
-        let link_local = format!("fe80::{n}/64");
-        ip(&[
-            "-n",
-            host,
-            "addr",
-            "add",
-            &link_local,
-            "dev",
-            "eth0",
-            "nodad",
-        ]);
-        ip(&["-n", host, "link", "set", "eth0", "up"]);
-    });
+    lab.build_ipv6(VICTIM, 0x5b);
     let serve = ["serve", "--bind", "[::]:5683", "--group", "ff02::fd%eth0"];
     lab.start(WITH, &serve);
     lab.start(

@@ -67,14 +67,7 @@ impl Endpoint {
         {
             return false;
         }
-        let target = ResponseTarget {
-            remote: inc.remote,
-            message_id: inc.message_id,
-            token: inc.token,
-            confirmable: inc.confirmable,
-            acked: inc.acked,
-            dedup: inc.dedup,
-        };
+        let target = inc.target();
         let outer = self.replying_from;
         self.replying_from = self.local_id(inc.local);
         self.challenge_with_echo(now, target);

@@ -43,6 +43,20 @@ pub(crate) struct IncomingExchange {
     pub observe: ObserveRequest,
 }
 
+impl IncomingExchange {
+    /// Where its response goes.
+    pub fn target(&self) -> ResponseTarget {
+        ResponseTarget {
+            remote: self.remote,
+            message_id: self.message_id,
+            token: self.token,
+            confirmable: self.confirmable,
+            acked: self.acked,
+            dedup: self.dedup,
+        }
+    }
+}
+
 /// What the client asked for with an Observe option in a GET/FETCH (RFC 7641 §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ObserveRequest {

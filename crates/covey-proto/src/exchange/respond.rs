@@ -85,14 +85,7 @@ impl Endpoint {
         if inc.state != IncomingState::Waiting {
             return Err(RespondError::UnknownRequest);
         }
-        let target = ResponseTarget {
-            remote: inc.remote,
-            message_id: inc.message_id,
-            token: inc.token,
-            confirmable: inc.confirmable,
-            acked: inc.acked,
-            dedup: inc.dedup,
-        };
+        let target = inc.target();
         let (multicast, block1, block2, from_cache) =
             (inc.group.is_some(), inc.block1, inc.block2, inc.from_cache);
         if multicast && response.code.is_error() {
