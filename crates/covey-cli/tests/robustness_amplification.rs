@@ -3,8 +3,11 @@
 //! The victim is a socket that only listens. With Echo (RFC 9175, the default) an address
 //! that has not echoed a value back gets at most three times its request; without it
 //! (`--amplification-factor 0`, the behaviour before) the same requests are measured too, so
-//! the test shows both factors (`cargo test ... -- --nocapture` prints them).
+//! the test shows both factors (`cargo test ... -- --nocapture` prints them). Against
+//! `covey gateway`, a spoofed query of an entity costs its members nothing with Echo.
 
+mod gateway_support;
+mod harness;
 mod netns;
 mod support;
 
@@ -13,6 +16,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use covey_core::{Code, Message, MessageType, OptionNumber};
+use gateway_support::{entity, ok, GatewayProcess, Scratch};
+use harness::{Direction, Relay};
 use netns::{is_root, ula, Lab};
 use support::{covey_server, run_limited, stdout};
 
@@ -218,4 +223,74 @@ fn a_spoofed_multicast_get_of_large_draws_at_most_three_times_its_size() {
     );
     assert_eq!(after_count, 1, "one small block: {}", stdout(&out));
     assert!(after <= FACTOR * request.len(), "{}", stdout(&out));
+}
+
+/// Members of the gateway's entities: one `covey serve` behind a relay per member, so the
+/// datagrams the gateway sends to the members can be counted.
+const MEMBERS: usize = 8;
+
+#[test]
+fn a_spoofed_entity_query_reaches_no_member() {
+    let (_server, port) = covey_server(&[]);
+    let relays: Vec<Relay> = (0..MEMBERS)
+        .map(|_| Relay::tap(SocketAddr::from(([127, 0, 0, 1], port))))
+        .collect();
+    let scratch = Scratch::new("ampl");
+    let gateways = [
+        GatewayProcess::start(&scratch.join("with.db"), &[]),
+        GatewayProcess::start(
+            &scratch.join("without.db"),
+            &["--amplification-factor", "0"],
+        ),
+    ];
+    let mut create = vec!["create".to_string(), String::new(), "room".to_string()];
+    for r in &relays {
+        create.extend(["--member".to_string(), r.uri("/sensors/temp")]);
+    }
+    let to_members = || -> (usize, usize) {
+        let sent: Vec<usize> = relays
+            .iter()
+            .flat_map(|r| r.log())
+            .filter(|d| d.direction == Direction::ToServer)
+            .map(|d| d.bytes.len())
+            .collect();
+        (sent.len(), sent.iter().sum())
+    };
+    // NON GET /e/room with no token, from the victim's address.
+    let mut buf = [0u8; 32];
+    let mut enc =
+        covey_core::MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, 9, &[])
+            .expect("header");
+    enc.option(OptionNumber::URI_PATH, b"e").expect("path");
+    enc.option(OptionNumber::URI_PATH, b"room").expect("path");
+    let n = enc.finish();
+    let request = buf[..n].to_vec();
+    let mut drawn = Vec::new();
+    for gw in &gateways {
+        create[1] = gw.base();
+        let args: Vec<&str> = create.iter().map(String::as_str).collect();
+        ok(&entity(&args));
+        let (datagrams, bytes) = to_members();
+        let gateway = SocketAddr::from(([127, 0, 0, 1], gw.port));
+        let victim = draw(gateway, &request, Duration::from_secs(2));
+        let (datagrams_after, bytes_after) = to_members();
+        drawn.push((victim, datagrams_after - datagrams, bytes_after - bytes));
+    }
+    let [(after, after_members, after_member_bytes), (before, before_members, before_member_bytes)] =
+        <[_; 2]>::try_from(drawn).expect("two gateways");
+    eprintln!(
+        "GET /e/room ({MEMBERS} members): {n} -> {} bytes to the victim and {before_members} \
+         datagrams ({before_member_bytes} bytes) to the members (x{:.1}) without Echo; {} bytes \
+         and {after_members} datagrams ({after_member_bytes} bytes) (x{:.1}) with",
+        before.bytes,
+        (before.bytes + before_member_bytes) as f64 / n as f64,
+        after.bytes,
+        (after.bytes + after_member_bytes) as f64 / n as f64,
+    );
+    assert!(before_members >= MEMBERS, "the fan-out is seen: {before:?}");
+    assert!(before.bytes > 0, "the reply is seen");
+    assert_eq!(after_members, 0, "no member asked");
+    assert!(after.bytes <= FACTOR * n, "{after:?}");
+    let reply = Message::parse(&after.datagrams[0]).expect("CoAP");
+    assert_eq!(reply.code(), Code::UNAUTHORIZED);
 }
