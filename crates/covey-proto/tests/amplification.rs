@@ -371,3 +371,43 @@ fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
         .count();
     assert!(small_blocks > 1, "{small_blocks}");
 }
+
+#[test]
+fn an_echo_in_a_successful_response_goes_with_the_next_request() {
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let echoed: Rc<RefCell<Vec<Option<Vec<u8>>>>> = Rc::default();
+    let log = echoed.clone();
+    let app = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        let echo = ep
+            .request(id)
+            .unwrap()
+            .message
+            .option(OptionNumber::ECHO)
+            .map(<[u8]>::to_vec);
+        log.borrow_mut().push(echo);
+        let options = [opt(OptionNumber::ECHO, b"fresh-1")];
+        let response = Response {
+            code: Code::CONTENT,
+            options: &options,
+            payload: b"ok",
+        };
+        ep.respond(now, id, &response).unwrap();
+    }));
+    net.add(addr(2), Config::default(), 2, Some(app));
+    let (client, _) = add_recording_client(&mut net);
+    let get = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"x")],
+        ..Request::new(Code::GET)
+    };
+    for _ in 0..3 {
+        net.request(client, addr(2), &get, RequestParams::default())
+            .unwrap();
+        net.run_for(Duration::from_secs(1));
+    }
+    // The first request has none; each later one echoes the value of the response before.
+    assert_eq!(
+        *echoed.borrow(),
+        [None, Some(b"fresh-1".to_vec()), Some(b"fresh-1".to_vec())]
+    );
+}
