@@ -58,11 +58,15 @@ fn parse(bytes: &[u8]) -> Message<'_> {
 // aiocoap's client against covey serve --plugtest
 // ---------------------------------------------------------------------------------------
 
+// aiocoap's client (0.4.17) answers Echo only inside OSCORE, so these RFC 7252 exchanges
+// run with the amplification limit off; what it gets with the limit on is in
+// interop_echo.rs.
+
 /// GET, PUT, POST and DELETE from aiocoap-client in CON and in NON mode, with the message
 /// types checked on the wire.
 #[test]
 fn aiocoap_client_methods_con_and_non() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     for non in [false, true] {
         let relay = Relay::tap(server.addr());
         let mode: &[&str] = if non { &["--non"] } else { &[] };
@@ -140,7 +144,7 @@ fn aiocoap_client_methods_con_and_non() {
 /// aiocoap-client gets /separate: an empty ACK first, then the CON response it acknowledges.
 #[test]
 fn aiocoap_client_separate_response() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let relay = Relay::tap(server.addr());
     let start = Instant::now();
     let out = aiocoap_ok(&[&relay.uri("/separate")]);
@@ -180,7 +184,7 @@ fn aiocoap_client_separate_response() {
 /// aiocoap-client discovers with RFC 6690 filters (rt, if with a prefix, href with a prefix).
 #[test]
 fn aiocoap_client_discovery_with_filters() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let discover = |query: &str| aiocoap_ok(&[&server.uri(&format!("/.well-known/core{query}"))]);
     assert_eq!(
         discover("?rt=Type2").trim(),
@@ -202,7 +206,7 @@ fn aiocoap_client_discovery_with_filters() {
 /// aiocoap-client downloads /large block-wise (Block2), the blocks checked on the wire.
 #[test]
 fn aiocoap_client_block2_download() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let relay = Relay::tap(server.addr());
     let out = aiocoap_ok(&[&relay.uri("/large")]);
     assert_eq!(out.len(), 1280, "{out}");
@@ -218,7 +222,7 @@ fn aiocoap_client_block2_download() {
 /// aiocoap-client uploads more than 1 KiB to /large-update with Block1; the body arrives whole.
 #[test]
 fn aiocoap_client_block1_upload() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let relay = Relay::tap(server.addr());
     let body: String = (0..2000).map(|i| (b'a' + (i % 26) as u8) as char).collect();
     let dir = std::env::temp_dir().join(format!("covey-aiocoap-{}", std::process::id()));
@@ -257,7 +261,7 @@ fn aiocoap_client_block1_upload() {
 /// notification with RST, and Covey's server then stops notifying it.
 #[test]
 fn aiocoap_observes_and_cancels() {
-    let server = Plugtest::start(&["--obs-period", "0.3"]);
+    let server = Plugtest::without_echo(&["--obs-period", "0.3"]);
     let relay = Relay::tap(server.addr());
     let mut cmd = Command::new(venv_bin("python"));
     cmd.arg(peer_script("aiocoap_observe.py"))

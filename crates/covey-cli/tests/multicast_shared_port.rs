@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use netns::{ip, is_root, ula, Lab};
+use netns::{is_root, ula, Lab};
 use support::{stderr, stdout};
 
 const SERVER: usize = 1;
@@ -21,23 +21,7 @@ fn two_servers_sharing_the_port_both_answer_a_multicast_get() {
     );
     let prefix = format!("covey-share-{}", std::process::id());
     let mut lab = Lab::new(&prefix, Duration::from_secs(20));
-    lab.build(CLIENT, |host, n| {
-        ip(&["-n", host, "link", "set", "eth0", "addrgenmode", "none"]);
-        let cidr = format!("{}/64", ula(0x5a, n));
-        ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
-        let link_local = format!("fe80::{n}/64");
-        ip(&[
-            "-n",
-            host,
-            "addr",
-            "add",
-            &link_local,
-            "dev",
-            "eth0",
-            "nodad",
-        ]);
-        ip(&["-n", host, "link", "set", "eth0", "up"]);
-    });
+    lab.build_ipv6(CLIENT, 0x5a);
     let sharing = [
         "serve",
         "--reuse-port",

@@ -1,7 +1,9 @@
 //! The ETSI CoAP plugtest test descriptions (TD_COAP_CORE, _LINK, _BLOCK, _OBS) run by
 //! Covey's own client, in process, against `covey serve --plugtest` in a child process on an
 //! ephemeral loopback port. Each test checks the messages on the wire (recorded by the
-//! client's trace or by a relay) as well as what the client API delivers.
+//! client's trace or by a relay) as well as what the client API delivers. A fresh client is
+//! not verified (RFC 9175): where a test checks the very first exchange message by message,
+//! the server runs without the amplification limit, as the test descriptions predate Echo.
 
 mod harness;
 mod support;
@@ -274,7 +276,7 @@ async fn td_coap_core_10_token() {
 /// has no token either.
 #[tokio::test]
 async fn td_coap_core_11_no_token() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let (client, wire) = traced_client();
     send(
         client
@@ -862,7 +864,7 @@ fn check_block2_download(wire: &Wire, szx: u8, early: bool, total: usize) -> usi
 /// Block2 (SZX 2, 64 bytes) is honoured for every block and the body reassembles.
 #[tokio::test]
 async fn td_coap_block_01_get_early_negotiation() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let (client, wire) = traced_client();
     let r = send(
         client
@@ -880,7 +882,7 @@ async fn td_coap_block_01_get_early_negotiation() {
 /// starts block-wise on its own (Block2 0/M/1024 with Size2) and the client fetches the rest.
 #[tokio::test]
 async fn td_coap_block_02_get_late_negotiation() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let (client, wire) = traced_client();
     let r = send(client.request(Code::GET, server.uri("/large"))).await;
     assert_eq!(r.payload.len(), LARGE);
@@ -981,7 +983,7 @@ async fn td_coap_block_04_post_block1_create() {
 /// upload is acknowledged block by block and the large answer is fetched with Block2.
 #[tokio::test]
 async fn td_coap_block_05_post_block1_block2() {
-    let server = Plugtest::start(&[]);
+    let server = Plugtest::without_echo(&[]);
     let (client, wire) = traced_client();
     let body = upload_body(1500);
     let r = send(
@@ -1238,7 +1240,7 @@ async fn td_coap_obs_04_max_age_reregistration() {
 /// MID, gives up, and sends nothing more to that client.
 #[tokio::test]
 async fn td_coap_obs_05_client_off() {
-    let server = Plugtest::start(&["--obs-period", "60", "--ack-timeout", "0.05"]);
+    let server = Plugtest::without_echo(&["--obs-period", "60", "--ack-timeout", "0.05"]);
     let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
     socket.connect(server.addr()).expect("connect");
     socket
@@ -1293,7 +1295,7 @@ async fn td_coap_obs_05_client_off() {
 /// sends no more.
 #[tokio::test]
 async fn td_coap_obs_06_reset_deregisters() {
-    let server = Plugtest::start(&["--obs-period", "60"]);
+    let server = Plugtest::without_echo(&["--obs-period", "60"]);
     let (client, wire) = traced_client();
     let mut stream = client
         .request(Code::GET, server.uri("/obs"))

@@ -202,6 +202,10 @@ mod tests {
         assert!(OptionNumber::SIZE2.is_no_cache_key());
         assert!(!OptionNumber::CONTENT_FORMAT.is_no_cache_key());
         assert!(OptionNumber::NO_RESPONSE.is_unsafe());
+        // RFC 9175 §2.2.1: Echo is elective, safe to forward and not part of the cache key,
+        // so a server that does not know it serves the request as if it were absent.
+        let echo = OptionNumber::ECHO;
+        assert!(echo.is_elective() && !echo.is_unsafe() && echo.is_no_cache_key());
         // Unknown numbers are classified by their bits.
         assert!(OptionNumber(65001).is_critical());
         assert!(OptionNumber(65000).is_elective());

@@ -1,6 +1,7 @@
 //! Endpoint configuration: transmission parameters, the congestion-control algorithm and the
 //! capacity of every table, so memory is bounded by configuration.
 
+use crate::amplification_limit::AmplificationLimit;
 use crate::cc::Algorithm;
 use crate::transmission_parameters::TransmissionParameters;
 use crate::Duration;
@@ -80,6 +81,8 @@ pub struct Config {
     pub group_size: Option<u32>,
     /// Target data rate R in bytes/s for the leisure lower bound S·G/R.
     pub target_rate: Option<u32>,
+    /// What peers whose address is not verified may be sent (RFC 9175 Echo).
+    pub amplification: AmplificationLimit,
 }
 
 impl Default for Config {
@@ -117,6 +120,7 @@ impl Default for Config {
             leisure: None,
             group_size: None,
             target_rate: None,
+            amplification: AmplificationLimit::default(),
         }
     }
 }

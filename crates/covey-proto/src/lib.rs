@@ -49,6 +49,7 @@ extern crate alloc;
 #[cfg(any(test, feature = "testing"))]
 extern crate std;
 
+pub mod amplification_limit;
 pub mod app;
 mod block;
 pub mod cc;
@@ -69,6 +70,7 @@ pub mod testing;
 pub mod time;
 pub mod transmission_parameters;
 
+pub use amplification_limit::AmplificationLimit;
 pub use app::{
     dispatch_events, App, AppContext, AppId, AppSet, GroupError, Host, LogLevel, NullHost,
 };

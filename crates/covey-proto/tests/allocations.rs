@@ -172,8 +172,11 @@ fn an_observer_costs_at_most_128_bytes_and_a_burst_at_most_256() {
     let mut out = vec![0u8; 1280];
     let sources: Vec<_> = (0..4).map(|i| pair::addr(9, 40_000 + i)).collect();
     let response = Response::with_payload(Code::CONTENT, b"12:00:00");
+    // Registrations echo the value the server challenged each source with (RFC 9175).
+    let mut echoes: Vec<Vec<u8>> = vec![Vec::new(); 4];
     let mut register = |server: &mut Endpoint, now: Instant, k: usize| {
         let token = (k as u64).to_be_bytes();
+        let echo = &echoes[k % 4];
         let size = {
             let mut enc = MessageEncoder::new(
                 &mut buf,
@@ -185,9 +188,19 @@ fn an_observer_costs_at_most_128_bytes_and_a_burst_at_most_256() {
             .expect("header");
             enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
             enc.option(OptionNumber::URI_PATH, b"time").expect("path");
+            if !echo.is_empty() {
+                enc.option(OptionNumber::ECHO, echo).expect("echo");
+            }
             enc.finish()
         };
         server.handle_datagram(now, sources[k % 4], LocalAddr::UNICAST, &buf[..size]);
+        if echo.is_empty() {
+            let t = server.poll_transmit(now, &mut out).expect("challenge");
+            let challenge = covey_core::Message::parse(&out[..t.size]).expect("4.01");
+            assert_eq!(challenge.code(), Code::UNAUTHORIZED);
+            echoes[k % 4] = challenge.option(OptionNumber::ECHO).expect("Echo").to_vec();
+            return;
+        }
         while let Some(event) = server.poll_event() {
             if let Event::Request(id) = event {
                 assert_eq!(
@@ -199,8 +212,9 @@ fn an_observer_costs_at_most_128_bytes_and_a_burst_at_most_256() {
         }
         while server.poll_transmit(now, &mut out).is_some() {}
     };
-    // The first few registrations create the peers and first-use buffers.
-    for k in 0..8 {
+    // The first few registrations verify the sources, create the peers and first-use
+    // buffers.
+    for k in (0..4).chain(0..8) {
         register(&mut server, now, k);
     }
     let (_, registered) = count(|| {

@@ -83,6 +83,21 @@ async fn a_server_keeps_serving_when_its_observer_is_gone() {
         .await
         .expect("the registration is answered")
         .unwrap();
+    // A new address is challenged first (RFC 9175): register again echoing the value.
+    let challenge = covey_core::Message::parse(&buf[..n]).expect("CoAP");
+    assert_eq!(challenge.code(), covey_core::Code::UNAUTHORIZED);
+    let echo = challenge
+        .option(covey_core::OptionNumber::ECHO)
+        .expect("Echo");
+    // Message ID 0x1235, Echo (252 = Uri-Path's 11 + 13 + 228) after Uri-Path.
+    let mut again = [&[0x41, 0x01, 0x12, 0x35, 0xab, 0x60, 0x57][..], b"counter"].concat();
+    again.extend_from_slice(&[0xd0 | echo.len() as u8, 228]);
+    again.extend_from_slice(echo);
+    observer.send_to(&again, server_addr).await.unwrap();
+    let (n, _) = tokio::time::timeout(LIMIT, observer.recv_from(&mut buf))
+        .await
+        .expect("the registration is answered")
+        .unwrap();
     assert_eq!(buf[1], 0x45, "2.05 Content: {:02x?}", &buf[..n]);
     drop(observer);
 

@@ -80,6 +80,11 @@ pub struct GatewayArgs {
     #[arg(long)]
     reuse_port: bool,
 
+    /// Echo against amplification: an unverified client gets at most this many times its
+    /// request's size (larger responses become 4.01 with Echo, which clients repeat); 0: off.
+    #[arg(long, value_name = "FACTOR", default_value_t = 3)]
+    amplification_factor: u32,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -115,6 +120,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     }
     let mut config = em.engine_config();
     config.transmission.nstart = args.nstart;
+    config.amplification = super::amplification::limit(args.amplification_factor);
     if let Some(secs) = args.ack_timeout {
         config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
     }

@@ -1,5 +1,6 @@
 //! One module per `covey` subcommand.
 
+mod amplification;
 pub mod bench;
 pub mod client;
 pub mod decode;

@@ -60,6 +60,11 @@ pub struct ServeArgs {
     #[arg(long)]
     reuse_port: bool,
 
+    /// Echo against amplification: an unverified client gets at most this many times its
+    /// request's size (larger responses become 4.01 with Echo, which clients repeat); 0: off.
+    #[arg(long, value_name = "FACTOR", default_value_t = 3)]
+    amplification_factor: u32,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -90,6 +95,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         ));
     }
     config.max_body_size = args.max_body_size;
+    config.amplification = super::amplification::limit(args.amplification_factor);
     // All uploads under way together must hold at least one of the largest.
     config.max_reassembly_bytes = config.max_reassembly_bytes.max(args.max_body_size);
     let mut builder = Server::builder()

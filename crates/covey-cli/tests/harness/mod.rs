@@ -37,6 +37,13 @@ impl Plugtest {
         }
     }
 
+    /// Starts it with `extra` flags and the amplification limit off: for peers that do not
+    /// answer Echo (RFC 9175), and for exchanges checked message by message as RFC 7252
+    /// describes them, without the 4.01 round trip an unverified client goes through first.
+    pub fn without_echo(extra: &[&str]) -> Plugtest {
+        Plugtest::start(&[&["--amplification-factor", "0"], extra].concat())
+    }
+
     /// Starts it on `port` (e.g. again after a restart) and waits until it answers.
     pub fn start_on(port: u16, extra: &[&str]) -> Plugtest {
         let mut cmd = covey();

@@ -84,6 +84,28 @@ impl Lab {
         }
     }
 
+    /// `build` with each host's `eth0` up at fd00:`subnet`::N/64 and fe80::N/64 (no duplicate
+    /// address detection, no other addresses).
+    pub fn build_ipv6(&mut self, hosts: usize, subnet: u16) {
+        self.build(hosts, |host, n| {
+            ip(&["-n", host, "link", "set", "eth0", "addrgenmode", "none"]);
+            let cidr = format!("{}/64", ula(subnet, n));
+            ip(&["-n", host, "addr", "add", &cidr, "dev", "eth0", "nodad"]);
+            let link_local = format!("fe80::{n}/64");
+            ip(&[
+                "-n",
+                host,
+                "addr",
+                "add",
+                &link_local,
+                "dev",
+                "eth0",
+                "nodad",
+            ]);
+            ip(&["-n", host, "link", "set", "eth0", "up"]);
+        });
+    }
+
     /// Starts `covey ARGS` in host `n`, its standard error in a log file.
     pub fn start(&mut self, n: usize, args: &[&str]) {
         let log =

@@ -454,6 +454,12 @@ impl EntityManager {
         if req.method != Code::GET && self.precondition_failed(ep, now, &to, req, name, false) {
             return;
         }
+        let fans_out = req.method == Code::GET || overrides.fanout;
+        // A query from an address not verified yet is answered with Echo (RFC 9175) before
+        // any member is asked: a spoofed query costs the members nothing.
+        if fans_out && ep.challenge_unverified(now, to.id) {
+            return;
+        }
         match (req.method, overrides.fanout) {
             (Code::GET, false) => self.start_query(
                 ep,

@@ -154,11 +154,26 @@ impl Endpoint {
             options: &options,
             payload: &cached.body,
         };
-        if let Some(inc) = self.incoming.get_mut(id.0) {
-            inc.from_cache = true;
-        }
+        let Some(inc) = self.incoming.get_mut(id.0) else {
+            return false;
+        };
+        inc.from_cache = true;
+        let (remote, token) = (inc.remote, inc.token);
+        // The block that goes out may be smaller than the one asked for (an unverified
+        // client's budget): the body is kept until its true last block has left.
+        let sent = self
+            .block2_to_send(
+                now,
+                id.0,
+                remote,
+                &response,
+                &[],
+                token.as_bytes(),
+                Some(block),
+            )
+            .unwrap_or(block);
         let served = self.respond(now, id, &response).is_ok();
-        let last = block.offset() + block.size() >= cached.body.len();
+        let last = sent.offset() + sent.size() >= cached.body.len();
         drop(options);
         if !last {
             self.bodies.put_back(transfer, cached);

@@ -30,9 +30,11 @@ use core::net::SocketAddr;
 use covey_core::{Message, Token};
 
 use crate::block;
+use crate::exchange::address_verification::AddressVerification;
 use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
+use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::transmission::{Transmission, TransmissionOwner};
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
@@ -104,6 +106,10 @@ pub struct Endpoint {
     pub(crate) notification_mids: Map<u64, SlabKey>,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
+    /// Echo values issued and the peer addresses verified with them (server side).
+    pub(crate) address_verification: AddressVerification,
+    /// Echo values servers sent, for the next request to them (client side).
+    pub(crate) kept_echoes: KeptEchoes,
 }
 
 impl Endpoint {
@@ -155,6 +161,8 @@ impl Endpoint {
             notification_mids: seeded_map(rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
+            address_verification: AddressVerification::from_seed(seed),
+            kept_echoes: KeptEchoes::new(config.max_peers, seed),
             config,
             rng,
         }

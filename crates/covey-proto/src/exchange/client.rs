@@ -62,13 +62,25 @@ impl Endpoint {
         if request.payload.len() > self.config.max_body_size {
             return Err(RequestError::TooLarge);
         }
+        let kept_echo = match request
+            .options
+            .iter()
+            .any(|o| o.number == OptionNumber::ECHO)
+        {
+            true => None,
+            false => self.kept_echoes.take(remote),
+        };
+        let echo = kept_echo.as_ref().map(|e| CoapOption {
+            number: OptionNumber::ECHO,
+            value: e.value(),
+        });
         let template = Outgoing {
             message_type,
             code: request.method,
             message_id: 0,
             token: token.as_bytes(),
             options: request.options,
-            extra: &[],
+            extra: echo.as_slice(),
             payload: if upload { &[] } else { request.payload },
         };
         let observe = request
@@ -231,6 +243,7 @@ impl Endpoint {
                 multicast: setup.multicast,
                 observe: setup.observe,
                 transfer: setup.transfer,
+                echo_retries: 0,
                 owner: self.acting_app,
             })
             .map_err(|_| RequestError::Overload)?;

@@ -52,6 +52,8 @@ pub(crate) struct ClientExchange {
     pub observe: Option<ObserveState>,
     /// Block-wise transfer state, allocated only for transfers that need it.
     pub transfer: Option<Box<BlockTransfer>>,
+    /// Times it was sent again with a server's Echo value (RFC 9175).
+    pub echo_retries: u8,
     /// The App that started it.
     pub owner: AppId,
 }

@@ -140,6 +140,7 @@ impl Endpoint {
             );
             return;
         }
+        let verified = self.take_echo(now, remote, message);
         let block2 = match scan.block2.map(Block::decode) {
             Some(Err(_)) => {
                 self.reply_error(
@@ -178,13 +179,23 @@ impl Endpoint {
             }
             None => {}
         }
-        let observe = match scan.observe.and_then(uint::decode) {
+        let mut observe = match scan.observe.and_then(uint::decode) {
             Some(0) if matches!(message.code(), Code::GET | Code::FETCH) => {
                 ObserveRequest::Register
             }
             Some(1) => ObserveRequest::Deregister,
             _ => ObserveRequest::None,
         };
+        if observe == ObserveRequest::Register && !verified {
+            // No notification flows to an address that has not shown it asked for them:
+            // unicast registrations are challenged with Echo, multicast ones are served
+            // as a plain GET (RFC 9175 §2.4).
+            if !multicast {
+                self.challenge_with_echo(now, target);
+                return;
+            }
+            observe = ObserveRequest::None;
+        }
         if self.incoming.is_full() {
             self.make_room_for_request(now, remote);
         }

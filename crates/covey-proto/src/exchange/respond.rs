@@ -104,6 +104,16 @@ impl Endpoint {
                 Block { more: false, ..b }.encode(&mut b1),
             );
         }
+        let refusable = !multicast && self.is_safe_request(key);
+        let block2 = self.block2_to_send(
+            now,
+            key,
+            target.remote,
+            response,
+            options.as_slice(),
+            target.token.as_bytes(),
+            block2,
+        );
         let mut payload = response.payload;
         let mut code = response.code;
         let mut cache_body = false;
@@ -126,9 +136,6 @@ impl Endpoint {
                 payload = b"block out of range";
             }
         }
-        if cache_body {
-            self.cache_body(now, key, target.remote, response);
-        }
         let response_options = if code == response.code {
             response.options
         } else {
@@ -143,6 +150,14 @@ impl Endpoint {
             extra: options.as_slice(),
             payload,
         };
+        if refusable && self.exceeds_amplification_budget(now, key, target.remote, &m) {
+            self.challenge_with_echo(now, target);
+            self.remove_incoming(key);
+            return Ok(());
+        }
+        if cache_body {
+            self.cache_body(now, key, target.remote, response);
+        }
         if multicast {
             return self.respond_to_multicast(now, key, target, m);
         }

@@ -36,6 +36,9 @@ impl Endpoint {
         if let Some(p) = self.peers.get_mut(peer) {
             p.unresponsive = false;
         }
+        if self.answer_echo(now, key, source, m) {
+            return;
+        }
         let Some(ex) = self.exchanges.get_mut(key) else {
             return;
         };

@@ -1,0 +1,413 @@
+//! Echo against amplification (RFC 9175 §2.4) on virtual time: what a spoofed request makes
+//! the server send, and that a client answering Echo still gets everything.
+
+mod support;
+
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_proto::{
+    opt, AmplificationLimit, Config, Duration, Endpoint, Event, Instant, Request, RequestParams,
+    Response,
+};
+use std::cell::RefCell;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU16, Ordering};
+use support::{addr, FnApp, Network};
+
+/// Size of the `/large` representation: more than one 1 024-byte block.
+const LARGE: usize = 1100;
+
+/// A server with `/large` (1 100 bytes) and an observable `/time`.
+fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
+    let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
+    Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        let path: Vec<u8> = ep
+            .request(id)
+            .unwrap()
+            .message
+            .options()
+            .filter(|o| o.number == OptionNumber::URI_PATH)
+            .flat_map(|o| o.value.to_vec())
+            .collect();
+        if path == b"time" {
+            let response = Response::with_payload(Code::CONTENT, b"12:00:00");
+            let _ = ep.respond_observable(now, id, 1, &response);
+        } else {
+            ep.respond(now, id, &Response::with_payload(Code::CONTENT, &body))
+                .unwrap();
+        }
+    }))
+}
+
+/// A request as an attacker writes it: NON, no token, one Uri-Path, optional Observe and
+/// Echo; each with a message ID of its own.
+fn raw_get(path: &str, observe: bool, echo: Option<&[u8]>) -> Vec<u8> {
+    static NEXT_MID: AtomicU16 = AtomicU16::new(1);
+    let mid = NEXT_MID.fetch_add(1, Ordering::Relaxed);
+    let mut buf = [0u8; 128];
+    let mut enc = MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, &[])
+        .expect("header");
+    if observe {
+        enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
+    }
+    enc.option(OptionNumber::URI_PATH, path.as_bytes())
+        .expect("path");
+    if let Some(value) = echo {
+        enc.option(OptionNumber::ECHO, value).expect("echo");
+    }
+    let n = enc.finish();
+    buf[..n].to_vec()
+}
+
+/// Bytes `net`'s node `from` sent to `to`, and the datagrams themselves.
+fn sent_to(net: &Network, from: SocketAddr, to: SocketAddr) -> (usize, Vec<Vec<u8>>) {
+    let datagrams: Vec<Vec<u8>> = net
+        .sent_by(from)
+        .into_iter()
+        .filter(|s| s.to == to)
+        .map(|s| s.bytes.clone())
+        .collect();
+    (datagrams.iter().map(Vec::len).sum(), datagrams)
+}
+
+fn victim() -> SocketAddr {
+    SocketAddr::new(
+        IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0xbad, 0, 0, 0, 0, 1)),
+        40_000,
+    )
+}
+
+fn network_with_server(config: Config) -> (Network, usize) {
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let server = net.add(addr(2), config, 2, Some(server_app()));
+    (net, server)
+}
+
+#[test]
+fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
+    let (mut net, server) = network_with_server(Config::default());
+    let request = raw_get("large", false, None);
+    assert_eq!(request.len(), 10, "the issue's 10-byte GET");
+    net.inject(victim(), server, &request);
+    net.run_for(Duration::from_secs(10));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert!(bytes <= 3 * request.len(), "{bytes} bytes for 10");
+    let reply = Message::parse(&datagrams[0]).unwrap();
+    assert_eq!(reply.code(), Code::UNAUTHORIZED);
+    assert!(reply.option(OptionNumber::ECHO).is_some(), "carries Echo");
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+}
+
+#[test]
+fn the_off_switch_serves_unverified_peers_in_full() {
+    let config = Config {
+        amplification: AmplificationLimit::off(),
+        ..Config::default()
+    };
+    let (mut net, server) = network_with_server(config);
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(10));
+    let (bytes, _) = sent_to(&net, addr(2), victim());
+    assert!(bytes > 1024, "a whole block: {bytes} bytes");
+}
+
+#[test]
+fn echoing_the_value_verifies_only_that_address_while_fresh() {
+    let (mut net, server) = network_with_server(Config::default());
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(1));
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let echo = Message::parse(&datagrams[0])
+        .unwrap()
+        .option(OptionNumber::ECHO)
+        .unwrap()
+        .to_vec();
+    // Another address replaying the value is not verified by it.
+    let other = SocketAddr::new(victim().ip(), 40_001);
+    net.inject(other, server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    let (bytes, _) = sent_to(&net, addr(2), other);
+    assert!(bytes < 40, "replayed elsewhere: {bytes} bytes");
+    // Echoed from its own address, the full block flows.
+    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let block = Message::parse(datagrams.last().unwrap()).unwrap();
+    assert_eq!(block.code(), Code::CONTENT);
+    assert_eq!(block.payload().len(), 1024);
+    // Once verified, later requests need no Echo, until the verification expires.
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(1));
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let again = Message::parse(datagrams.last().unwrap()).unwrap();
+    assert_eq!(again.code(), Code::CONTENT);
+    net.run_for(AmplificationLimit::default().verified_lifetime);
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(1));
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let expired = Message::parse(datagrams.last().unwrap()).unwrap();
+    assert_eq!(expired.code(), Code::UNAUTHORIZED);
+    // A stale value (two Echo lifetimes on) no longer verifies.
+    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let stale = Message::parse(datagrams.last().unwrap()).unwrap();
+    assert_eq!(stale.code(), Code::UNAUTHORIZED);
+}
+
+/// What a client app saw: payloads of its responses and notifications.
+type Seen = Rc<RefCell<Vec<(Code, Vec<u8>)>>>;
+
+fn recording_client(seen: Seen) -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
+    Box::new(FnApp(move |ep: &mut Endpoint, _: Instant, ev: Event| {
+        if let Event::Response { key, .. } = ev {
+            let r = ep.response(key).unwrap();
+            seen.borrow_mut()
+                .push((r.message.code(), r.payload().to_vec()));
+        }
+    }))
+}
+
+/// Adds a client node at `addr(1)` that records what it receives.
+fn add_recording_client(net: &mut Network) -> (usize, Seen) {
+    let seen: Seen = Rc::default();
+    let client = net.add(
+        addr(1),
+        Config::default(),
+        1,
+        Some(recording_client(seen.clone())),
+    );
+    (client, seen)
+}
+
+#[test]
+fn the_client_engine_answers_echo_and_gets_the_whole_body() {
+    let (mut net, server) = network_with_server(Config::default());
+    let (client, seen) = add_recording_client(&mut net);
+    let get = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"large")],
+        ..Request::new(Code::GET)
+    };
+    for params in [RequestParams::default(), RequestParams::NON] {
+        net.request(client, addr(2), &get, params).unwrap();
+        net.run_for(Duration::from_secs(5));
+    }
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for (code, body) in seen.iter() {
+        assert_eq!((*code, body.len()), (Code::CONTENT, LARGE));
+    }
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 1);
+}
+
+#[test]
+fn a_spoofed_observe_registration_draws_no_notification() {
+    let (mut net, server) = network_with_server(Config::default());
+    let request = raw_get("time", true, None);
+    net.inject(victim(), server, &request);
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(net.nodes[server].endpoint.observer_count(1), 0);
+    let now = net.now;
+    let notified = net.nodes[server].endpoint.notify(
+        now,
+        1,
+        &Response::with_payload(Code::CONTENT, b"12:00:01"),
+    );
+    assert_eq!(notified, 0);
+    net.run_for(Duration::from_secs(1));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert_eq!(datagrams.len(), 1, "only the challenge");
+    assert!(
+        bytes <= 3 * request.len(),
+        "{bytes} bytes for {}",
+        request.len()
+    );
+}
+
+#[test]
+fn the_client_engine_observes_after_the_echo_round_trip() {
+    let (mut net, server) = network_with_server(Config::default());
+    let (client, seen) = add_recording_client(&mut net);
+    let observe = Request {
+        options: &[
+            opt(OptionNumber::OBSERVE, &[]),
+            opt(OptionNumber::URI_PATH, b"time"),
+        ],
+        ..Request::new(Code::GET)
+    };
+    net.request(client, addr(2), &observe, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(net.nodes[server].endpoint.observer_count(1), 1);
+    for second in 1..=3u8 {
+        let now = net.now;
+        let body = format!("12:00:0{second}");
+        net.nodes[server].endpoint.notify(
+            now,
+            1,
+            &Response::with_payload(Code::CONTENT, body.as_bytes()),
+        );
+        net.flush(server);
+        net.run_for(Duration::from_secs(1));
+    }
+    let payloads: Vec<Vec<u8>> = seen.borrow().iter().map(|s| s.1.clone()).collect();
+    assert_eq!(
+        payloads,
+        [&b"12:00:00"[..], b"12:00:01", b"12:00:02", b"12:00:03"]
+    );
+}
+
+#[test]
+fn a_spoofed_multicast_get_draws_one_small_block() {
+    let group = IpAddr::V6(Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 0xfd));
+    let (mut net, server) = network_with_server(Config::default());
+    net.join(server, group);
+    let request = raw_get("large", false, None);
+    net.send(victim(), SocketAddr::new(group, 5683), request.clone());
+    net.run_for(Duration::from_secs(10));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert_eq!(datagrams.len(), 1);
+    assert!(bytes <= 3 * request.len(), "{bytes} bytes for 10");
+    let reply = Message::parse(&datagrams[0]).unwrap();
+    let block = reply.block2().expect("Block2");
+    assert_eq!(
+        (reply.code(), block.num, block.more),
+        (Code::CONTENT, 0, true)
+    );
+    assert_eq!(reply.payload().len(), 16);
+}
+
+/// A server whose POST handler counts its calls and answers with the large body.
+fn posting_server(
+    calls: Rc<RefCell<u32>>,
+) -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
+    let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
+    Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        *calls.borrow_mut() += 1;
+        ep.respond(now, id, &Response::with_payload(Code::CHANGED, &body))
+            .unwrap();
+    }))
+}
+
+#[test]
+fn a_response_to_an_unsafe_method_is_cut_to_fit_not_refused() {
+    let calls = Rc::new(RefCell::new(0));
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let server = net.add(
+        addr(2),
+        Config::default(),
+        2,
+        Some(posting_server(calls.clone())),
+    );
+    // Spoofed: one small block comes back, within three times the request.
+    let mut buf = [0u8; 64];
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::POST, 9, &[]).unwrap();
+    enc.option(OptionNumber::URI_PATH, b"do").unwrap();
+    enc.payload(b"x").unwrap();
+    let n = enc.finish();
+    net.inject(victim(), server, &buf[..n]);
+    net.run_for(Duration::from_secs(1));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert!(bytes <= 3 * n, "{bytes} bytes for {n}");
+    let reply = Message::parse(&datagrams[0]).unwrap();
+    assert_eq!(reply.code(), Code::CHANGED);
+    assert!(reply.block2().is_some_and(|b| b.more));
+    // A real client gets the whole body block by block; the POST is carried out once.
+    let (client, seen) = add_recording_client(&mut net);
+    let post = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"do")],
+        payload: b"x",
+        ..Request::new(Code::POST)
+    };
+    net.request(client, addr(2), &post, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(10));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0, seen[0].1.len()), (Code::CHANGED, LARGE));
+    assert_eq!(
+        *calls.borrow(),
+        2,
+        "once for the spoofed POST, once for the client's"
+    );
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
+}
+
+#[test]
+fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let upper = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        let body = ep.request(id).unwrap().payload().to_ascii_uppercase();
+        ep.respond(now, id, &Response::with_payload(Code::CHANGED, &body))
+            .unwrap();
+    }));
+    net.add(addr(2), Config::default(), 2, Some(upper));
+    let (client, seen) = add_recording_client(&mut net);
+    let body: Vec<u8> = (0..1500).map(|i| b'a' + (i % 26) as u8).collect();
+    let post = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"large-post")],
+        payload: &body,
+        ..Request::new(Code::POST)
+    };
+    net.request(client, addr(2), &post, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(30));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, Code::CHANGED);
+    assert_eq!(seen[0].1, body.to_ascii_uppercase());
+    // After the first 1 024-byte block (its request carried 476 bytes), the rest came in
+    // blocks that fit the small block requests' budget.
+    let small_blocks = net
+        .sent_by(addr(2))
+        .iter()
+        .filter_map(|s| Message::parse(&s.bytes).ok()?.block2())
+        .filter(|b| b.szx < 6)
+        .count();
+    assert!(small_blocks > 1, "{small_blocks}");
+}
+
+#[test]
+fn an_echo_in_a_successful_response_goes_with_the_next_request() {
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let echoed: Rc<RefCell<Vec<Option<Vec<u8>>>>> = Rc::default();
+    let log = echoed.clone();
+    let app = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
+        let Event::Request(id) = ev else { return };
+        let echo = ep
+            .request(id)
+            .unwrap()
+            .message
+            .option(OptionNumber::ECHO)
+            .map(<[u8]>::to_vec);
+        log.borrow_mut().push(echo);
+        let options = [opt(OptionNumber::ECHO, b"fresh-1")];
+        let response = Response {
+            code: Code::CONTENT,
+            options: &options,
+            payload: b"ok",
+        };
+        ep.respond(now, id, &response).unwrap();
+    }));
+    net.add(addr(2), Config::default(), 2, Some(app));
+    let (client, _) = add_recording_client(&mut net);
+    let get = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"x")],
+        ..Request::new(Code::GET)
+    };
+    for _ in 0..3 {
+        net.request(client, addr(2), &get, RequestParams::default())
+            .unwrap();
+        net.run_for(Duration::from_secs(1));
+    }
+    // The first request has none; each later one echoes the value of the response before.
+    assert_eq!(
+        *echoed.borrow(),
+        [None, Some(b"fresh-1".to_vec()), Some(b"fresh-1".to_vec())]
+    );
+}
