@@ -3,6 +3,8 @@
 
 pub mod cc_bottleneck;
 pub mod fading_goodput;
+pub mod group;
+pub mod group_delay;
 pub mod one_hop;
 pub mod server_workload;
 
@@ -22,6 +24,10 @@ pub struct ScenarioInfo {
     pub paper: &'static str,
 }
 
+/// The group-communication paper (seeds 000/001).
+const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Evaluation of \
+                           Unicast and Multicast CoAP Group Communication (Sensors 2016)";
+
 /// Every scenario the lab can run.
 pub fn list() -> &'static [ScenarioInfo] {
     &[
@@ -37,6 +43,12 @@ pub fn list() -> &'static [ScenarioInfo] {
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
                     Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
+        },
+        ScenarioInfo {
+            name: group_delay::NAME,
+            title: "Entity response time against the delay between the EM's unicast requests \
+                    (Figs 7-9, Table 7)",
+            paper: GROUP_PAPER,
         },
         ScenarioInfo {
             name: server_workload::NAME,
@@ -68,6 +80,7 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
+        group_delay::NAME => Ok(group::GroupParams::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -150,6 +163,7 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         cc_bottleneck::NAME => cc_bottleneck::run(options),
         fading_goodput::NAME => fading_goodput::run(options),
         server_workload::NAME => server_workload::run(options),
+        group_delay::NAME => group_delay::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }
