@@ -5,6 +5,7 @@ pub mod cc_bottleneck;
 pub mod fading_goodput;
 pub mod group;
 pub mod group_delay;
+pub mod group_interference;
 pub mod one_hop;
 pub mod server_workload;
 
@@ -51,6 +52,12 @@ pub fn list() -> &'static [ScenarioInfo] {
             paper: GROUP_PAPER,
         },
         ScenarioInfo {
+            name: group_interference::NAME,
+            title: "Unicast against multicast entities under Wi-Fi interference (Figs 10-12, \
+                    14, Table 8)",
+            paper: GROUP_PAPER,
+        },
+        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -80,7 +87,7 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
-        group_delay::NAME => Ok(group::GroupParams::describe()),
+        group_delay::NAME | group_interference::NAME => Ok(group::GroupParams::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -164,6 +171,7 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         fading_goodput::NAME => fading_goodput::run(options),
         server_workload::NAME => server_workload::run(options),
         group_delay::NAME => group_delay::run(options),
+        group_interference::NAME => group_interference::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

@@ -1,6 +1,11 @@
-//! The paper's metrics of a run: entity response time (client's query to the EM's combined
-//! reply), member reliability (member replies over member requests) and group reliability
+//! The paper's metrics of a run: entity response time, member reliability (member replies over member requests) and group reliability
 //! (queries every member answered), with the MAC and CoAP counters that explain them.
+//!
+//! The entity response time is the paper's "time until the last reply the EM waits for":
+//! when every member answered, from the client's query to the combined reply; when some did
+//! not, the EM still waits out its window (the member timeout, or the multicast leisure plus
+//! a margin), so the time is taken to the last member reply the EM got (its fan-out to that
+//! reply, as the reply's `t` says). Queries nobody answered have no response time.
 
 use covey_proto::Duration;
 use serde::Serialize;
@@ -18,7 +23,7 @@ pub struct RunOutcome {
     pub creation_failures: usize,
     /// Queries made.
     pub queries: u64,
-    /// Queries the client got no reply to at all.
+    /// Queries without a response time: no reply, or no member answered.
     pub unanswered_queries: u64,
     /// Response time of every answered query, seconds.
     pub response_times_s: Vec<f64>,
@@ -70,7 +75,12 @@ impl RunOutcome {
             o.member_requests += members as u64;
             o.member_replies += q.answered.min(members) as u64;
             o.complete_queries += u64::from(q.answered >= members);
-            match q.response_time {
+            let time = if q.answered >= members {
+                q.response_time
+            } else {
+                q.last_reply
+            };
+            match time {
                 Some(t) => o.response_times_s.push(secs(t)),
                 None => o.unanswered_queries += 1,
             }

@@ -57,6 +57,8 @@ pub struct QueryOutcome {
     pub answered: usize,
     /// Members the combined reply names (answered plus missing).
     pub members: usize,
+    /// From the query to the last member reply the queried EM got for it.
+    pub last_reply: Option<Duration>,
 }
 
 /// What the client saw, shared with the scenario.
@@ -70,6 +72,8 @@ pub struct QueryLog {
     pub outcomes: Vec<QueryOutcome>,
     /// Whether the client has finished (all queries made, or creation given up).
     pub done: bool,
+    /// When the queried EM last got a member reply (set by the testbed's EM wrapper).
+    pub last_member_reply: Option<Instant>,
 }
 
 /// A shared [`QueryLog`].
@@ -191,25 +195,23 @@ impl Querier {
             .send_request(cx.now, self.plan.em, &request, RequestParams::default())
             .is_err()
         {
-            self.record(cx, None, 0, 0);
+            self.record(cx, None, Tally::default());
         }
     }
 
-    fn record(
-        &mut self,
-        cx: &mut AppContext<'_>,
-        response_time: Option<Duration>,
-        answered: usize,
-        members: usize,
-    ) {
+    fn record(&mut self, cx: &mut AppContext<'_>, response_time: Option<Duration>, t: Tally) {
         let Phase::Querying { sent } = self.phase else {
             return;
         };
+        let last_member_reply = self.log.borrow().last_member_reply;
         self.log.borrow_mut().outcomes.push(QueryOutcome {
             sent,
             response_time,
-            answered,
-            members,
+            answered: t.answered,
+            members: t.members,
+            last_reply: last_member_reply
+                .filter(|at| *at >= sent)
+                .map(|at| at - sent),
         });
         self.phase = Phase::Pausing;
         if cx
@@ -227,22 +229,33 @@ impl Querier {
     }
 }
 
+/// What a combined JSON reply says (a 2.05, or the 5.04 or 5.02 of an incomplete query).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    answered: usize,
+    members: usize,
+}
+
 /// Members answered and named in a combined JSON reply.
-fn tally(payload: &[u8]) -> (usize, usize) {
+fn tally(payload: &[u8]) -> Tally {
     let Ok(doc) = serde_json::from_slice::<serde_json::Value>(payload) else {
-        return (0, 0);
+        return Tally::default();
     };
     let count = |key: &str| doc.get(key).and_then(|v| v.as_array()).map_or(0, Vec::len);
     let answered = doc
         .get("answered")
         .and_then(serde_json::Value::as_u64)
         .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let missing = count("missing")
-        + doc
-            .get("missing_more")
+    let named = |key: &str| {
+        doc.get(key)
             .and_then(serde_json::Value::as_u64)
-            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    (answered, answered.saturating_add(missing))
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    };
+    let missing = count("missing") + named("missing_more").unwrap_or(0);
+    Tally {
+        answered,
+        members: named("members").unwrap_or(answered.saturating_add(missing)),
+    }
 }
 
 impl App for Querier {
@@ -277,14 +290,15 @@ impl App for Querier {
                 if !last {
                     return;
                 }
-                let (answered, members) = cx
+                let t = cx
                     .endpoint
                     .response(key)
-                    .filter(|r| r.message.code() == Code::CONTENT)
-                    .map_or((0, 0), |r| tally(r.payload()));
-                self.record(cx, Some(cx.now - sent), answered, members);
+                    .map_or(Tally::default(), |r| tally(r.payload()));
+                self.record(cx, Some(cx.now - sent), t);
             }
-            (Phase::Querying { .. }, Event::Failed { .. }) => self.record(cx, None, 0, 0),
+            (Phase::Querying { .. }, Event::Failed { .. }) => {
+                self.record(cx, None, Tally::default())
+            }
             _ => {}
         }
     }
@@ -292,14 +306,17 @@ impl App for Querier {
 
 #[cfg(test)]
 mod tests {
-    use super::tally;
+    use super::*;
 
     #[test]
     fn combined_replies_are_tallied() {
-        let doc = br#"{"entity":"x","answered":3,"replies":[1,2,3],"missing":["a","b"]}"#;
-        assert_eq!(tally(doc), (3, 5));
-        let more = br#"{"answered":0,"missing":["a"],"missing_more":9}"#;
-        assert_eq!(tally(more), (0, 10));
-        assert_eq!(tally(b"not json"), (0, 0));
+        let doc = br#"{"answered":2,"replies":[{"t":0.5},{"t":1.25}],"missing":["a","b"]}"#;
+        let t = tally(doc);
+        assert_eq!((t.answered, t.members), (2, 4));
+        let trimmed = tally(br#"{"answered":18,"members":20,"missing":["a"],"replies":[]}"#);
+        assert_eq!((trimmed.answered, trimmed.members), (18, 20));
+        let more = tally(br#"{"answered":0,"missing":["a"],"missing_more":9}"#);
+        assert_eq!((more.answered, more.members), (0, 10));
+        assert_eq!(tally(b"not json"), Tally::default());
     }
 }

@@ -6,6 +6,8 @@
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use covey_core::uri::SocketAuthority;
 use covey_group::{EmConfig, EntityManager, GroupMembershipResource, MemoryStore};
@@ -29,8 +31,9 @@ pub const CLIENT: NodeId = 0;
 /// The gateway's EM, shared with the scenario so it can read what the EM computed.
 pub type SharedEm = Rc<RefCell<EntityManager>>;
 
-/// The EM as an App of the gateway's set.
-struct EmApp(SharedEm);
+/// The EM as an App of the gateway's set; on the queried gateway it also notes when a
+/// member reply reaches the EM, the end of the paper's entity response time.
+struct EmApp(SharedEm, Option<SharedLog>);
 
 impl App for EmApp {
     fn start(&mut self, cx: &mut AppContext<'_>) {
@@ -38,6 +41,9 @@ impl App for EmApp {
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        if let (Some(log), Event::Response { .. }) = (&self.1, event) {
+            log.borrow_mut().last_member_reply = Some(cx.now);
+        }
         self.0.borrow_mut().handle_event(cx, event);
     }
 }
@@ -100,6 +106,8 @@ pub struct Testbed {
     /// MAC counters and EM retransmissions when the entities were created: the queries'
     /// counters are what came after.
     pub baseline: (NodeStats, u64),
+    /// Whether the Wi-Fi interferer sends (from when the entities exist).
+    pub wifi_on: Arc<AtomicBool>,
 }
 
 /// The `coap://` URI of `path` on `node`.
@@ -132,6 +140,7 @@ impl Testbed {
             members.push((next + 1..=next + p.members).collect::<Vec<_>>());
             next += 1 + p.members;
         }
+        let wifi_on = Arc::new(AtomicBool::new(false));
         let mut medium = RadioIslands::new(next, WireConfig::default());
         medium.wire_node(CLIENT);
         for (i, p) in spec.islands.iter().enumerate() {
@@ -147,7 +156,12 @@ impl Testbed {
             if let Some(wifi) = &spec.wifi {
                 let (_, positions) = p.layout();
                 let seed = derive_seed(spec.run_seed, Stream::Link(1000 + i as u64));
-                radio.add_frame_error_model(Box::new(wifi.interferer(&positions, i, seed)));
+                radio.add_frame_error_model(Box::new(wifi.interferer(
+                    &positions,
+                    i,
+                    seed,
+                    wifi_on.clone(),
+                )));
             }
             let mut nodes = vec![gateways[i]];
             nodes.extend(&members[i]);
@@ -158,7 +172,9 @@ impl Testbed {
         let transmission = transmission(spec.ack_timeout);
 
         let log: SharedLog = Rc::new(RefCell::new(QueryLog::default()));
-        let client = Querier::new(plan(&gateways, &members), log.clone());
+        let plan = plan(&gateways, &members);
+        let queried = plan.em;
+        let client = Querier::new(plan, log.clone());
         let client_config = Config {
             transmission,
             // The EM answers after its slowest member, which may take the member timeout.
@@ -188,7 +204,10 @@ impl Testbed {
             sim.add_node(
                 engine,
                 GroupNode {
-                    apps: AppSet::new().with(Box::new(EmApp(shared)) as Box<dyn App>),
+                    apps: AppSet::new().with(Box::new(EmApp(
+                        shared,
+                        (node_addr(gw) == queried).then(|| log.clone()),
+                    )) as Box<dyn App>),
                     log: None,
                 },
             );
@@ -213,6 +232,7 @@ impl Testbed {
             ems,
             log,
             baseline: (NodeStats::default(), 0),
+            wifi_on,
         })
     }
 
@@ -226,6 +246,7 @@ impl Testbed {
             }
         }
         self.baseline = (self.radio_totals(), self.em_total_retransmissions());
+        self.wifi_on.store(true, Ordering::Relaxed);
         self.sim.run_until(end)
     }
 
