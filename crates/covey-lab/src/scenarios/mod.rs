@@ -6,6 +6,7 @@ pub mod fading_goodput;
 pub mod group;
 pub mod group_delay;
 pub mod group_interference;
+pub mod group_nested;
 pub mod one_hop;
 pub mod server_workload;
 
@@ -58,6 +59,12 @@ pub fn list() -> &'static [ScenarioInfo] {
             paper: GROUP_PAPER,
         },
         ScenarioInfo {
+            name: group_nested::NAME,
+            title: "One 20-member entity against two nested 10-member entities on two gateways \
+                    (Fig 13)",
+            paper: GROUP_PAPER,
+        },
+        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -87,7 +94,9 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
-        group_delay::NAME | group_interference::NAME => Ok(group::GroupParams::describe()),
+        group_delay::NAME | group_interference::NAME | group_nested::NAME => {
+            Ok(group::GroupParams::describe())
+        }
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -172,6 +181,7 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         server_workload::NAME => server_workload::run(options),
         group_delay::NAME => group_delay::run(options),
         group_interference::NAME => group_interference::run(options),
+        group_nested::NAME => group_nested::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

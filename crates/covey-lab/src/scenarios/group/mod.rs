@@ -24,6 +24,7 @@ pub mod parallel;
 pub mod params;
 pub mod points_table;
 pub mod querier;
+pub mod sweep_outcome;
 pub mod testbed;
 pub mod thermometer;
 pub mod wifi;

@@ -6,13 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::scenarios::Progress;
+use crate::LabError;
 
-/// `run(point)` for every point, in parallel; results in the order of `points`.
+/// `run(point)` for every point, in parallel; results in the order of `points`, or the
+/// first error.
 pub fn run_all<P: Sync, R: Send>(
     points: &[P],
-    run: impl Fn(&P) -> R + Sync,
+    run: impl Fn(&P) -> Result<R, LabError> + Sync,
     progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Vec<R> {
+) -> Result<Vec<R>, LabError> {
     let total = points.len();
     let done = AtomicUsize::new(0);
     points

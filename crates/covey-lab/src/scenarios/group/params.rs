@@ -3,7 +3,7 @@
 use covey_proto::Duration;
 use serde::Serialize;
 
-use crate::scenarios::ParamInfo;
+use crate::scenarios::{ParamInfo, RunOptions};
 use crate::LabError;
 
 /// The fixed parameters of a group experiment.
@@ -63,6 +63,20 @@ impl GroupParams {
             }
         }
         Ok(p)
+    }
+
+    /// The parameters and seeds per point of a run of `scenario` as `options` asks: one
+    /// seed unless told, and 20 queries per point in the quick run unless told.
+    pub fn for_run(scenario: &str, options: &RunOptions) -> Result<(GroupParams, usize), LabError> {
+        let seeds = options.runs.unwrap_or(1);
+        if seeds == 0 {
+            return Err(LabError::InvalidOption("runs must be at least 1".into()));
+        }
+        let mut params = GroupParams::with_overrides(scenario, &options.params)?;
+        if options.quick && !options.params.iter().any(|(k, _)| k == "queries") {
+            params.queries = 20;
+        }
+        Ok((params, seeds))
     }
 
     /// Every parameter [`GroupParams::with_overrides`] knows, with its default.

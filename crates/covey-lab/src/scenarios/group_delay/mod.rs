@@ -17,13 +17,11 @@
 pub mod paper;
 pub mod report;
 
-use std::time::Instant as WallClock;
-
 use covey_group::delay::auto_delay;
 use covey_proto::Duration;
 use serde::Serialize;
 
-use super::group::parallel::run_all;
+use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
@@ -190,21 +188,21 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     })
 }
 
-/// Everything a sweep produced.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
-    /// The experiment's parameters.
-    pub params: Params,
-    /// The sweep.
-    pub sweep: Sweep,
-    /// The base seed.
-    pub seed: u64,
-    /// Every run, in sweep order.
-    pub runs: Vec<RunResult>,
-    /// Per (G, D): the runs merged; `x` is D in ms, the variant `fixed` or `auto`.
-    pub points: Vec<GroupPoint>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
+/// Everything a sweep produced; per (G, D) point `x` is D in ms (for `auto`, the EM's D of
+/// the first run) and the variant `fixed` or `auto`.
+pub type Outcome = SweepOutcome<Sweep, RunResult>;
+
+impl PointRun for RunResult {
+    fn key(&self) -> (usize, f64, String) {
+        match self.point.delay {
+            DelayChoice::Millis(ms) => (self.point.members, ms as f64, "fixed".into()),
+            DelayChoice::Auto => (self.point.members, f64::NAN, "auto".into()),
+        }
+    }
+
+    fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
 }
 
 impl Outcome {
@@ -247,29 +245,6 @@ impl Outcome {
     }
 }
 
-/// Merges the runs of each (G, D).
-fn merge(runs: &[RunResult]) -> Vec<GroupPoint> {
-    let mut points: Vec<GroupPoint> = Vec::new();
-    for r in runs {
-        let (x, variant) = match r.point.delay {
-            DelayChoice::Millis(ms) => (ms as f64, "fixed"),
-            DelayChoice::Auto => (r.auto_delay_ms.unwrap_or(f64::NAN), "auto"),
-        };
-        match points.iter_mut().find(|p| {
-            p.members == r.point.members && p.variant == variant && (variant == "auto" || p.x == x)
-        }) {
-            Some(p) => p.outcome.merge(&r.outcome),
-            None => points.push(GroupPoint {
-                members: r.point.members,
-                x,
-                variant: variant.to_string(),
-                outcome: r.outcome.clone(),
-            }),
-        }
-    }
-    points
-}
-
 /// Runs `sweep` with `params`, in parallel.
 pub fn run_sweep(
     params: &Params,
@@ -277,31 +252,20 @@ pub fn run_sweep(
     seed: u64,
     progress: Option<&(dyn Fn(crate::scenarios::Progress) + Send + Sync)>,
 ) -> Result<Outcome, LabError> {
-    let started = WallClock::now();
     let points = sweep.points(seed);
-    let runs = run_all(&points, |p| run_point(p, params), progress)
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Outcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
+    sweep_outcome::run_sweep(
+        params,
+        sweep,
         seed,
-        points: merge(&runs),
-        runs,
-        wall_s: started.elapsed().as_secs_f64(),
-    })
+        &points,
+        |p| run_point(p, params),
+        progress,
+    )
 }
 
 /// Runs the scenario as `options` asks and writes its reports.
 pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let seeds = options.runs.unwrap_or(1);
-    if seeds == 0 {
-        return Err(LabError::InvalidOption("runs must be at least 1".into()));
-    }
-    let mut params = GroupParams::with_overrides(NAME, &options.params)?;
-    if options.quick && !options.params.iter().any(|(k, _)| k == "queries") {
-        params.queries = 20;
-    }
+    let (params, seeds) = GroupParams::for_run(NAME, options)?;
     let sweep = if options.quick {
         Sweep::quick(seeds)
     } else {

@@ -22,12 +22,10 @@ pub mod office;
 pub mod paper;
 pub mod report;
 
-use std::time::Instant as WallClock;
-
 use covey_proto::Duration;
 use serde::Serialize;
 
-use super::group::parallel::run_all;
+use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
@@ -233,21 +231,22 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     })
 }
 
-/// Everything a sweep produced.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
-    /// The experiment's parameters.
-    pub params: Params,
-    /// The sweep.
-    pub sweep: Sweep,
-    /// The base seed.
-    pub seed: u64,
-    /// Every run, in sweep order.
-    pub runs: Vec<RunResult>,
-    /// Per point: the runs merged; `x` is the load, the variant names experiment and mode.
-    pub points: Vec<GroupPoint>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
+/// Everything a sweep produced; per point `x` is the load, the variant names experiment
+/// and mode.
+pub type Outcome = SweepOutcome<Sweep, RunResult>;
+
+impl PointRun for RunResult {
+    fn key(&self) -> (usize, f64, String) {
+        (
+            self.point.members,
+            self.point.load_mbps,
+            variant(&self.point),
+        )
+    }
+
+    fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
 }
 
 /// The variant label of a run.
@@ -270,26 +269,6 @@ impl Outcome {
     }
 }
 
-fn merge(runs: &[RunResult]) -> Vec<GroupPoint> {
-    let mut points: Vec<GroupPoint> = Vec::new();
-    for r in runs {
-        let v = variant(&r.point);
-        match points
-            .iter_mut()
-            .find(|p| p.variant == v && p.members == r.point.members && p.x == r.point.load_mbps)
-        {
-            Some(p) => p.outcome.merge(&r.outcome),
-            None => points.push(GroupPoint {
-                members: r.point.members,
-                x: r.point.load_mbps,
-                variant: v,
-                outcome: r.outcome.clone(),
-            }),
-        }
-    }
-    points
-}
-
 /// Runs `sweep` with `params`, in parallel.
 pub fn run_sweep(
     params: &Params,
@@ -297,31 +276,20 @@ pub fn run_sweep(
     seed: u64,
     progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> Result<Outcome, LabError> {
-    let started = WallClock::now();
     let points = sweep.points(seed, params.ack_timeout);
-    let runs = run_all(&points, |p| run_point(p, params), progress)
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Outcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
+    sweep_outcome::run_sweep(
+        params,
+        sweep,
         seed,
-        points: merge(&runs),
-        runs,
-        wall_s: started.elapsed().as_secs_f64(),
-    })
+        &points,
+        |p| run_point(p, params),
+        progress,
+    )
 }
 
 /// Runs the scenario as `options` asks and writes its reports.
 pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let seeds = options.runs.unwrap_or(1);
-    if seeds == 0 {
-        return Err(LabError::InvalidOption("runs must be at least 1".into()));
-    }
-    let mut params = GroupParams::with_overrides(NAME, &options.params)?;
-    if options.quick && !options.params.iter().any(|(k, _)| k == "queries") {
-        params.queries = 20;
-    }
+    let (params, seeds) = GroupParams::for_run(NAME, options)?;
     let sweep = if options.quick {
         Sweep::quick(seeds)
     } else {
