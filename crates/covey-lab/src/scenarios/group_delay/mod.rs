@@ -188,8 +188,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     })
 }
 
-/// Everything a sweep produced; per (G, D) point `x` is D in ms (for `auto`, the EM's D of
-/// the first run) and the variant `fixed` or `auto`.
+/// Everything a sweep produced; per (G, D) point `x` is D in ms (for `auto`, the EM's mean
+/// D over the point's runs) and the variant `fixed` or `auto`.
 pub type Outcome = SweepOutcome<Sweep, RunResult>;
 
 impl PointRun for RunResult {
@@ -253,14 +253,25 @@ pub fn run_sweep(
     progress: Option<&(dyn Fn(crate::scenarios::Progress) + Send + Sync)>,
 ) -> Result<Outcome, LabError> {
     let points = sweep.points(seed);
-    sweep_outcome::run_sweep(
-        params,
-        sweep,
-        seed,
-        &points,
-        |p| run_point(p, params),
-        progress,
-    )
+    let run = |p: &RunPoint| run_point(p, params);
+    let mut outcome = sweep_outcome::run_sweep(params, sweep, seed, &points, run, progress)?;
+    // An `auto` point is placed at the EM's mean D over its runs.
+    let auto: Vec<(usize, Option<f64>)> = outcome
+        .points
+        .iter()
+        .filter(|p| p.variant == "auto")
+        .map(|p| (p.members, outcome.auto_delay_ms(p.members)))
+        .collect();
+    for (members, d) in auto {
+        if let Some(p) = outcome
+            .points
+            .iter_mut()
+            .find(|p| p.variant == "auto" && p.members == members)
+        {
+            p.x = d.unwrap_or(f64::NAN);
+        }
+    }
+    Ok(outcome)
 }
 
 /// Runs the scenario as `options` asks and writes its reports.
