@@ -25,7 +25,8 @@ pub struct RunOutcome {
     pub queries: u64,
     /// Queries without a response time: no reply, or no member answered.
     pub unanswered_queries: u64,
-    /// Response time of every answered query, seconds.
+    /// Response time of every answered query, seconds (written to 0.1 ms).
+    #[serde(serialize_with = "tenths_of_ms")]
     pub response_times_s: Vec<f64>,
     /// Member replies the combined replies reported.
     pub member_replies: u64,
@@ -162,6 +163,11 @@ pub struct GroupPoint {
     pub variant: String,
     /// What was measured.
     pub outcome: RunOutcome,
+}
+
+/// Seconds rounded to 0.1 ms, which keeps the JSON of a sweep small.
+fn tenths_of_ms<S: serde::Serializer>(times: &[f64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(times.iter().map(|t| (t * 1e4).round() / 1e4))
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
