@@ -65,3 +65,28 @@ fn quick_run_reproduces_the_shape_of_figs_7_and_8() {
         assert!(o.auto(g).is_some() && o.optimum(g).is_some());
     }
 }
+
+#[test]
+fn a_run_is_the_same_for_the_same_seed_and_differs_for_another() {
+    use covey_lab::scenarios::group_delay::{run_point, DelayChoice, RunPoint};
+    let params = Params {
+        queries: 10,
+        ..Params::default()
+    };
+    let point = |run_seed| RunPoint {
+        members: 10,
+        delay: DelayChoice::Millis(0),
+        seed_index: 0,
+        run_seed,
+    };
+    let times = |seed| {
+        run_point(&point(seed), &params)
+            .expect("the run")
+            .outcome
+            .response_times_s
+    };
+    let first = times(3);
+    assert_eq!(first.len(), 10);
+    assert_eq!(first, times(3));
+    assert_ne!(first, times(4));
+}
