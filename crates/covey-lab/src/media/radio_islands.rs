@@ -286,3 +286,84 @@ impl Medium for RadioIslands {
         self.released.pop_front()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::ieee802154::{Ieee802154Config, Topology};
+
+    /// Node 0 wired only; island 0 = gateway 1 and member 2; island 1 = gateway 3 and
+    /// member 4; gateways wired.
+    fn network() -> RadioIslands {
+        let mut n = RadioIslands::new(5, WireConfig::default());
+        for (members, seed) in [(vec![1, 2], 1), (vec![3, 4], 2)] {
+            let config = Ieee802154Config {
+                seed,
+                ..Ieee802154Config::default()
+            };
+            n.add_island(
+                Ieee802154Medium::new(config, Topology::full_mesh(2)),
+                members,
+            );
+        }
+        for wired in [0, 1, 3] {
+            n.wire_node(wired);
+        }
+        n
+    }
+
+    fn send(n: &mut RadioIslands, id: u64, from: NodeId, to: Destination) -> Vec<Delivery> {
+        let packet = Packet {
+            id,
+            from,
+            to,
+            payload_bytes: 40,
+        };
+        n.send(Instant::ZERO, packet);
+        let mut out = Vec::new();
+        for _ in 0..1000 {
+            while let Some(d) = n.poll_delivery() {
+                out.push(d);
+            }
+            match n.poll_timeout() {
+                Some(at) => n.handle_timeout(at),
+                None => break,
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn wired_hosts_reach_gateways_over_the_wire_and_members_over_their_radio() {
+        let mut n = network();
+        let wired = send(&mut n, 1, 0, Destination::Node(3));
+        assert_eq!(wired.len(), 1);
+        assert_eq!(wired[0].to, 3);
+        // 106 bytes at 100 Mbit/s plus 0.2 ms.
+        assert_eq!(wired[0].at.as_nanos(), 8_480 + 200_000);
+        assert_eq!(n.wire_packets(), 1);
+
+        let radio = send(&mut n, 2, 1, Destination::Node(2));
+        assert_eq!(radio.iter().map(|d| d.to).collect::<Vec<_>>(), [2]);
+        // A 40-byte datagram takes milliseconds on 802.15.4, not microseconds.
+        assert!(radio[0].at.as_nanos() > 1_000_000);
+        assert_eq!(n.wire_packets(), 1);
+        assert_eq!(n.island(0).map(|i| i.stats().packets_delivered), Some(1));
+    }
+
+    #[test]
+    fn broadcasts_stay_on_the_senders_island_and_other_islands_are_not_routed() {
+        let mut n = network();
+        let flood = send(&mut n, 1, 3, Destination::Broadcast);
+        assert_eq!(flood.iter().map(|d| d.to).collect::<Vec<_>>(), [4]);
+        assert!(send(&mut n, 2, 0, Destination::Node(4)).is_empty());
+        assert!(send(&mut n, 3, 2, Destination::Node(4)).is_empty());
+        assert_eq!(n.stats().losses_of(LossCause::RetriesExhausted), 2);
+        let mut released = Vec::new();
+        while let Some(id) = n.poll_released() {
+            released.push(id);
+        }
+        released.sort_unstable();
+        assert_eq!(released, [1, 2, 3]);
+    }
+}

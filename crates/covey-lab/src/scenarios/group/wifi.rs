@@ -189,6 +189,38 @@ mod tests {
     }
 
     #[test]
+    fn the_interferer_corrupts_nothing_until_it_is_switched_on() {
+        use crate::media::ieee802154::FrameKind;
+        use covey_proto::Instant;
+        use rand::SeedableRng;
+        let w = WifiSetup::open_room(28.5);
+        let positions = [at(0.0, 0.0), at(50.0, 0.0), at(70.0, 0.0)];
+        let on = Arc::new(AtomicBool::new(false));
+        let mut model = w.interferer(&positions, 0, 9, on.clone());
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut lost = |model: &mut GeometricInterferer, from_ms: u64| {
+            (0..200u64)
+                .filter(|k| {
+                    let start = Instant::from_millis(from_ms + 10 * k);
+                    let frame = FrameOnLink {
+                        from: 1,
+                        to: 2,
+                        start,
+                        end: start + covey_proto::Duration::from_micros(1500),
+                        air_bytes: 47,
+                        kind: FrameKind::Data,
+                    };
+                    model.corrupts(&frame, &mut rng)
+                })
+                .count()
+        };
+        assert_eq!(lost(&mut model, 0), 0);
+        on.store(true, Ordering::Relaxed);
+        // Next to the interferer at its highest load nearly every frame is lost.
+        assert!(lost(&mut model, 10_000) > 180);
+    }
+
+    #[test]
     fn channel_shares_follow_the_ofdm_band() {
         assert!((in_band_channel_25_db() + 9.19).abs() < 0.01);
         assert!((in_band_channel_26_db() + 11.06).abs() < 0.01);
