@@ -204,6 +204,31 @@ fn a_set_parameter_reaches_the_scenario() {
 }
 
 #[test]
+fn ack_timeout_reaches_a_group_scenario_and_is_refused_elsewhere() {
+    let dir = Scratch::new("ack");
+    let out_dir = dir.join("results");
+    let out = lab(&[
+        "run",
+        "group-delay",
+        "--quick",
+        "--set",
+        "queries=2",
+        "--ack-timeout",
+        "0.5",
+        "--out",
+        path_arg(&out_dir),
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let json = std::fs::read_to_string(out_dir.join("group-delay.json")).expect("the JSON");
+    let compact: String = json.split_whitespace().collect();
+    assert!(compact.contains("\"ack_timeout\":0.5}"), "{compact:.300}");
+    let out = lab(&["run", "cc-bottleneck", "--quick", "--ack-timeout", "1"]);
+    assert_refused(&out, 2, &["ack_timeout_ms"]);
+    let out = lab(&["run", "group-delay", "--quick", "--ack-timeout", "0"]);
+    assert_refused(&out, 2, &["--ack-timeout"]);
+}
+
+#[test]
 fn an_unknown_scenario_is_refused_naming_the_scenarios() {
     let dir = Scratch::new("unknown");
     let out_dir = dir.join("results");

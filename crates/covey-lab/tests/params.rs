@@ -1,7 +1,11 @@
 //! Every scenario describes the parameters `--set` overrides, and each accepts its own
 //! described defaults, so `covey lab params` never shows a name or value a run refuses.
 
-use covey_lab::scenarios::{self, cc_bottleneck, fading_goodput, server_workload};
+use covey_lab::scenarios::group::GroupParams;
+use covey_lab::scenarios::{
+    self, cc_bottleneck, fading_goodput, group_delay, group_interference, group_nested,
+    server_workload,
+};
 
 /// Sets every described parameter of `name` to its described default.
 fn defaults(name: &str) -> Vec<(String, String)> {
@@ -36,6 +40,9 @@ fn every_scenario_accepts_its_described_defaults() {
                         == fading_goodput::ErrorModel::ALL.to_vec()
             }
             server_workload::NAME => server_workload::Params::with_overrides(&set).is_ok(),
+            group_delay::NAME | group_interference::NAME | group_nested::NAME => {
+                GroupParams::with_overrides(s.name, &set).is_ok()
+            }
             other => panic!("no check for scenario {other}: add it here"),
         };
         assert!(

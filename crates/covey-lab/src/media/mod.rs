@@ -11,6 +11,7 @@ pub mod interference;
 pub mod link;
 pub mod loss;
 pub mod point_to_point;
+pub mod radio_islands;
 
 pub use delay::PropagationDelay;
 pub use dumbbell::Dumbbell;
@@ -18,6 +19,7 @@ pub use framing::{Framing, HeaderModel};
 pub use link::{Link, LinkConfig};
 pub use loss::{Bernoulli, GilbertElliott, LossModel, LossSpec};
 pub use point_to_point::PointToPoint;
+pub use radio_islands::{RadioIslands, WireConfig};
 
 use covey_proto::Instant;
 

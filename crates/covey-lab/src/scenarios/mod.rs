@@ -3,6 +3,10 @@
 
 pub mod cc_bottleneck;
 pub mod fading_goodput;
+pub mod group;
+pub mod group_delay;
+pub mod group_interference;
+pub mod group_nested;
 pub mod one_hop;
 pub mod server_workload;
 pub mod sim_vs_emu;
@@ -23,6 +27,10 @@ pub struct ScenarioInfo {
     pub paper: &'static str,
 }
 
+/// The group-communication paper (seeds 000/001).
+const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Evaluation of \
+                           Unicast and Multicast CoAP Group Communication (Sensors 2016)";
+
 /// Every scenario the lab can run.
 pub fn list() -> &'static [ScenarioInfo] {
     &[
@@ -38,6 +46,24 @@ pub fn list() -> &'static [ScenarioInfo] {
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
                     Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
+        },
+        ScenarioInfo {
+            name: group_delay::NAME,
+            title: "Entity response time against the delay between the EM's unicast requests \
+                    (Figs 7-9, Table 7)",
+            paper: GROUP_PAPER,
+        },
+        ScenarioInfo {
+            name: group_interference::NAME,
+            title: "Unicast against multicast entities under Wi-Fi interference (Figs 10-12, \
+                    14, Table 8)",
+            paper: GROUP_PAPER,
+        },
+        ScenarioInfo {
+            name: group_nested::NAME,
+            title: "One 20-member entity against two nested 10-member entities on two gateways \
+                    (Fig 13)",
+            paper: GROUP_PAPER,
         },
         ScenarioInfo {
             name: server_workload::NAME,
@@ -69,6 +95,9 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
+        group_delay::NAME | group_interference::NAME | group_nested::NAME => {
+            Ok(group::GroupParams::describe())
+        }
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -151,6 +180,9 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         cc_bottleneck::NAME => cc_bottleneck::run(options),
         fading_goodput::NAME => fading_goodput::run(options),
         server_workload::NAME => server_workload::run(options),
+        group_delay::NAME => group_delay::run(options),
+        group_interference::NAME => group_interference::run(options),
+        group_nested::NAME => group_nested::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

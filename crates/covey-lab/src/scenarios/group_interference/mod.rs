@@ -1,0 +1,300 @@
+//! `group-interference`: unicast against multicast entities under Wi-Fi interference (seeds
+//! 000/001, §5.2.2–5.2.5, Figs 10–12 and 14; §5.3, Table 8; spec `lab-experiments.md` §3).
+//!
+//! Method, as the paper's: entities of G = 10, 20 and 30 members behind one gateway (Table 7's
+//! trees, G = 30 with one member more than the 29-member tree), queried 50 times each while
+//! iperf traffic on Wi-Fi channel 13 runs at 0 to 28.5 Mbit/s in steps of 5 (and the
+//! maximum). The unicast entity is CON with D = 100 ms between the EM's requests; the
+//! multicast entity is created with `ect=multicast` through `/e`, so the EM assigns a group
+//! and every member joins it through `/mc`, then each query is one NON request to the group
+//! that members answer within the 5 s leisure. Metrics: member reliability, group
+//! reliability, entity response time.
+//!
+//! Variants in the same run: Fig 14 (G = 10 unicast with ACK_TIMEOUT 0.5, 1 and 2 s on every
+//! node; `--set ack_timeout_ms=` changes the main sweep's) and the office testbed of Table 8
+//! (10 members, Wi-Fi at "low" and "normal" usage, see [`office`]).
+//!
+//! The interference is modelled from the geometry ([`crate::scenarios::group::wifi`]); losses
+//! come from the Wi-Fi bursts' SINR at each receiver, then CSMA/CA, MAC retries and CoAP's
+//! retransmissions do what they do.
+
+pub mod office;
+pub mod paper;
+pub mod report;
+
+use covey_proto::Duration;
+use serde::Serialize;
+
+use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
+use super::group::testbed::{addr, sensor_uris};
+use super::group::{
+    Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
+    WifiSetup,
+};
+use crate::scenarios::{Progress, RunOptions, Summary};
+use crate::sim::splitmix64;
+use crate::LabError;
+
+/// The scenario's name.
+pub const NAME: &str = "group-interference";
+
+/// The entity's name.
+const ENTITY: &str = "room";
+
+/// The delay between the EM's unicast requests, ms (the paper's).
+pub const UNICAST_DELAY_MS: u64 = 100;
+
+/// The fixed parameters of the experiment.
+pub type Params = GroupParams;
+
+/// How the EM reaches the members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// CON requests, one per member, D apart.
+    Unicast,
+    /// One NON request to the entity's group.
+    Multicast,
+}
+
+impl Mode {
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Unicast => "unicast",
+            Mode::Multicast => "multicast",
+        }
+    }
+}
+
+/// Which experiment a run belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Experiment {
+    /// Figs 10–12: G, load, unicast or multicast.
+    Main,
+    /// Fig 14: G = 10 unicast, ACK_TIMEOUT varied.
+    AckTimeout,
+    /// Table 8: the office testbed.
+    Office,
+}
+
+/// One run of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunPoint {
+    /// Which experiment.
+    pub experiment: Experiment,
+    /// G.
+    pub members: usize,
+    /// Wi-Fi load, Mbit/s.
+    pub load_mbps: f64,
+    /// Unicast or multicast.
+    pub mode: Mode,
+    /// CoAP ACK_TIMEOUT on every node.
+    #[serde(serialize_with = "crate::report::json::serialize_secs")]
+    pub ack_timeout: Duration,
+    /// Which seed of the point.
+    pub seed_index: usize,
+    /// The run seed.
+    pub run_seed: u64,
+}
+
+/// The sizes, loads and variants of a sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    /// Group sizes of the main experiment.
+    pub sizes: Vec<usize>,
+    /// Wi-Fi loads, Mbit/s.
+    pub loads_mbps: Vec<f64>,
+    /// ACK_TIMEOUT values of Fig 14, ms.
+    pub ack_timeouts_ms: Vec<u64>,
+    /// Whether the office variant runs.
+    pub office: bool,
+    /// Seeds per point.
+    pub seeds: usize,
+}
+
+impl Sweep {
+    /// The paper's sweep.
+    pub fn full(seeds: usize) -> Sweep {
+        Sweep {
+            sizes: vec![10, 20, 30],
+            loads_mbps: vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 28.5],
+            ack_timeouts_ms: vec![500, 1000, 2000],
+            office: true,
+            seeds,
+        }
+    }
+
+    /// A CI-sized sweep.
+    pub fn quick(seeds: usize) -> Sweep {
+        Sweep {
+            sizes: vec![10, 20],
+            loads_mbps: vec![0.0, 15.0, 28.5],
+            ack_timeouts_ms: vec![500, 1000, 2000],
+            office: true,
+            seeds,
+        }
+    }
+
+    /// Every run of the sweep.
+    pub fn points(&self, base_seed: u64, ack_timeout: Duration) -> Vec<RunPoint> {
+        let mut points = Vec::new();
+        let mut push = |experiment, members, load_mbps, mode, ack_timeout| {
+            for seed_index in 0..self.seeds {
+                points.push(RunPoint {
+                    experiment,
+                    members,
+                    load_mbps,
+                    mode,
+                    ack_timeout,
+                    seed_index,
+                    run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
+                });
+            }
+        };
+        for &g in &self.sizes {
+            for &load in &self.loads_mbps {
+                for mode in [Mode::Unicast, Mode::Multicast] {
+                    push(Experiment::Main, g, load, mode, ack_timeout);
+                }
+            }
+        }
+        for &ms in &self.ack_timeouts_ms {
+            for &load in &self.loads_mbps {
+                let t = Duration::from_millis(ms);
+                push(Experiment::AckTimeout, 10, load, Mode::Unicast, t);
+            }
+        }
+        if self.office {
+            for usage in office::USAGES {
+                for mode in [Mode::Unicast, Mode::Multicast] {
+                    push(Experiment::Office, 10, usage.load_mbps, mode, ack_timeout);
+                }
+            }
+        }
+        points
+    }
+}
+
+/// One run's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// The run.
+    pub point: RunPoint,
+    /// What it measured.
+    pub outcome: RunOutcome,
+}
+
+/// Runs `point`.
+pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabError> {
+    let profile = HopProfile::for_group(point.members).ok_or_else(|| {
+        LabError::InvalidOption(format!("{NAME}: no hop profile for G = {}", point.members))
+    })?;
+    let wifi = match point.experiment {
+        Experiment::Office => office::wifi(point.load_mbps),
+        _ => WifiSetup::open_room(point.load_mbps),
+    };
+    let spec = TestbedSpec {
+        islands: vec![profile],
+        queue_frames: params.queue_frames,
+        ack_timeout: point.ack_timeout,
+        wifi: Some(wifi),
+        run_seed: point.run_seed,
+    };
+    let mut testbed = Testbed::build(&spec, |gateways, members| {
+        let er = sensor_uris(&members[0]);
+        let body = match point.mode {
+            Mode::Unicast => serde_json::json!({
+                "name": ENTITY, "er": er, "delay": UNICAST_DELAY_MS,
+            }),
+            Mode::Multicast => serde_json::json!({
+                "name": ENTITY, "er": er, "ect": "multicast",
+            }),
+        };
+        QueryPlan {
+            creations: vec![Creation {
+                em: addr(gateways[0]),
+                profile: body.to_string(),
+            }],
+            em: addr(gateways[0]),
+            path: vec!["e".into(), ENTITY.into()],
+            query: Vec::new(),
+            queries: params.queries,
+            gap: params.gap,
+        }
+    })?;
+    testbed.run(Duration::from_secs(u64::from(params.queries) * 300 + 3600));
+    Ok(RunResult {
+        point: *point,
+        outcome: RunOutcome::of(&testbed, point.members),
+    })
+}
+
+/// Everything a sweep produced; per point `x` is the load, the variant names experiment
+/// and mode.
+pub type Outcome = SweepOutcome<Sweep, RunResult>;
+
+impl PointRun for RunResult {
+    fn key(&self) -> (usize, f64, String) {
+        (
+            self.point.members,
+            self.point.load_mbps,
+            variant(&self.point),
+        )
+    }
+
+    fn outcome(&self) -> &RunOutcome {
+        &self.outcome
+    }
+}
+
+/// The variant label of a run.
+pub fn variant(point: &RunPoint) -> String {
+    match point.experiment {
+        Experiment::Main => point.mode.name().to_string(),
+        Experiment::AckTimeout => {
+            format!("unicast, ACK_TIMEOUT {} s", point.ack_timeout.as_secs_f64())
+        }
+        Experiment::Office => format!("office {}", point.mode.name()),
+    }
+}
+
+impl Outcome {
+    /// The merged point of `variant` for G = `members` at `load`.
+    pub fn at(&self, variant: &str, members: usize, load: f64) -> Option<&GroupPoint> {
+        self.points
+            .iter()
+            .find(|p| p.variant == variant && p.members == members && p.x == load)
+    }
+}
+
+/// Runs `sweep` with `params`, in parallel.
+pub fn run_sweep(
+    params: &Params,
+    sweep: &Sweep,
+    seed: u64,
+    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
+) -> Result<Outcome, LabError> {
+    let points = sweep.points(seed, params.ack_timeout);
+    sweep_outcome::run_sweep(
+        params,
+        sweep,
+        seed,
+        &points,
+        |p| run_point(p, params),
+        progress,
+    )
+}
+
+/// Runs the scenario as `options` asks and writes its reports.
+pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
+    let (params, seeds) = GroupParams::for_run(NAME, options)?;
+    let sweep = if options.quick {
+        Sweep::quick(seeds)
+    } else {
+        Sweep::full(seeds)
+    };
+    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref())?;
+    report::write(&outcome, &options.out_dir)
+}

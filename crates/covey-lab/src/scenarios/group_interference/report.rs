@@ -1,0 +1,425 @@
+//! The group-interference report: CSV of the points, the outcome as JSON, member reliability,
+//! group reliability and response time against the Wi-Fi load (Figs 10–12), the ACK_TIMEOUT
+//! variant (Fig 14) as SVG, and a Markdown page with the paper's numbers beside Covey's.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::office::usage_of;
+use super::{paper, Outcome, NAME, UNICAST_DELAY_MS};
+use crate::media::ieee802154::PhyTiming;
+use crate::media::interference::WifiTiming;
+use crate::report::folder::ReportFolder;
+use crate::report::markdown::MarkdownTable;
+use crate::report::svg::{LineChart, Series};
+use crate::scenarios::group::points_table::{pct, points_csv, secs};
+use crate::scenarios::group::{GroupPoint, HopProfile, RunOutcome, WifiSetup};
+use crate::scenarios::Summary;
+use crate::LabError;
+
+/// Writes every report file of `outcome` into `dir`.
+pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
+    let mut folder = ReportFolder::create(dir, NAME)?;
+    folder.csv("points", &points_csv(&outcome.points, "wifi_load_mbps"))?;
+    folder.json(outcome)?;
+    let member = |o: &RunOutcome| 100.0 * o.member_reliability();
+    let group = |o: &RunOutcome| 100.0 * o.group_reliability();
+    let time = |o: &RunOutcome| o.mean_response_s();
+    folder.svg(
+        Some("member-reliability"),
+        &main_chart(
+            outcome,
+            "Member reliability (cf. Fig 10)",
+            "member reliability (%)",
+            &member,
+        ),
+    )?;
+    folder.svg(
+        Some("group-reliability"),
+        &main_chart(
+            outcome,
+            "Group reliability (cf. Fig 11)",
+            "group reliability (%)",
+            &group,
+        ),
+    )?;
+    folder.svg(
+        Some("response-time"),
+        &main_chart(
+            outcome,
+            "Entity response time (cf. Fig 12)",
+            "mean response time (s)",
+            &time,
+        ),
+    )?;
+    folder.svg(Some("ack-timeout"), &ack_chart(outcome))?;
+    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+}
+
+fn series(outcome: &Outcome, variant: &str, g: usize, f: &dyn Fn(&RunOutcome) -> f64) -> Series {
+    Series {
+        name: format!("{variant}, G = {g}"),
+        points: outcome
+            .sweep
+            .loads_mbps
+            .iter()
+            .filter_map(|&l| {
+                let y = f(&outcome.at(variant, g, l)?.outcome);
+                y.is_finite().then_some((l, y))
+            })
+            .collect(),
+    }
+}
+
+fn main_chart(
+    outcome: &Outcome,
+    title: &str,
+    y_label: &str,
+    f: &dyn Fn(&RunOutcome) -> f64,
+) -> LineChart {
+    let mut s = Vec::new();
+    for variant in ["unicast", "multicast"] {
+        for &g in &outcome.sweep.sizes {
+            s.push(series(outcome, variant, g, f));
+        }
+    }
+    LineChart {
+        title: title.into(),
+        x_label: "Wi-Fi load (Mbit/s)".into(),
+        y_label: y_label.into(),
+        series: s,
+    }
+}
+
+fn ack_variants(outcome: &Outcome) -> Vec<String> {
+    outcome
+        .sweep
+        .ack_timeouts_ms
+        .iter()
+        .map(|ms| format!("unicast, ACK_TIMEOUT {} s", *ms as f64 / 1000.0))
+        .collect()
+}
+
+fn ack_chart(outcome: &Outcome) -> LineChart {
+    let time = |o: &RunOutcome| o.mean_response_s();
+    LineChart {
+        title: "Entity response time, G = 10, by ACK_TIMEOUT (cf. Fig 14)".into(),
+        x_label: "Wi-Fi load (Mbit/s)".into(),
+        y_label: "mean response time (s)".into(),
+        series: ack_variants(outcome)
+            .iter()
+            .map(|v| series(outcome, v, 10, &time))
+            .collect(),
+    }
+}
+
+fn row(p: &GroupPoint) -> Vec<String> {
+    let o = &p.outcome;
+    vec![
+        pct(o.member_reliability()),
+        pct(o.group_reliability()),
+        secs(o.mean_response_s()),
+    ]
+}
+
+fn paper_cell(mode: &str, g: usize, load: f64) -> String {
+    let mut notes = Vec::new();
+    let max = load == 28.5;
+    if mode == "unicast" {
+        if max {
+            if let Some((_, m)) = paper::UNICAST_MEMBER_AT_MAX_PCT
+                .iter()
+                .find(|(n, _)| *n == g)
+            {
+                notes.push(format!("member {m} %"));
+            }
+            if let Some((_, m)) = paper::UNICAST_GROUP_AT_MAX_PCT
+                .iter()
+                .find(|(n, _)| *n == g)
+            {
+                notes.push(format!("group {m} %"));
+            }
+        }
+        if load == 0.0 {
+            if let Some((_, t)) = paper::UNICAST_CLEAN_S.iter().find(|(n, _)| *n == g) {
+                notes.push(format!("about {t} s"));
+            }
+        }
+    } else {
+        if max && g == 30 {
+            notes.push(format!(
+                "member {} %",
+                paper::MULTICAST_MEMBER_G30_AT_MAX_PCT
+            ));
+        }
+        if load == 15.0 && g >= 20 {
+            notes.push(format!(
+                "group about {} %",
+                paper::MULTICAST_GROUP_AT_15_PCT
+            ));
+        }
+        notes.push(format!("< {} s", paper::LEISURE_S));
+    }
+    notes.join(", ")
+}
+
+fn markdown(outcome: &Outcome) -> String {
+    let p = &outcome.params;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# group-interference: unicast against multicast entities under Wi-Fi interference\n\n\
+         Reproduces Ishaq, Hoebeke, Moerman and Demeester (Sensors 2016), §5.2.2–5.2.5 (Figs \
+         10–12, 14) and §5.3 (Table 8). One gateway, G members on Table 7's trees; iperf \
+         traffic on Wi-Fi channel 13 at each load; the unicast entity is CON with D = {} ms, \
+         the multicast entity NON to the group the EM assigned (members joined through `/mc`), \
+         leisure 5 s. {} queries per point, {} s between queries, ACK_TIMEOUT {} s, {}-frame \
+         MAC queues. {} runs in {:.1} s wall time (base seed {}, {} seed(s) per point).\n",
+        UNICAST_DELAY_MS,
+        p.queries,
+        p.gap.as_secs_f64(),
+        p.ack_timeout.as_secs_f64(),
+        p.queue_frames,
+        outcome.runs.len(),
+        outcome.wall_s,
+        outcome.seed,
+        outcome.sweep.seeds,
+    );
+    let _ = writeln!(
+        md,
+        "## Member reliability, group reliability, response time (Figs 10–12)\n\nEach cell: \
+         member reliability / group reliability / mean entity response time.\n"
+    );
+    let mut t = MarkdownTable::new(&[
+        "G",
+        "Wi-Fi Mbit/s",
+        "unicast",
+        "multicast",
+        "paper (unicast)",
+        "paper (multicast)",
+    ]);
+    for &g in &outcome.sweep.sizes {
+        for &load in &outcome.sweep.loads_mbps {
+            let cell = |v: &str| {
+                outcome
+                    .at(v, g, load)
+                    .map_or("–".into(), |p| row(p).join(" / "))
+            };
+            t.push(vec![
+                g.to_string(),
+                format!("{load}"),
+                cell("unicast"),
+                cell("multicast"),
+                paper_cell("unicast", g, load),
+                paper_cell("multicast", g, load),
+            ]);
+        }
+    }
+    md.push_str(&t.render());
+
+    let _ = writeln!(md, "\n## ACK_TIMEOUT, G = 10 unicast (Fig 14)\n");
+    let variants = ack_variants(outcome);
+    let mut header = vec!["Wi-Fi Mbit/s".to_string()];
+    header.extend(variants.iter().cloned());
+    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = MarkdownTable::new(&refs);
+    for &load in &outcome.sweep.loads_mbps {
+        let mut r = vec![format!("{load}")];
+        for v in &variants {
+            r.push(outcome.at(v, 10, load).map_or("–".into(), |p| {
+                let o = &p.outcome;
+                format!(
+                    "{} ({:.1} CoAP retransmissions / query)",
+                    secs(o.mean_response_s()),
+                    o.per_query(o.coap_retransmissions)
+                )
+            }));
+        }
+        t.push(r);
+    }
+    md.push_str(&t.render());
+    let _ = writeln!(md, "\nPaper: {}\n", paper::FIG_14_CLAIM);
+
+    office(outcome, &mut md);
+    mapping(outcome, &mut md);
+    discussion(outcome, &mut md);
+    md
+}
+
+fn office(outcome: &Outcome, md: &mut String) {
+    if !outcome.sweep.office {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## Office testbed (Table 8), 10 members\n\nLow usage is modelled as 5 Mbit/s, normal \
+         usage as 15 Mbit/s from an access point at the far end of the members' part of the \
+         floor (60 m from the gateway), walls as path loss exponent 3.5 (assumptions: the \
+         paper could not measure its interference).\n"
+    );
+    let mut t = MarkdownTable::new(&[
+        "entity",
+        "usage",
+        "member reliability (paper)",
+        "group reliability (paper)",
+        "response min / avg / max (paper)",
+    ]);
+    for r in paper::TABLE_8 {
+        let Some(u) = super::office::USAGES.iter().find(|u| u.name == r.usage) else {
+            continue;
+        };
+        let v = format!("office {}", r.mode);
+        let Some(pt) = outcome.at(&v, 10, u.load_mbps) else {
+            continue;
+        };
+        let o = &pt.outcome;
+        debug_assert!(usage_of(u.load_mbps).is_some());
+        t.push(vec![
+            r.mode.into(),
+            r.usage.into(),
+            format!("{} ({} %)", pct(o.member_reliability()), r.member_pct),
+            format!("{} ({} %)", pct(o.group_reliability()), r.group_pct),
+            format!(
+                "{} / {} / {} ({:.2} / {:.2} / {:.2} s)",
+                secs(o.min_response_s()),
+                secs(o.mean_response_s()),
+                secs(o.max_response_s()),
+                r.response_s.0,
+                r.response_s.1,
+                r.response_s.2
+            ),
+        ]);
+    }
+    md.push_str(&t.render());
+}
+
+/// How the model maps the Wi-Fi load to losses: overlap chance per frame, and the links the
+/// bursts corrupt.
+fn mapping(outcome: &Outcome, md: &mut String) {
+    let timing = WifiTiming::default();
+    let phy = PhyTiming::default();
+    let _ = writeln!(
+        md,
+        "\n## The interference model's mapping\n\nChance that a Wi-Fi burst overlaps an \
+         802.15.4 frame (a 40-byte MPDU, {:.2} ms on air, and a full 127-byte one), by load:\n",
+        phy.frame_duration(40).as_secs_f64() * 1e3
+    );
+    let mut t = MarkdownTable::new(&["Wi-Fi Mbit/s", "air occupancy", "40 B frame", "127 B frame"]);
+    for &load in &outcome.sweep.loads_mbps {
+        let us = |b: usize| phy.frame_duration(b).as_secs_f64() * 1e6;
+        t.push(vec![
+            format!("{load}"),
+            pct(timing.occupancy(load)),
+            pct(timing.overlap_probability(load, us(40))),
+            pct(timing.overlap_probability(load, us(127))),
+        ]);
+    }
+    md.push_str(&t.render());
+    let _ = writeln!(
+        md,
+        "\nWhether an overlapped frame is lost depends on the receiver's SINR (the interferer \
+         80 m from the gateway at the deployment's edge, 20 dBm, channel 13 on channel 26's \
+         band, Rayleigh-faded 802.15.4 signal): each tree's links (both directions) whose \
+         frames an overlapping burst corrupts with probability above 10 % and above 50 %:\n"
+    );
+    let mut t = MarkdownTable::new(&["G", "links", "over 10 %", "over 50 %"]);
+    let wifi = WifiSetup::open_room(1.0);
+    for &g in &outcome.sweep.sizes {
+        let Some(h) = HopProfile::for_group(g) else {
+            continue;
+        };
+        let (parents, positions) = h.layout();
+        let (mut hit, mut some, mut links) = (0, 0, 0);
+        for (child, parent) in parents.iter().enumerate() {
+            let Some(p) = *parent else { continue };
+            for (a, b) in [(child, p), (p, child)] {
+                links += 1;
+                let sinr = wifi.sinr_db(positions[a], positions[b], 0);
+                let us = phy.frame_duration(40).as_secs_f64() * 1e6;
+                let p = wifi.corruption_given_overlap(sinr, us);
+                some += usize::from(p > 0.1);
+                hit += usize::from(p > 0.5);
+            }
+        }
+        t.push(vec![
+            g.to_string(),
+            links.to_string(),
+            some.to_string(),
+            hit.to_string(),
+        ]);
+    }
+    md.push_str(&t.render());
+}
+
+fn discussion(outcome: &Outcome, md: &mut String) {
+    md.push_str("\n## Against the paper\n\n");
+    for &g in &outcome.sweep.sizes {
+        if let (Some(u), Some(m)) = (
+            outcome.at("unicast", g, 0.0),
+            outcome.at("multicast", g, 0.0),
+        ) {
+            let _ = writeln!(
+                md,
+                "- G = {g} without interference: multicast member reliability {} with {:.1} \
+                 frame collisions per query (unicast: {:.1}).",
+                pct(m.outcome.member_reliability()),
+                m.outcome.per_query(m.outcome.collisions),
+                u.outcome.per_query(u.outcome.collisions),
+            );
+        }
+    }
+    let top = outcome.sweep.loads_mbps.iter().copied().fold(0.0, f64::max);
+    for &g in &outcome.sweep.sizes {
+        if let (Some(u), Some(m)) = (
+            outcome.at("unicast", g, top),
+            outcome.at("multicast", g, top),
+        ) {
+            let _ = writeln!(
+                md,
+                "- G = {g} at {top} Mbit/s: member reliability unicast {} against multicast {}; \
+                 group reliability {} against {}; response time {} against {}.",
+                pct(u.outcome.member_reliability()),
+                pct(m.outcome.member_reliability()),
+                pct(u.outcome.group_reliability()),
+                pct(m.outcome.group_reliability()),
+                secs(u.outcome.mean_response_s()),
+                secs(m.outcome.mean_response_s()),
+            );
+        }
+    }
+    md.push_str(
+        "\n### Where and why Covey differs\n\n\
+         - **Who wins** is the paper's: CON requests with CoAP's retransmissions keep unicast \
+         member reliability at or near 100 % while each lost multicast request or reply is \
+         gone; unicast pays in response time, multicast stays within its leisure.\n\
+         - **How much is lost** depends on where the Wi-Fi pair stands and how loud it is at \
+         each receiver, which the paper's text does not give. The model puts it among the \
+         members and derives each link's loss from its SINR, so members near it lose most of \
+         what overlaps a burst and far members nothing; the levels of the curves are those \
+         of that geometry, not fitted to the figures.\n\
+         - **Multicast loses members even without interference** for G ≥ 20: the request \
+         floods down the tree, and routers that got it from their parent re-broadcast it at \
+         once (SMRF without duty cycling does so too); routers hidden from each other then \
+         collide at the members below them, and a broadcast is never retried. The medium \
+         counts any overlap as the loss of both frames; real receivers often decode the \
+         stronger of two overlapping frames (capture), so the model is pessimistic here, and \
+         the paper's multicast reliability without interference is higher.\n\
+         - **Unicast members near the interferer.** For G = 20 and 30 the deepest members stand \
+         within about 20 m of the Wi-Fi sender, where the SINR of their links is below 0 dB \
+         during a burst; above 10 Mbit/s nearly every frame overlaps a burst, so even the MAC's \
+         and CoAP's retries rarely get through, and unicast member reliability falls to \
+         96–98 % with group reliability far below the paper's 98–100 %. The testbed's \
+         members were evidently farther from the interferer than this geometry puts them.\n\
+         - **Multicast response time** is taken to the last reply the EM got, as the paper \
+         plots it; the EM itself answers the client only when its window (leisure plus a 2 s \
+         margin) closes if a member is missing.\n\
+         - **ACK_TIMEOUT.** A shorter ACK_TIMEOUT repairs a loss sooner, so 1 s beats 2 s \
+         under interference. Whether 0.5 s turns worse needs spurious retransmissions, i.e. \
+         replies slower than 0.5–0.75 s; Covey's members answer in tens of ms, so the table \
+         shows whether the model's mechanisms (extra collisions from duplicate requests) \
+         reproduce the paper's reversal or not.\n\
+         - **Office.** Table 8's interference was uncontrolled and unmeasured; the variant \
+         shows the same mechanisms at two assumed loads and cannot match its numbers except \
+         by construction, which it does not attempt.\n",
+    );
+}
