@@ -78,9 +78,21 @@ impl Endpoint {
                 }
                 t.download.extend_from_slice(m.payload());
                 if b2.more {
-                    let size = 16usize << b2.szx;
+                    let mut szx = b2.szx;
+                    if m.option(OptionNumber::ECHO).is_some() {
+                        // Blocks cut small for an address not verified yet (RFC 9175
+                        // §2.4): the next request echoes the value, so ask for the largest
+                        // block up to our own size that starts at this offset; it doubles
+                        // at each step back to the preferred size.
+                        while szx < self.config.block_szx.min(6)
+                            && t.download.len() % (32usize << szx) == 0
+                        {
+                            szx += 1;
+                        }
+                    }
+                    let size = 16usize << szx;
                     t.download_block =
-                        Block::new((t.download.len() / size) as u32, false, b2.szx).ok();
+                        Block::new((t.download.len() / size) as u32, false, szx).ok();
                     self.transmit_exchange(now, key, false);
                     return;
                 }
