@@ -34,6 +34,7 @@ use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::message::transmission::{Transmission, TransmissionOwner};
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
+use crate::observe::round::{Rounds, NOTIFICATIONS_IN_A_ROW};
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -93,6 +94,8 @@ pub struct Endpoint {
     /// Digest of (observer address, message ID of a notification) -> observer, so an RST
     /// ends the observation; checked against the observer.
     pub(crate) notification_mids: Map<u64, SlabKey>,
+    /// Notification rounds under way: one shared representation per resource.
+    pub(crate) rounds: Rounds,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
 }
@@ -141,6 +144,7 @@ impl Endpoint {
             observers: Slab::with_capacity(config.max_observers),
             observer_index: ObserverIndex::new(rng.next_u64()),
             notification_mids: seeded_map(rng.next_u64()),
+            rounds: Rounds::default(),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
             config,
@@ -208,7 +212,26 @@ impl Endpoint {
 
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
-    pub fn poll_transmit(&mut self, _now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        // A round's notifications take turns with the other queued datagrams, a few at a
+        // time, so a round to every observer does not hold back responses.
+        if self.rounds.any_due()
+            && (self.rounds.in_a_row < NOTIFICATIONS_IN_A_ROW || self.outbox.is_empty())
+        {
+            if let Some(t) = self.transmit_notification(now, buf) {
+                self.rounds.in_a_row += 1;
+                return Some(t);
+            }
+        }
+        self.rounds.in_a_row = 0;
+        match self.transmit_queued(buf) {
+            Some(t) => Some(t),
+            None => self.transmit_notification(now, buf),
+        }
+    }
+
+    /// The next datagram of the outbox, written into `buf`.
+    fn transmit_queued(&mut self, buf: &mut [u8]) -> Option<Transmit> {
         while let Some((destination, source, local)) = self.outbox.pop() {
             let meta = self.transmit_meta(source, local);
             let bytes: &[u8] = match source {

@@ -5,6 +5,8 @@ mod freshness;
 pub(crate) mod observer;
 pub(crate) mod observer_index;
 pub(crate) mod registry;
+pub(crate) mod round;
+mod round_transmit;
 
 pub use freshness::{is_newer, FRESHNESS_WINDOW};
 pub use observer::NotificationType;

@@ -55,6 +55,9 @@ impl Endpoint {
         };
         let sequence = match self.observers.get_mut(o) {
             Some(obs) => {
+                // The response carries the current state: a notification still due in a
+                // round would only repeat it (and its round is the old resource's).
+                self.rounds.settle(obs, &mut self.pool);
                 obs.resource = resource;
                 obs.sequence = (obs.sequence + 1) & 0xFF_FFFF;
                 obs.sequence
@@ -71,7 +74,9 @@ impl Endpoint {
     }
 
     /// Sends `response` as a notification to every observer of `resource`; returns how
-    /// many were notified. A non-2.xx response ends those observations.
+    /// many were notified or are due to be. A non-2.xx response ends those observations.
+    /// NON notifications are written as `poll_transmit` sends them, from one copy of the
+    /// representation; an observer still due from an earlier call gets only the newest.
     pub fn notify(&mut self, now: Instant, resource: u64, response: &Response<'_>) -> usize {
         self.notify_as(now, resource, response, NotificationType::Auto)
     }
@@ -86,18 +91,29 @@ impl Endpoint {
         kind: NotificationType,
     ) -> usize {
         let mut notified = 0;
-        for index in 0..self.observers.capacity() {
+        // The shared representation, encoded when the first NON observer is met.
+        let mut round: Option<bool> = None;
+        for index in 0..self.observers.slots_created() {
             let Some(key) = self.observers.key_at(index) else {
                 continue;
             };
-            if self
-                .observers
-                .get(key)
-                .is_none_or(|o| o.resource != resource)
-            {
+            let confirmable = match self.observers.get(key) {
+                Some(o) if o.resource == resource => self.is_confirmable(now, o, response, kind),
+                _ => continue,
+            };
+            // An error ends the observation right away, so it cannot wait in a round.
+            if !confirmable && response.code.is_success() {
+                let started = *round.get_or_insert_with(|| self.start_round(resource, response));
+                if let Some(o) = self.observers.get_mut(key).filter(|_| started) {
+                    self.rounds.mark_due(o);
+                    notified += 1;
+                }
                 continue;
             }
-            if self.notify_one(now, key, response, kind) {
+            if let Some(o) = self.observers.get_mut(key) {
+                self.rounds.settle(o, &mut self.pool);
+            }
+            if self.notify_one(now, key, response, confirmable) {
                 notified += 1;
             }
             if !response.code.is_success() {
@@ -110,7 +126,59 @@ impl Endpoint {
                 self.remove_observer(now, key);
             }
         }
+        if round == Some(true) {
+            self.rounds.end_if_idle(resource, &mut self.pool);
+        }
         notified
+    }
+
+    /// Encodes `response` as `resource`'s newest representation for its round; false when
+    /// it does not fit a datagram.
+    fn start_round(&mut self, resource: u64, response: &Response<'_>) -> bool {
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token: &[],
+            options: response.options,
+            extra: &[],
+            payload: response.payload,
+        };
+        // Room for the longest token and Observe option the observers' copies add.
+        let fits = m.size_bound() + 8 + 3 + 5 <= self.config.max_message_size;
+        let encoded = fits
+            && self
+                .rounds
+                .template_mut(resource)
+                .encode(&m, &mut self.pool)
+                .is_ok();
+        if !encoded {
+            self.rounds.end_if_idle(resource, &mut self.pool);
+            self.stats.drop(crate::stats::DropCause::TooLarge);
+        }
+        encoded
+    }
+
+    /// Whether observer `o`'s next notification is CON: while the last CON's fate is
+    /// unknown (it then replaces that one), at least once per interval and every n-th time.
+    fn is_confirmable(
+        &self,
+        now: Instant,
+        o: &Observer,
+        response: &Response<'_>,
+        kind: NotificationType,
+    ) -> bool {
+        match kind {
+            NotificationType::Confirmable => true,
+            // Still CON when one is unconfirmed: it is replaced, not doubled.
+            NotificationType::NonConfirmable => o.in_flight.is_some(),
+            NotificationType::Auto => {
+                o.in_flight.is_some()
+                    || !response.code.is_success()
+                    || o.since_con + 1 >= self.config.observe_con_every.max(1)
+                    || now.saturating_duration_since(o.last_con) >= self.config.observe_con_interval
+            }
+        }
     }
 
     /// Number of observers registered for `resource`.
@@ -141,6 +209,7 @@ impl Endpoint {
                 replaced_mid: None,
                 last_con: now,
                 since_con: 0,
+                due: false,
             })
             .ok()?;
         if let Some(p) = self.peers.get_mut(peer) {
@@ -163,13 +232,13 @@ impl Endpoint {
     }
 
     /// Remembers that an RST to notification `mid` sent to `remote` ends observer `key`.
-    fn track_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
+    pub(crate) fn track_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
         let d = digest(&self.hasher, &MidKey::new(remote, mid));
         self.notification_mids.insert(d, key);
     }
 
     /// Forgets notification `mid` to `remote`, if it is observer `key`'s.
-    fn untrack_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
+    pub(crate) fn untrack_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
         let d = digest(&self.hasher, &MidKey::new(remote, mid));
         if self.notification_mids.get(&d) == Some(&key) {
             self.notification_mids.remove(&d);
@@ -177,9 +246,10 @@ impl Endpoint {
     }
 
     pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
-        let Some(o) = self.observers.remove(key) else {
+        let Some(mut o) = self.observers.remove(key) else {
             return;
         };
+        self.rounds.settle(&mut o, &mut self.pool);
         if let Some(remote) = self.observer_addr(&o) {
             self.observer_index.remove(key, remote, o.token);
             for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
@@ -203,31 +273,14 @@ impl Endpoint {
         now: Instant,
         key: SlabKey,
         response: &Response<'_>,
-        kind: NotificationType,
+        confirmable: bool,
     ) -> bool {
-        let (con_every, con_interval, reuse) = (
-            self.config.observe_con_every.max(1),
-            self.config.observe_con_interval,
-            self.lifetimes.mid_reuse,
-        );
+        let reuse = self.lifetimes.mid_reuse;
         let Some(o) = self.observers.get_mut(key) else {
             return false;
         };
         o.sequence = (o.sequence + 1) & 0xFF_FFFF;
         o.since_con += 1;
-        // CON while the last CON's fate is unknown (it then replaces that one), at least
-        // once per interval and every n-th time; NON otherwise.
-        let confirmable = match kind {
-            NotificationType::Confirmable => true,
-            // Still CON when one is unconfirmed: it is replaced, not doubled.
-            NotificationType::NonConfirmable => o.in_flight.is_some(),
-            NotificationType::Auto => {
-                o.in_flight.is_some()
-                    || !response.code.is_success()
-                    || o.since_con >= con_every
-                    || now.saturating_duration_since(o.last_con) >= con_interval
-            }
-        };
         let (token, peer, sequence, replaced) = (o.token, o.peer, o.sequence, o.in_flight);
         let Some(remote) = self.peers.get(peer).map(|p| p.addr) else {
             return false;
