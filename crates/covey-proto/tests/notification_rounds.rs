@@ -1,0 +1,256 @@
+//! Notification rounds to many observers, on the in-memory network: every observer gets the
+//! newest state once, a round holds one shared representation rather than a datagram per
+//! observer (counted by the global allocator), an observer still due when the state changes
+//! again gets only the newest, and a round does not hold back the responses queued behind it.
+
+mod counting_alloc;
+mod observers;
+mod pair;
+
+use counting_alloc::{count, CountingAlloc};
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_proto::{Config, Duration, Endpoint, Event, Instant, LocalAddr, Response};
+use observers::{notification_of, register, source, RESOURCE};
+
+#[global_allocator]
+static ALLOCATOR: CountingAlloc = CountingAlloc;
+
+/// A server as `covey serve` sizes it for `n` observers, with `n` observers registered.
+fn server_with_observers(n: usize) -> (Endpoint, Instant) {
+    let config = Config {
+        max_observers: n,
+        max_buffers: 2 * n + 1024,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(config, 3);
+    let mut now = Instant::from_secs(10);
+    let (mut buf, mut out) = (vec![0u8; 1280], vec![0u8; 1280]);
+    let response = Response::with_payload(Code::CONTENT, b"12:00:00");
+    for k in 0..n {
+        now = now + Duration::from_micros(50);
+        register(&mut server, now, k, &response, &mut buf, &mut out);
+    }
+    assert_eq!(server.observer_count(RESOURCE), n);
+    (server, now)
+}
+
+/// What one observer has been sent: how many notifications, the last Observe value and
+/// whether the last payload was the newest state.
+#[derive(Clone, Copy, Default)]
+struct Received {
+    count: usize,
+    observe: u32,
+    newest: bool,
+}
+
+/// Hands every datagram the server sends to its observer's record, checking it is a NON
+/// notification to the observer's own socket; returns how many were sent.
+fn deliver(
+    server: &mut Endpoint,
+    now: Instant,
+    out: &mut [u8],
+    newest: &[u8],
+    seen: &mut [Received],
+) -> usize {
+    let mut sent = 0;
+    while let Some(t) = server.poll_transmit(now, out) {
+        assert_eq!(t.message_type, MessageType::NonConfirmable);
+        let (k, observe, payload) = notification_of(&out[..t.size]);
+        assert_eq!(t.destination, source(k), "observer {k}'s own socket");
+        let r = &mut seen[k];
+        if r.count > 0 {
+            assert!(
+                covey_proto::observe::is_newer(observe, now, r.observe, now),
+                "observer {k}'s Observe values increase"
+            );
+        }
+        *r = Received {
+            count: r.count + 1,
+            observe,
+            newest: payload == newest,
+        };
+        sent += 1;
+    }
+    sent
+}
+
+#[test]
+fn a_round_to_10_000_observers_reaches_each_once_in_constant_memory_per_round() {
+    const N: usize = 10_000;
+    let (mut server, mut now) = server_with_observers(N);
+    let mut out = vec![0u8; 1280];
+    let mut seen = vec![Received::default(); N];
+    let mut heap = Vec::new();
+    for round in 0..3u8 {
+        now = now + Duration::from_secs(1);
+        let state = [b'0' + round; 8];
+        let response = Response::with_payload(Code::CONTENT, &state);
+        let (sent, c) = count(|| {
+            assert_eq!(server.notify(now, RESOURCE, &response), N);
+            deliver(&mut server, now, &mut out, &state, &mut seen)
+        });
+        assert_eq!(sent, N, "round {round}: one notification per observer");
+        assert!(
+            seen.iter()
+                .all(|r| r.count == round as usize + 1 && r.newest),
+            "round {round}: every observer got the new state once"
+        );
+        heap.push(c.net_bytes);
+        if round > 0 {
+            assert_eq!(c.count, 0, "round {round}: a warm round allocates nothing");
+        }
+    }
+    println!(
+        "rounds to {N} observers held {} B, {} B and {} B more heap",
+        heap[0], heap[1], heap[2]
+    );
+    // The first round leaves each observer's last message ID, so an RST to it ends the
+    // observation (a map entry); a round itself keeps nothing per observer.
+    assert!(
+        heap[0] / N as i64 <= 32,
+        "first round: {} B per observer",
+        heap[0] / N as i64
+    );
+    for (round, &bytes) in heap.iter().enumerate().skip(1) {
+        assert!(
+            bytes.abs() <= 4096,
+            "round {round} held {bytes} B: not constant in the number of observers"
+        );
+    }
+}
+
+#[test]
+fn an_observer_still_due_gets_only_the_newest_state() {
+    const N: usize = 100;
+    const FIRST: usize = 30;
+    let (mut server, now) = server_with_observers(N);
+    let mut out = vec![0u8; 1280];
+    let mut seen = vec![Received::default(); N];
+    assert_eq!(
+        server.notify(
+            now,
+            RESOURCE,
+            &Response::with_payload(Code::CONTENT, b"old")
+        ),
+        N
+    );
+    let mut old = 0;
+    for _ in 0..FIRST {
+        let t = server.poll_transmit(now, &mut out).expect("a notification");
+        let (k, observe, payload) = notification_of(&out[..t.size]);
+        assert_eq!(payload, b"old");
+        seen[k] = Received {
+            count: 1,
+            observe,
+            newest: false,
+        };
+        old += 1;
+    }
+    assert_eq!(
+        server.notify(
+            now,
+            RESOURCE,
+            &Response::with_payload(Code::CONTENT, b"new")
+        ),
+        N
+    );
+    let sent = deliver(&mut server, now, &mut out, b"new", &mut seen);
+    assert_eq!(
+        sent, N,
+        "everyone gets the new state, nobody the old one twice"
+    );
+    assert_eq!(old + sent, N + FIRST);
+    assert!(seen.iter().all(|r| r.newest));
+    assert_eq!(seen.iter().filter(|r| r.count == 2).count(), FIRST);
+}
+
+#[test]
+fn a_round_does_not_hold_back_a_response() {
+    const N: usize = 1_000;
+    let (mut server, now) = server_with_observers(N);
+    let mut out = vec![0u8; 1280];
+    let response = Response::with_payload(Code::CONTENT, b"tick");
+    assert_eq!(server.notify(now, RESOURCE, &response), N);
+    for _ in 0..5 {
+        server.poll_transmit(now, &mut out).expect("a notification");
+    }
+    // A plain GET from another client arrives while the round is under way.
+    let client = pair::addr(7, 50_000);
+    let size = MessageEncoder::new(&mut out, MessageType::NonConfirmable, Code::GET, 9, &[9])
+        .expect("header")
+        .finish();
+    server.handle_datagram(now, client, LocalAddr::UNICAST, &out[..size]);
+    let Some(Event::Request(id)) = server.poll_event() else {
+        panic!("the GET reaches the application");
+    };
+    server
+        .respond(now, id, &Response::with_payload(Code::CONTENT, b"answer"))
+        .expect("answered");
+    let mut position = None;
+    let mut sent = 0;
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        sent += 1;
+        if t.destination == client {
+            assert_eq!(Message::parse(&out[..t.size]).unwrap().payload(), b"answer");
+            position = Some(sent);
+        }
+    }
+    let position = position.expect("the response is sent");
+    assert!(
+        position <= 9,
+        "the response went out as datagram {position} of {sent}, behind the round"
+    );
+    assert_eq!(sent, N - 5 + 1, "the rest of the round still goes out");
+}
+
+#[test]
+fn observers_that_leave_mid_round_are_not_notified() {
+    let (mut server, now) = server_with_observers(10);
+    let mut out = vec![0u8; 1280];
+    let response = Response::with_payload(Code::CONTENT, b"tick");
+    assert_eq!(server.notify(now, RESOURCE, &response), 10);
+    let t = server.poll_transmit(now, &mut out).expect("a notification");
+    let (first, _, _) = notification_of(&out[..t.size]);
+    // The first observer rejects its notification with an RST.
+    let rst = MessageEncoder::new(&mut out, MessageType::Reset, Code::EMPTY, t.message_id, &[])
+        .expect("header")
+        .finish();
+    server.handle_datagram(now, source(first), LocalAddr::UNICAST, &out[..rst]);
+    assert_eq!(
+        server.observer_count(RESOURCE),
+        9,
+        "the RST ends the observation"
+    );
+    // Another, still due, deregisters with a GET without Observe (RFC 7641 §3.6).
+    let leaving = (first + 1) % 10;
+    let token = (leaving as u64).to_be_bytes();
+    let get = MessageEncoder::new(&mut out, MessageType::NonConfirmable, Code::GET, 77, &token)
+        .expect("header")
+        .finish();
+    server.handle_datagram(now, source(leaving), LocalAddr::UNICAST, &out[..get]);
+    while let Some(event) = server.poll_event() {
+        if let Event::Request(id) = event {
+            let registered = server.respond_observable(now, id, RESOURCE, &response);
+            assert_eq!(registered, Ok(false));
+        }
+    }
+    assert_eq!(server.observer_count(RESOURCE), 8);
+    let mut notified = Vec::new();
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        let m = Message::parse(&out[..t.size]).unwrap();
+        if m.options().any(|o| o.number == OptionNumber::OBSERVE) {
+            notified.push(notification_of(&out[..t.size]).0);
+        } else {
+            assert_eq!(t.destination, source(leaving), "the plain response");
+        }
+    }
+    notified.sort();
+    let expected: Vec<usize> = (0..10).filter(|&k| k != first && k != leaving).collect();
+    assert_eq!(
+        notified, expected,
+        "the rest of the round, to those still observing"
+    );
+    let mut seen = vec![Received::default(); 10];
+    assert_eq!(server.notify(now, RESOURCE, &response), 8);
+    assert_eq!(deliver(&mut server, now, &mut out, b"tick", &mut seen), 8);
+}
