@@ -34,7 +34,7 @@ use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::message::transmission::{Transmission, TransmissionOwner};
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
-use crate::observe::round::{Rounds, NOTIFICATIONS_IN_A_ROW};
+use crate::observe::round::{Rounds, NOTIFICATIONS_PER_QUEUED};
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -213,19 +213,26 @@ impl Endpoint {
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        // A round's notifications take turns with the other queued datagrams, a few at a
-        // time, so a round to every observer does not hold back responses.
-        if self.rounds.any_due()
-            && (self.rounds.in_a_row < NOTIFICATIONS_IN_A_ROW || self.outbox.is_empty())
-        {
+        // A round's notifications take turns with the other queued datagrams: one of those,
+        // then a few notifications, so a round to every observer does not hold back
+        // responses (a response queued before the round goes first, as it did).
+        let queued_first = self.rounds.credit == 0 && !self.outbox.is_empty();
+        if self.rounds.any_due() && !queued_first {
             if let Some(t) = self.transmit_notification(now, buf) {
-                self.rounds.in_a_row += 1;
+                // Credit is spent only while something waits: the next datagram queued
+                // then goes at once.
+                self.rounds.credit = match self.outbox.is_empty() {
+                    true => 0,
+                    false => self.rounds.credit.saturating_sub(1),
+                };
                 return Some(t);
             }
         }
-        self.rounds.in_a_row = 0;
         match self.transmit_queued(buf) {
-            Some(t) => Some(t),
+            Some(t) => {
+                self.rounds.credit = NOTIFICATIONS_PER_QUEUED;
+                Some(t)
+            }
             None => self.transmit_notification(now, buf),
         }
     }

@@ -8,9 +8,10 @@ use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::{Slab, SlabKey};
 use alloc::vec::Vec;
 
-/// Notifications `poll_transmit` hands out in a row while other datagrams wait, so a round
-/// to thousands of observers delays a response by a few datagrams at most.
-pub(crate) const NOTIFICATIONS_IN_A_ROW: usize = 8;
+/// Notifications `poll_transmit` hands out after each other queued datagram while both
+/// wait: a round to thousands of observers delays a response by a few datagrams at most,
+/// and a stream of responses slows a round down without stopping it.
+pub(crate) const NOTIFICATIONS_PER_QUEUED: usize = 8;
 
 /// One resource's round under way.
 #[derive(Debug)]
@@ -33,8 +34,9 @@ pub(crate) struct Rounds {
     /// Next observer slab index to look at; it goes round the slab so each observer waits
     /// at most one lap.
     cursor: usize,
-    /// Notifications handed out since the last other datagram.
-    pub in_a_row: usize,
+    /// Notifications that may still go before the next queued datagram; at 0 a waiting
+    /// datagram goes first.
+    pub credit: usize,
 }
 
 impl Rounds {
