@@ -32,6 +32,7 @@ use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::message::transmission::{Transmission, TransmissionOwner};
+use crate::observe::notification_mids::NotificationMids;
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
 use crate::observe::round::{Rounds, NOTIFICATIONS_PER_QUEUED};
@@ -91,9 +92,8 @@ pub struct Endpoint {
     pub(crate) observers: Slab<Observer>,
     /// Observers by (address, token).
     pub(crate) observer_index: ObserverIndex,
-    /// Digest of (observer address, message ID of a notification) -> observer, so an RST
-    /// ends the observation; checked against the observer.
-    pub(crate) notification_mids: Map<u64, SlabKey>,
+    /// Observers by the message IDs of their notifications, so an RST ends the observation.
+    pub(crate) notification_mids: NotificationMids,
     /// Notification rounds under way: one shared representation per resource.
     pub(crate) rounds: Rounds,
     pub(crate) uploads: block::Uploads,
@@ -143,7 +143,7 @@ impl Endpoint {
             },
             observers: Slab::with_capacity(config.max_observers),
             observer_index: ObserverIndex::new(rng.next_u64()),
-            notification_mids: seeded_map(rng.next_u64()),
+            notification_mids: NotificationMids::new(rng.next_u64()),
             rounds: Rounds::default(),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),

@@ -2,6 +2,7 @@
 //! registry of observers.
 
 mod freshness;
+pub(crate) mod notification_mids;
 pub(crate) mod observer;
 pub(crate) mod observer_index;
 pub(crate) mod registry;

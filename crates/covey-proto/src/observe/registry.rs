@@ -4,10 +4,11 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::IncomingState;
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::hash::{digest, MidKey};
+use crate::hash::MidKey;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
+use crate::observe::notification_mids::MidRole;
 use crate::observe::observer::{NotificationType, Observer};
 use crate::request::Response;
 use crate::storage::slab::SlabKey;
@@ -231,30 +232,36 @@ impl Endpoint {
             .find(&self.observers, &self.peers, remote, token)
     }
 
-    /// Remembers that an RST to notification `mid` sent to `remote` ends observer `key`.
-    pub(crate) fn track_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        self.notification_mids.insert(d, key);
-    }
-
-    /// Forgets notification `mid` to `remote`, if it is observer `key`'s.
-    pub(crate) fn untrack_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        if self.notification_mids.get(&d) == Some(&key) {
-            self.notification_mids.remove(&d);
+    /// Sets observer `key`'s `role` message ID (`None` forgets it), so that an RST to that
+    /// notification ends the observation.
+    pub(crate) fn set_notification_mid(&mut self, key: SlabKey, role: MidRole, mid: Option<u16>) {
+        let Some(o) = self.observers.get_mut(key) else {
+            return;
+        };
+        let old = core::mem::replace(role.field(o), mid);
+        let Some(remote) = self.peers.get(o.peer).map(|p| p.addr) else {
+            return;
+        };
+        // The entry of the old ID goes before the new one is indexed: a rehash reads IDs
+        // from the observers.
+        if let Some(old) = old {
+            self.notification_mids.remove(key, role, remote, old);
+        }
+        if let Some(mid) = mid {
+            self.notification_mids
+                .insert(&self.observers, &self.peers, key, role, remote, mid);
         }
     }
 
     pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
+        self.set_notification_mid(key, MidRole::LastNon, None);
+        self.set_notification_mid(key, MidRole::Replaced, None);
         let Some(mut o) = self.observers.remove(key) else {
             return;
         };
         self.rounds.settle(&mut o, &mut self.pool);
         if let Some(remote) = self.observer_addr(&o) {
             self.observer_index.remove(key, remote, o.token);
-            for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
-                self.untrack_notification(remote, mid, key);
-            }
         }
         if let Some(tx) = o.in_flight {
             self.end_transmission(
@@ -335,14 +342,7 @@ impl Endpoint {
                     self.transmissions_by_mid
                         .insert(MidKey::new(remote, mid), tx);
                     // An RST to the replaced copy still ends the observation.
-                    self.track_notification(remote, old.mid, key);
-                    let earlier = self
-                        .observers
-                        .get_mut(key)
-                        .and_then(|o| o.replaced_mid.replace(old.mid));
-                    if let Some(earlier) = earlier {
-                        self.untrack_notification(remote, earlier, key);
-                    }
+                    self.set_notification_mid(key, MidRole::Replaced, Some(old.mid));
                 }
                 self.queue_datagram(remote, OutSource::Transmission(tx));
             } else {
@@ -388,33 +388,19 @@ impl Endpoint {
                 return false;
             }
             self.queue_datagram(remote, OutSource::Slot(slot));
-            let old = self
-                .observers
-                .get_mut(key)
-                .and_then(|o| o.last_non_mid.replace(mid));
-            if let Some(old) = old {
-                self.untrack_notification(remote, old, key);
-            }
-            self.track_notification(remote, mid, key);
+            self.set_notification_mid(key, MidRole::LastNon, Some(mid));
         }
         true
     }
 
     /// A CON notification ended: acknowledged keeps the observer, RST or timeout removes it.
     pub(crate) fn on_notification_ended(&mut self, now: Instant, key: SlabKey, acknowledged: bool) {
-        let mut replaced = None;
         if let Some(o) = self.observers.get_mut(key) {
             o.in_flight = None;
-            if acknowledged {
-                replaced = o.replaced_mid.take().map(|mid| (o.peer, mid));
-            }
         }
-        if let Some((peer, mid)) = replaced {
-            if let Some(remote) = self.peers.get(peer).map(|p| p.addr) {
-                self.untrack_notification(remote, mid, key);
-            }
-        }
-        if !acknowledged {
+        if acknowledged {
+            self.set_notification_mid(key, MidRole::Replaced, None);
+        } else {
             self.remove_observer(now, key);
         }
     }
@@ -426,24 +412,11 @@ impl Endpoint {
         remote: SocketAddr,
         mid: u16,
     ) -> bool {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        let owner = self.notification_mids.get(&d).copied().filter(|&key| {
-            self.observers.get(key).is_some_and(|o| {
-                (o.last_non_mid == Some(mid) || o.replaced_mid == Some(mid))
-                    && self.observer_addr(o) == Some(remote)
-            })
-        });
-        match owner {
+        match self
+            .notification_mids
+            .find(&self.observers, &self.peers, remote, mid)
+        {
             Some(key) => {
-                self.notification_mids.remove(&d);
-                if let Some(o) = self.observers.get_mut(key) {
-                    if o.last_non_mid == Some(mid) {
-                        o.last_non_mid = None;
-                    }
-                    if o.replaced_mid == Some(mid) {
-                        o.replaced_mid = None;
-                    }
-                }
                 self.remove_observer(now, key);
                 true
             }

@@ -5,6 +5,7 @@
 use crate::endpoint::Endpoint;
 use crate::message::datagram::{LocalAddr, Transmit};
 use crate::message::wire::notification_into;
+use crate::observe::notification_mids::MidRole;
 use crate::stats::DropCause;
 use crate::Instant;
 use covey_core::{uint, CoapOption, Header, MessageType, OptionNumber};
@@ -49,10 +50,7 @@ impl Endpoint {
             };
             o.sequence = sequence;
             o.since_con += 1;
-            if let Some(old) = o.last_non_mid.replace(mid) {
-                self.untrack_notification(remote, old, key);
-            }
-            self.track_notification(remote, mid, key);
+            self.set_notification_mid(key, MidRole::LastNon, Some(mid));
             self.stats.transmissions += 1;
             self.stats.bytes_sent += size as u64;
             let code = Header::parse(&buf[..size]).ok()?.code;
