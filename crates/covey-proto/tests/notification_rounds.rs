@@ -291,13 +291,13 @@ fn an_rst_to_the_last_notification_ends_only_that_observation() {
         server.handle_datagram(now, source(k), LocalAddr::UNICAST, &out[..size]);
     };
     // An RST to an earlier notification, or from another socket, ends nothing.
-    for k in 0..N {
-        rst(&mut server, k, mids[k][0]);
-        rst(&mut server, (k + 1) % N, mids[k][2]);
+    for (k, sent) in mids.iter().enumerate() {
+        rst(&mut server, k, sent[0]);
+        rst(&mut server, (k + 1) % N, sent[2]);
     }
     assert_eq!(server.observer_count(RESOURCE), N);
-    for k in 0..N {
-        rst(&mut server, k, mids[k][2]);
+    for (k, sent) in mids.iter().enumerate() {
+        rst(&mut server, k, sent[2]);
         assert_eq!(
             server.observer_count(RESOURCE),
             N - k - 1,
