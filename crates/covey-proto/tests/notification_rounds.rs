@@ -305,3 +305,43 @@ fn an_rst_to_the_last_notification_ends_only_that_observation() {
         );
     }
 }
+
+#[test]
+fn periodic_con_notifications_beyond_the_transmission_slots_go_non_meanwhile() {
+    const N: usize = 100;
+    // Every notification is due to be CON, but only 8 CON transmissions fit at once.
+    let config = Config {
+        max_observers: N,
+        max_exchanges: 4,
+        max_incoming: 4,
+        observe_con_every: 1,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(config, 3);
+    let now = Instant::from_secs(10);
+    let (mut buf, mut out) = (vec![0u8; 1280], vec![0u8; 1280]);
+    let response = Response::with_payload(Code::CONTENT, b"tick");
+    for k in 0..N {
+        register(&mut server, now, k, &response, &mut buf, &mut out);
+    }
+    assert_eq!(
+        server.notify(now, RESOURCE, &response),
+        N,
+        "everyone notified"
+    );
+    let (mut con, mut non) = (0, 0);
+    let mut seen = vec![0; N];
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        seen[notification_of(&out[..t.size]).0] += 1;
+        match t.message_type {
+            MessageType::Confirmable => con += 1,
+            MessageType::NonConfirmable => non += 1,
+            other => panic!("a notification sent as {other:?}"),
+        }
+    }
+    assert_eq!((con, non), (8, N - 8), "CON while slots last, NON beyond");
+    assert!(
+        seen.iter().all(|&n| n == 1),
+        "each observer got the state once"
+    );
+}

@@ -162,6 +162,8 @@ impl Endpoint {
 
     /// Whether observer `o`'s next notification is CON: while the last CON's fate is
     /// unknown (it then replaces that one), at least once per interval and every n-th time.
+    /// A periodic CON waits for a free transmission slot; meanwhile the state goes NON and
+    /// the next notification tries again (RFC 7641 §4.5 asks for a CON at least daily).
     fn is_confirmable(
         &self,
         now: Instant,
@@ -174,10 +176,12 @@ impl Endpoint {
             // Still CON when one is unconfirmed: it is replaced, not doubled.
             NotificationType::NonConfirmable => o.in_flight.is_some(),
             NotificationType::Auto => {
+                let periodic = o.since_con + 1 >= self.config.observe_con_every.max(1)
+                    || now.saturating_duration_since(o.last_con)
+                        >= self.config.observe_con_interval;
                 o.in_flight.is_some()
                     || !response.code.is_success()
-                    || o.since_con + 1 >= self.config.observe_con_every.max(1)
-                    || now.saturating_duration_since(o.last_con) >= self.config.observe_con_interval
+                    || (periodic && !self.transmissions.is_full())
             }
         }
     }
