@@ -345,3 +345,23 @@ fn periodic_con_notifications_beyond_the_transmission_slots_go_non_meanwhile() {
         "each observer got the state once"
     );
 }
+
+#[test]
+fn a_notification_too_large_for_the_datagram_is_dropped_and_counted() {
+    let (mut server, now) = server_with_observers(3);
+    let mut out = vec![0u8; 1280];
+    // The representation fits a datagram alone, not with an 8-byte token and Observe added.
+    let big = vec![b'x'; 1268];
+    let response = Response::with_payload(Code::CONTENT, &big);
+    server.notify(now, RESOURCE, &response);
+    assert!(
+        server.poll_transmit(now, &mut out).is_none(),
+        "nothing sent"
+    );
+    assert_eq!(server.stats().drops_of(covey_proto::DropCause::TooLarge), 3);
+    // The round is over: the next state reaches everyone.
+    let mut seen = vec![Received::default(); 3];
+    let small = Response::with_payload(Code::CONTENT, b"tick");
+    assert_eq!(server.notify(now, RESOURCE, &small), 3);
+    assert_eq!(deliver(&mut server, now, &mut out, b"tick", &mut seen), 3);
+}

@@ -145,14 +145,13 @@ impl Endpoint {
             extra: &[],
             payload: response.payload,
         };
-        // Room for the longest token and Observe option the observers' copies add.
-        let fits = m.size_bound() + 8 + 3 + 5 <= self.config.max_message_size;
-        let encoded = fits
-            && self
-                .rounds
-                .template_mut(resource)
-                .encode(&m, &mut self.pool)
-                .is_ok();
+        // An observer's copy that then does not fit the caller's buffer (its token and
+        // Observe option added) is dropped and counted as it is sent, as a queued one was.
+        let encoded = self
+            .rounds
+            .template_mut(resource)
+            .encode(&m, &mut self.pool)
+            .is_ok();
         if !encoded {
             self.rounds.end_if_idle(resource, &mut self.pool);
             self.stats.drop(crate::stats::DropCause::TooLarge);
