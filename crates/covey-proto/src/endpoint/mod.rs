@@ -36,8 +36,10 @@ use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::transmission::{Transmission, TransmissionOwner};
+use crate::observe::notification_mids::NotificationMids;
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
+use crate::observe::round::{Rounds, NOTIFICATIONS_PER_QUEUED};
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -101,9 +103,10 @@ pub struct Endpoint {
     pub(crate) observer_refusals: RefusalMemo,
     /// Observers by (address, token).
     pub(crate) observer_index: ObserverIndex,
-    /// Digest of (observer address, message ID of a notification) -> observer, so an RST
-    /// ends the observation; checked against the observer.
-    pub(crate) notification_mids: Map<u64, SlabKey>,
+    /// Observers by the message IDs of their notifications, so an RST ends the observation.
+    pub(crate) notification_mids: NotificationMids,
+    /// Notification rounds under way: one shared representation per resource.
+    pub(crate) rounds: Rounds,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
     /// Echo values issued and the peer addresses verified with them (server side).
@@ -158,7 +161,8 @@ impl Endpoint {
             observers: Slab::with_capacity(config.max_observers),
             observer_refusals: RefusalMemo::default(),
             observer_index: ObserverIndex::new(rng.next_u64()),
-            notification_mids: seeded_map(rng.next_u64()),
+            notification_mids: NotificationMids::new(rng.next_u64()),
+            rounds: Rounds::default(),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
             address_verification: AddressVerification::from_seed(seed),
@@ -226,7 +230,33 @@ impl Endpoint {
 
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
-    pub fn poll_transmit(&mut self, _now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        // A round's notifications take turns with the other queued datagrams: one of those,
+        // then a few notifications, so a round to every observer does not hold back
+        // responses (a response queued before the round goes first, as it did).
+        let queued_first = self.rounds.credit == 0 && !self.outbox.is_empty();
+        if self.rounds.any_due() && !queued_first {
+            if let Some(t) = self.transmit_notification(now, buf) {
+                // Credit is spent only while something waits: the next datagram queued
+                // then goes at once.
+                self.rounds.credit = match self.outbox.is_empty() {
+                    true => 0,
+                    false => self.rounds.credit.saturating_sub(1),
+                };
+                return Some(t);
+            }
+        }
+        match self.transmit_queued(buf) {
+            Some(t) => {
+                self.rounds.credit = NOTIFICATIONS_PER_QUEUED;
+                Some(t)
+            }
+            None => self.transmit_notification(now, buf),
+        }
+    }
+
+    /// The next datagram of the outbox, written into `buf`.
+    fn transmit_queued(&mut self, buf: &mut [u8]) -> Option<Transmit> {
         while let Some((destination, source, local)) = self.outbox.pop() {
             let meta = self.transmit_meta(source, local);
             let bytes: &[u8] = match source {

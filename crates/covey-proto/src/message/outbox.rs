@@ -97,6 +97,11 @@ impl Outbox {
         true
     }
 
+    /// True when no datagram is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
     pub fn pop(&mut self) -> Option<(SocketAddr, OutSource, LocalId)> {
         self.queue.pop_front()
     }

@@ -45,21 +45,37 @@ pub(crate) fn reencode(
 ) -> Result<(), EncodeError> {
     let bound = template.len() + extra.iter().map(|o| o.value.len() + 5).sum::<usize>() + 1;
     out.write_with(bound + payload.len(), pool, |buf| {
-        reencode_into(template, message_id, skip, extra, payload, buf)
+        reencode_into(template, message_id, None, skip, extra, Some(payload), buf)
     })
 }
 
+/// Writes one observer's notification into `buf`: the round's `template` (options and
+/// payload) with the observer's `token`, `message_id` and Observe option in `extra`.
+pub(crate) fn notification_into(
+    template: &[u8],
+    message_id: u16,
+    token: &[u8],
+    extra: &[CoapOption<'_>],
+    buf: &mut [u8],
+) -> Result<usize, EncodeError> {
+    reencode_into(template, message_id, Some(token), &[], extra, None, buf)
+}
+
+/// Re-encodes `template` with a new message ID, and a new token and payload where given
+/// (`None` keeps the template's).
 fn reencode_into(
     template: &[u8],
     message_id: u16,
+    token: Option<&[u8]>,
     skip: &[OptionNumber],
     extra: &[CoapOption<'_>],
-    payload: &[u8],
+    payload: Option<&[u8]>,
     buf: &mut [u8],
 ) -> Result<usize, EncodeError> {
     let m = Message::parse(template).map_err(|_| EncodeError::InvalidStructure)?;
-    let mut enc =
-        MessageEncoder::new(buf, m.message_type(), m.code(), message_id, m.token_bytes())?;
+    let token = token.unwrap_or(m.token_bytes());
+    let payload = payload.unwrap_or(m.payload());
+    let mut enc = MessageEncoder::new(buf, m.message_type(), m.code(), message_id, token)?;
     let mut kept = m.options().filter(|o| !skip.contains(&o.number)).peekable();
     let mut last_extra: Option<(u16, usize)> = None;
     loop {

@@ -2,10 +2,13 @@
 //! registry of observers.
 
 mod freshness;
+pub(crate) mod notification_mids;
 pub(crate) mod observer;
 pub(crate) mod observer_index;
 pub(crate) mod observer_share;
 pub(crate) mod registry;
+pub(crate) mod round;
+mod round_transmit;
 
 pub use freshness::{is_newer, FRESHNESS_WINDOW};
 pub use observer::NotificationType;

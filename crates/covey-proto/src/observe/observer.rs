@@ -21,6 +21,8 @@ pub(crate) struct Observer {
     pub replaced_mid: Option<u16>,
     pub last_con: Instant,
     pub since_con: u32,
+    /// Waiting in its resource's notification round for `poll_transmit` to send it.
+    pub due: bool,
 }
 
 /// How a notification is sent.

@@ -4,10 +4,11 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::IncomingState;
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::hash::{digest, MidKey};
+use crate::hash::MidKey;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
+use crate::observe::notification_mids::MidRole;
 use crate::observe::observer::{NotificationType, Observer};
 use crate::request::Response;
 use crate::storage::slab::SlabKey;
@@ -60,6 +61,9 @@ impl Endpoint {
         };
         let sequence = match self.observers.get_mut(o) {
             Some(obs) => {
+                // The response carries the current state: a notification still due in a
+                // round would only repeat it (and its round is the old resource's).
+                self.rounds.settle(obs, &mut self.pool);
                 obs.resource = resource;
                 obs.sequence = (obs.sequence + 1) & 0xFF_FFFF;
                 obs.sequence
@@ -76,7 +80,9 @@ impl Endpoint {
     }
 
     /// Sends `response` as a notification to every observer of `resource`; returns how
-    /// many were notified. A non-2.xx response ends those observations.
+    /// many were notified or are due to be. A non-2.xx response ends those observations.
+    /// NON notifications are written as `poll_transmit` sends them, from one copy of the
+    /// representation; an observer still due from an earlier call gets only the newest.
     pub fn notify(&mut self, now: Instant, resource: u64, response: &Response<'_>) -> usize {
         self.notify_as(now, resource, response, NotificationType::Auto)
     }
@@ -91,18 +97,29 @@ impl Endpoint {
         kind: NotificationType,
     ) -> usize {
         let mut notified = 0;
-        for index in 0..self.observers.capacity() {
+        // The shared representation, encoded when the first NON observer is met.
+        let mut round: Option<bool> = None;
+        for index in 0..self.observers.slots_created() {
             let Some(key) = self.observers.key_at(index) else {
                 continue;
             };
-            if self
-                .observers
-                .get(key)
-                .is_none_or(|o| o.resource != resource)
-            {
+            let confirmable = match self.observers.get(key) {
+                Some(o) if o.resource == resource => self.is_confirmable(now, o, response, kind),
+                _ => continue,
+            };
+            // An error ends the observation right away, so it cannot wait in a round.
+            if !confirmable && response.code.is_success() {
+                let started = *round.get_or_insert_with(|| self.start_round(resource, response));
+                if let Some(o) = self.observers.get_mut(key).filter(|_| started) {
+                    self.rounds.mark_due(o);
+                    notified += 1;
+                }
                 continue;
             }
-            if self.notify_one(now, key, response, kind) {
+            if let Some(o) = self.observers.get_mut(key) {
+                self.rounds.settle(o, &mut self.pool);
+            }
+            if self.notify_one(now, key, response, confirmable) {
                 notified += 1;
             }
             if !response.code.is_success() {
@@ -115,7 +132,62 @@ impl Endpoint {
                 self.remove_observer(now, key);
             }
         }
+        if round == Some(true) {
+            self.rounds.end_if_idle(resource, &mut self.pool);
+        }
         notified
+    }
+
+    /// Encodes `response` as `resource`'s newest representation for its round; false when
+    /// it does not fit a datagram.
+    fn start_round(&mut self, resource: u64, response: &Response<'_>) -> bool {
+        let m = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token: &[],
+            options: response.options,
+            extra: &[],
+            payload: response.payload,
+        };
+        // An observer's copy that then does not fit the caller's buffer (its token and
+        // Observe option added) is dropped and counted as it is sent, as a queued one was.
+        let encoded = self
+            .rounds
+            .template_mut(resource)
+            .encode(&m, &mut self.pool)
+            .is_ok();
+        if !encoded {
+            self.rounds.end_if_idle(resource, &mut self.pool);
+            self.stats.drop(crate::stats::DropCause::TooLarge);
+        }
+        encoded
+    }
+
+    /// Whether observer `o`'s next notification is CON: while the last CON's fate is
+    /// unknown (it then replaces that one), at least once per interval and every n-th time.
+    /// A periodic CON waits for a free transmission slot; meanwhile the state goes NON and
+    /// the next notification tries again (RFC 7641 §4.5 asks for a CON at least daily).
+    fn is_confirmable(
+        &self,
+        now: Instant,
+        o: &Observer,
+        response: &Response<'_>,
+        kind: NotificationType,
+    ) -> bool {
+        match kind {
+            NotificationType::Confirmable => true,
+            // Still CON when one is unconfirmed: it is replaced, not doubled.
+            NotificationType::NonConfirmable => o.in_flight.is_some(),
+            NotificationType::Auto => {
+                let periodic = o.since_con + 1 >= self.config.observe_con_every.max(1)
+                    || now.saturating_duration_since(o.last_con)
+                        >= self.config.observe_con_interval;
+                o.in_flight.is_some()
+                    || !response.code.is_success()
+                    || (periodic && !self.transmissions.is_full())
+            }
+        }
     }
 
     /// Number of observers registered for `resource`.
@@ -146,6 +218,7 @@ impl Endpoint {
                 replaced_mid: None,
                 last_con: now,
                 since_con: 0,
+                due: false,
             })
             .ok()?;
         if let Some(p) = self.peers.get_mut(peer) {
@@ -167,30 +240,37 @@ impl Endpoint {
             .find(&self.observers, &self.peers, remote, token)
     }
 
-    /// Remembers that an RST to notification `mid` sent to `remote` ends observer `key`.
-    fn track_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        self.notification_mids.insert(d, key);
-    }
-
-    /// Forgets notification `mid` to `remote`, if it is observer `key`'s.
-    fn untrack_notification(&mut self, remote: SocketAddr, mid: u16, key: SlabKey) {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        if self.notification_mids.get(&d) == Some(&key) {
-            self.notification_mids.remove(&d);
+    /// Sets observer `key`'s `role` message ID (`None` forgets it), so that an RST to that
+    /// notification ends the observation.
+    pub(crate) fn set_notification_mid(&mut self, key: SlabKey, role: MidRole, mid: Option<u16>) {
+        let Some(o) = self.observers.get_mut(key) else {
+            return;
+        };
+        let old = core::mem::replace(role.field(o), mid);
+        let Some(remote) = self.peers.get(o.peer).map(|p| p.addr) else {
+            return;
+        };
+        // The entry of the old ID goes before the new one is indexed: a rehash reads IDs
+        // from the observers.
+        if let Some(old) = old {
+            self.notification_mids.remove(key, role, remote, old);
+        }
+        if let Some(mid) = mid {
+            self.notification_mids
+                .insert(&self.observers, &self.peers, key, role, remote, mid);
         }
     }
 
     pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
-        let Some(o) = self.observers.remove(key) else {
+        self.set_notification_mid(key, MidRole::LastNon, None);
+        self.set_notification_mid(key, MidRole::Replaced, None);
+        let Some(mut o) = self.observers.remove(key) else {
             return;
         };
         self.observer_refusals.entry_removed();
+        self.rounds.settle(&mut o, &mut self.pool);
         if let Some(remote) = self.observer_addr(&o) {
             self.observer_index.remove(key, remote, o.token);
-            for mid in [o.last_non_mid, o.replaced_mid].into_iter().flatten() {
-                self.untrack_notification(remote, mid, key);
-            }
         }
         if let Some(tx) = o.in_flight {
             self.end_transmission(
@@ -209,31 +289,14 @@ impl Endpoint {
         now: Instant,
         key: SlabKey,
         response: &Response<'_>,
-        kind: NotificationType,
+        confirmable: bool,
     ) -> bool {
-        let (con_every, con_interval, reuse) = (
-            self.config.observe_con_every.max(1),
-            self.config.observe_con_interval,
-            self.lifetimes.mid_reuse,
-        );
+        let reuse = self.lifetimes.mid_reuse;
         let Some(o) = self.observers.get_mut(key) else {
             return false;
         };
         o.sequence = (o.sequence + 1) & 0xFF_FFFF;
         o.since_con += 1;
-        // CON while the last CON's fate is unknown (it then replaces that one), at least
-        // once per interval and every n-th time; NON otherwise.
-        let confirmable = match kind {
-            NotificationType::Confirmable => true,
-            // Still CON when one is unconfirmed: it is replaced, not doubled.
-            NotificationType::NonConfirmable => o.in_flight.is_some(),
-            NotificationType::Auto => {
-                o.in_flight.is_some()
-                    || !response.code.is_success()
-                    || o.since_con >= con_every
-                    || now.saturating_duration_since(o.last_con) >= con_interval
-            }
-        };
         let (token, peer, sequence, replaced) = (o.token, o.peer, o.sequence, o.in_flight);
         let Some(remote) = self.peers.get(peer).map(|p| p.addr) else {
             return false;
@@ -288,14 +351,7 @@ impl Endpoint {
                     self.transmissions_by_mid
                         .insert(MidKey::new(remote, mid), tx);
                     // An RST to the replaced copy still ends the observation.
-                    self.track_notification(remote, old.mid, key);
-                    let earlier = self
-                        .observers
-                        .get_mut(key)
-                        .and_then(|o| o.replaced_mid.replace(old.mid));
-                    if let Some(earlier) = earlier {
-                        self.untrack_notification(remote, earlier, key);
-                    }
+                    self.set_notification_mid(key, MidRole::Replaced, Some(old.mid));
                 }
                 self.queue_datagram(remote, OutSource::Transmission(tx));
             } else {
@@ -341,33 +397,19 @@ impl Endpoint {
                 return false;
             }
             self.queue_datagram(remote, OutSource::Slot(slot));
-            let old = self
-                .observers
-                .get_mut(key)
-                .and_then(|o| o.last_non_mid.replace(mid));
-            if let Some(old) = old {
-                self.untrack_notification(remote, old, key);
-            }
-            self.track_notification(remote, mid, key);
+            self.set_notification_mid(key, MidRole::LastNon, Some(mid));
         }
         true
     }
 
     /// A CON notification ended: acknowledged keeps the observer, RST or timeout removes it.
     pub(crate) fn on_notification_ended(&mut self, now: Instant, key: SlabKey, acknowledged: bool) {
-        let mut replaced = None;
         if let Some(o) = self.observers.get_mut(key) {
             o.in_flight = None;
-            if acknowledged {
-                replaced = o.replaced_mid.take().map(|mid| (o.peer, mid));
-            }
         }
-        if let Some((peer, mid)) = replaced {
-            if let Some(remote) = self.peers.get(peer).map(|p| p.addr) {
-                self.untrack_notification(remote, mid, key);
-            }
-        }
-        if !acknowledged {
+        if acknowledged {
+            self.set_notification_mid(key, MidRole::Replaced, None);
+        } else {
             self.remove_observer(now, key);
         }
     }
@@ -379,24 +421,11 @@ impl Endpoint {
         remote: SocketAddr,
         mid: u16,
     ) -> bool {
-        let d = digest(&self.hasher, &MidKey::new(remote, mid));
-        let owner = self.notification_mids.get(&d).copied().filter(|&key| {
-            self.observers.get(key).is_some_and(|o| {
-                (o.last_non_mid == Some(mid) || o.replaced_mid == Some(mid))
-                    && self.observer_addr(o) == Some(remote)
-            })
-        });
-        match owner {
+        match self
+            .notification_mids
+            .find(&self.observers, &self.peers, remote, mid)
+        {
             Some(key) => {
-                self.notification_mids.remove(&d);
-                if let Some(o) = self.observers.get_mut(key) {
-                    if o.last_non_mid == Some(mid) {
-                        o.last_non_mid = None;
-                    }
-                    if o.replaced_mid == Some(mid) {
-                        o.replaced_mid = None;
-                    }
-                }
                 self.remove_observer(now, key);
                 true
             }

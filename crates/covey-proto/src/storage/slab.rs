@@ -132,7 +132,6 @@ impl<T> Slab<T> {
     }
 
     /// Slots created so far (the high-water mark of `len`).
-    #[cfg(test)]
     pub fn slots_created(&self) -> usize {
         self.slots.len()
     }

@@ -17,8 +17,9 @@ pub fn config() -> Config {
         max_incoming: 1024,
         max_dedup_entries: 16_384,
         max_observers: MAX_OBSERVERS,
-        // Half the buffers queue outgoing datagrams: one notification round to every
-        // observer must fit, plus the responses of a receive batch.
+        // Half the buffers bound the outgoing queue and half the reply cache, which keeps
+        // the piggy-backed answer to every observer's registration for a retransmission.
+        // A NON notification round takes no room in the queue (it is written as it is sent).
         max_buffers: 2 * MAX_OBSERVERS + 1024,
         // RFC 7252 §4.4 wants a message ID not reused towards a peer within
         // EXCHANGE_LIFETIME (247 s), which caps what the server can send with IDs of its own
@@ -39,7 +40,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_notification_round_fits_the_outgoing_queue() {
+    fn every_observers_registration_reply_fits_the_reply_cache() {
         let c = config();
         assert!(c.max_buffers / 2 >= c.max_observers);
         assert!(c.mid_reuse() < c.transmission.exchange_lifetime());
