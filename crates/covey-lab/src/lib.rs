@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod emu;
 mod error;
 pub mod media;
 pub mod report;

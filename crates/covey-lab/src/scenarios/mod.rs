@@ -4,6 +4,7 @@
 pub mod cc_bottleneck;
 pub mod fading_goodput;
 pub mod one_hop;
+pub mod protocols;
 pub mod server_workload;
 
 use std::path::PathBuf;
