@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(target_os = "linux")]
 pub mod emu;
 mod error;
 pub mod media;

@@ -16,6 +16,9 @@ pub enum HeaderModel {
     /// with both 16-bit ports inline (5683 is outside the 4-bit compressible range
     /// 0xF0B0–0xF0BF) and the 2-byte checksum inline; the UDP length is elided.
     SixLowpanIphcNhc,
+    /// The packet's size already includes its headers (the emulator carries whole IP
+    /// packets), so nothing is added.
+    Included,
 }
 
 impl HeaderModel {
@@ -25,6 +28,7 @@ impl HeaderModel {
             HeaderModel::Ipv6Udp => 48,
             HeaderModel::Ipv4Udp => 28,
             HeaderModel::SixLowpanIphcNhc => 9,
+            HeaderModel::Included => 0,
         }
     }
 
@@ -34,6 +38,7 @@ impl HeaderModel {
             HeaderModel::Ipv6Udp => "IPv6+UDP (48 B)",
             HeaderModel::Ipv4Udp => "IPv4+UDP (28 B)",
             HeaderModel::SixLowpanIphcNhc => "6LoWPAN IPHC+NHC (9 B)",
+            HeaderModel::Included => "whole IP packets (headers included)",
         }
     }
 }

@@ -247,6 +247,7 @@ fn header_token(header: HeaderModel) -> &'static str {
         HeaderModel::Ipv6Udp => "ipv6",
         HeaderModel::Ipv4Udp => "ipv4",
         HeaderModel::SixLowpanIphcNhc => "6lowpan",
+        HeaderModel::Included => "included",
     }
 }
 
