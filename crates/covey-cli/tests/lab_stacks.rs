@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use covey_lab::emu::stacks::bridge_network::{root_skip_reason, BridgeNetwork};
 use covey_lab::emu::stacks::install;
 use covey_lab::emu::stacks::launcher::Launcher;
-use covey_lab::emu::stacks::network::{LinkCondition, Network};
+use covey_lab::emu::stacks::network::LinkCondition;
 use covey_lab::emu::stacks::schedule::Schedule;
+use covey_lab::emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
 use covey_lab::scenarios::protocols::protocol::Protocol;
 use covey_lab::scenarios::protocols::trial::{self, Externals, NODES};
 
@@ -29,15 +29,15 @@ fn externals() -> Externals {
 
 #[test]
 fn every_protocol_delivers_every_message_on_a_clean_network() {
-    if let Some(reason) = root_skip_reason() {
+    if let Some(reason) = skip_reason() {
         eprintln!("skipped: {reason}");
         return;
     }
     let externals = externals();
     let dir = work_dir("clean");
     let launcher = Launcher::new(Path::new(env!("CARGO_BIN_EXE_covey")), &dir).unwrap();
-    let network = BridgeNetwork::create(&NODES).unwrap();
-    network.set_condition(&LinkCondition::CLEAN).unwrap();
+    let network =
+        TestbedNetwork::star(NODES[1], &[NODES[0], NODES[2]], &LinkCondition::CLEAN, 1).unwrap();
     let schedule = Schedule {
         count: 8,
         rate_hz: 20.0,
@@ -70,7 +70,10 @@ fn every_protocol_delivers_every_message_on_a_clean_network() {
             outcome.traffic.packets
         );
     }
-    let names = network.namespaces();
+    let names: Vec<String> = NODES
+        .iter()
+        .map(|n| network.testbed().netns(n).unwrap().to_string())
+        .collect();
     drop(network);
     let left = std::process::Command::new("ip")
         .args(["netns", "list"])

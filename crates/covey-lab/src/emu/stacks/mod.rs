@@ -5,7 +5,6 @@
 //! the host clock, so a receive time minus a send time is a one-way latency.
 
 pub mod agent_process;
-pub mod bridge_network;
 pub mod coap;
 pub mod dds;
 pub mod http;
@@ -16,6 +15,7 @@ pub mod mqtt;
 pub mod network;
 pub mod schedule;
 pub mod telemetry;
+pub mod testbed_network;
 pub mod udp_json;
 
 use std::future::Future;

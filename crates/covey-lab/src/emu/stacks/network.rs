@@ -27,14 +27,9 @@ impl LinkCondition {
         delay_s: 0.0,
         rate_bytes_per_s: None,
     };
-
-    /// Whether it asks for loss or delay (which need the userspace link emulator).
-    pub fn impairs(&self) -> bool {
-        self.loss > 0.0 || self.delay_s > 0.0
-    }
 }
 
-/// IP packets and bytes the nodes have sent.
+/// IP packets and bytes the nodes have put on the links.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Traffic {
     /// IP packets.
@@ -62,6 +57,4 @@ pub trait Network {
     fn command(&self, node: &str, program: &Path) -> Result<Command, LabError>;
     /// IP traffic every node has sent so far.
     fn traffic(&self) -> Result<Traffic, LabError>;
-    /// Sets every link's condition; an error when this network cannot emulate it.
-    fn set_condition(&self, condition: &LinkCondition) -> Result<(), LabError>;
 }
