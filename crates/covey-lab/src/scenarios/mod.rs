@@ -3,6 +3,7 @@
 
 pub mod cc_bottleneck;
 pub mod fading_goodput;
+pub mod object_download;
 pub mod one_hop;
 pub mod protocols;
 pub mod server_workload;
@@ -40,6 +41,20 @@ pub fn list() -> &'static [ScenarioInfo] {
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
         },
         ScenarioInfo {
+            name: object_download::NAME,
+            title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
+                    HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
+            paper: "Daniel, Kojo, Latvala: Experimental Evaluation of the CoAP, HTTP and SPDY \
+                    Transport Services for Internet of Things (IDCS 2014)",
+        },
+        ScenarioInfo {
+            name: protocols::NAME,
+            title: "CoAP (NON, CON, Observe) against MQTT, DDS and JSON/UDP on real stacks over \
+                    emulated lossy, slow links",
+            paper: "Chen, Kunz: Performance Evaluation of IoT Protocols under a Constrained \
+                    Wireless Access Network (MoWNeT 2016)",
+        },
+        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -69,6 +84,7 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
+        protocols::NAME => Ok(protocols::Params::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -151,6 +167,8 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         cc_bottleneck::NAME => cc_bottleneck::run(options),
         fading_goodput::NAME => fading_goodput::run(options),
         server_workload::NAME => server_workload::run(options),
+        protocols::NAME => protocols::run(options),
+        object_download::NAME => object_download::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

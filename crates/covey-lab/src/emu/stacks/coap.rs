@@ -79,6 +79,9 @@ pub enum Role {
     ObjectServer {
         /// Address to serve on.
         listen: SocketAddr,
+        /// Block size exponent of block-wise responses (size 2^(szx+4)): covey's sockets
+        /// do not fragment, so a block must fit the link's MTU.
+        block_szx: u8,
         /// How long to run.
         run_for: RunFor,
     },
@@ -123,7 +126,11 @@ pub async fn run(role: Role) -> Result<(), LabError> {
                 .bound(subscribe(listen, server, delivery, &cc))
                 .await
         }
-        Role::ObjectServer { listen, run_for } => run_for.bound(object_server(listen)).await,
+        Role::ObjectServer {
+            listen,
+            block_szx,
+            run_for,
+        } => run_for.bound(object_server(listen, block_szx)).await,
         Role::Download { server, sizes, cc } => download(server, &sizes, &cc).await,
     }
 }
@@ -139,14 +146,29 @@ pub fn config(cc: &str) -> Result<Config, LabError> {
     })
 }
 
+/// Requests a NON publisher may have outstanding. RFC 7252 §4.7 counts a NON request as
+/// outstanding until its response or its timeout; fire-and-forget telemetry would carry
+/// No-Response (RFC 7967), which covey's client does not take yet, so the NON publisher
+/// allows this many instead of NSTART 1, as §4.7 lets an application that knows its traffic.
+pub const NON_NSTART: usize = 64;
+
+/// The configuration of a telemetry endpoint: `cc`, and [`NON_NSTART`] for NON delivery.
+pub fn telemetry_config(cc: &str, delivery: Delivery) -> Result<Config, LabError> {
+    let mut c = config(cc)?;
+    if delivery == Delivery::Non {
+        c.transmission.nstart = NON_NSTART;
+    }
+    Ok(c)
+}
+
 fn stack_error(e: covey::Error) -> LabError {
     LabError::Stack(format!("coap: {e}"))
 }
 
-fn client(cc: &str) -> Result<Client, LabError> {
+fn client(config: Config) -> Result<Client, LabError> {
     Client::builder()
         .bind(SocketAddr::from(([0, 0, 0, 0], 0)))
-        .config(config(cc)?)
+        .config(config)
         .build()
         .map_err(stack_error)
 }
@@ -210,7 +232,7 @@ async fn relay(
         .resource(TELEMETRY_PATH, resource)
         .start()
         .map_err(stack_error)?;
-    let forward = client(cc)?;
+    let forward = client(telemetry_config(cc, delivery)?)?;
     AgentEvent::Ready.emit();
     while let Some(payload) = rx.recv().await {
         match delivery {
@@ -230,7 +252,7 @@ async fn publish(
     cc: &str,
     schedule: Schedule,
 ) -> Result<(), LabError> {
-    let client = client(cc)?;
+    let client = client(telemetry_config(cc, delivery)?)?;
     AgentEvent::Ready.emit();
     let confirmable = delivery != Delivery::Non;
     schedule
@@ -266,7 +288,7 @@ async fn subscribe(
         std::future::pending::<()>().await;
         return Ok(());
     }
-    let client = client(cc)?;
+    let client = client(config(cc)?)?;
     let mut announced = false;
     loop {
         // Registration is a CON GET: it survives loss, and is renewed if the stream ends.
@@ -288,7 +310,12 @@ async fn subscribe(
     }
 }
 
-async fn object_server(listen: SocketAddr) -> Result<(), LabError> {
+async fn object_server(listen: SocketAddr, block_szx: u8) -> Result<(), LabError> {
+    if block_szx > 6 {
+        return Err(LabError::InvalidOption(format!(
+            "block size exponent {block_szx} is not 0 to 6"
+        )));
+    }
     let resource = covey::Resource::new().get(|request: covey::Request| async move {
         match request.path_segments().get(1).map(|s| s.parse::<u64>()) {
             Some(Ok(n)) if n <= MAX_OBJECT_BYTES => {
@@ -300,6 +327,10 @@ async fn object_server(listen: SocketAddr) -> Result<(), LabError> {
     });
     let _server = Server::builder()
         .bind(listen)
+        .config(Config {
+            block_szx,
+            ..Config::default()
+        })
         .subtree("object", resource)
         .start()
         .map_err(stack_error)?;
@@ -309,7 +340,7 @@ async fn object_server(listen: SocketAddr) -> Result<(), LabError> {
 }
 
 async fn download(server: SocketAddr, sizes: &[u64], cc: &str) -> Result<(), LabError> {
-    let client = client(cc)?;
+    let client = client(config(cc)?)?;
     AgentEvent::Ready.emit();
     for &bytes in sizes {
         let started = Instant::now();

@@ -47,6 +47,10 @@ impl Reliability {
     }
 }
 
+/// The unicast discovery port of participant 0 in domain 0 (7400 + 10): each node runs one
+/// participant, so peers are asked on this port alone rather than probed on a port range.
+pub const DISCOVERY_PORT: u16 = 7410;
+
 /// Writes the agent script into `dir` and returns its path.
 pub fn write_script(dir: &Path) -> Result<PathBuf, LabError> {
     let path = dir.join("dds_agent.py");
@@ -54,17 +58,18 @@ pub fn write_script(dir: &Path) -> Result<PathBuf, LabError> {
     Ok(path)
 }
 
-/// The Cyclone DDS configuration: this node's address and its unicast peers.
+/// The Cyclone DDS configuration: this node's address, participant index 0, and its
+/// unicast peers.
 pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr]) -> String {
     let peers: String = peers
         .iter()
-        .map(|p| format!("<Peer address=\"{p}\"/>"))
+        .map(|p| format!("<Peer address=\"{p}:{DISCOVERY_PORT}\"/>"))
         .collect();
     format!(
         "<CycloneDDS><Domain id=\"any\"><General><Interfaces>\
          <NetworkInterface address=\"{own}\"/></Interfaces>\
          <AllowMulticast>false</AllowMulticast></General>\
-         <Discovery><ParticipantIndex>auto</ParticipantIndex><Peers>{peers}</Peers>\
+         <Discovery><ParticipantIndex>0</ParticipantIndex><Peers>{peers}</Peers>\
          </Discovery></Domain></CycloneDDS>"
     )
 }
@@ -106,7 +111,7 @@ mod tests {
     fn config_names_the_interface_and_every_peer() {
         let xml = config_xml(Ipv4Addr::new(10, 0, 0, 2), &[Ipv4Addr::new(10, 0, 0, 1)]);
         assert!(xml.contains("<NetworkInterface address=\"10.0.0.2\"/>"));
-        assert!(xml.contains("<Peer address=\"10.0.0.1\"/>"));
+        assert!(xml.contains("<Peer address=\"10.0.0.1:7410\"/>"));
         assert!(xml.contains("<AllowMulticast>false</AllowMulticast>"));
     }
 }

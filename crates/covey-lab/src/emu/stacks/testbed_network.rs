@@ -69,6 +69,11 @@ impl TestbedNetwork {
         })
     }
 
+    /// A testbed built elsewhere (any topology).
+    pub fn from_testbed(testbed: Testbed) -> TestbedNetwork {
+        TestbedNetwork { testbed }
+    }
+
     /// The testbed underneath.
     pub fn testbed(&self) -> &Testbed {
         &self.testbed
