@@ -70,10 +70,7 @@ fn every_protocol_delivers_every_message_on_a_clean_network() {
             outcome.traffic.packets
         );
     }
-    let names: Vec<String> = NODES
-        .iter()
-        .map(|n| network.testbed().netns(n).unwrap().to_string())
-        .collect();
+    let names = network.namespaces().unwrap();
     drop(network);
     let left = std::process::Command::new("ip")
         .args(["netns", "list"])

@@ -1,9 +1,10 @@
 //! A process of a run (an agent, a broker) inside a namespace: its events are collected from
-//! its standard output as it runs, and it is killed when dropped, so that no run leaves a
-//! process behind.
+//! its standard output as it runs, and it is stopped when dropped, so that no run leaves a
+//! process behind. Who started it stops it: the testbed (which also stops it when the run is
+//! interrupted), or this handle for a plain child.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -18,26 +19,65 @@ struct Reported {
     changed: Condvar,
 }
 
-/// A running process, killed on drop.
+/// Stops a process and tells whether it has ended.
+pub trait ProcessControl: Send + std::fmt::Debug {
+    /// Whether the process has ended.
+    fn has_exited(&mut self) -> bool;
+    /// Stops the process (if still running) and reaps it.
+    fn stop(&mut self);
+}
+
+/// A child this program started itself.
+#[derive(Debug)]
+struct OwnChild(Child);
+
+impl ProcessControl for OwnChild {
+    fn has_exited(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(Some(_)))
+    }
+
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running process, stopped on drop.
 #[derive(Debug)]
 pub struct AgentProcess {
     name: String,
-    child: Child,
+    control: Box<dyn ProcessControl>,
     reported: Arc<Reported>,
     reader: Option<JoinHandle<()>>,
 }
 
+/// Sets `command`'s stdio as an agent needs it: events on a pipe, nothing else.
+pub fn agent_stdio(command: &mut Command) {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+}
+
 impl AgentProcess {
-    /// Starts `command`, named `name` in errors; its stderr goes to the null device.
+    /// Starts `command` as a child of this program, named `name` in errors.
     pub fn spawn(name: &str, mut command: Command) -> Result<AgentProcess, LabError> {
+        agent_stdio(&mut command);
         let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .map_err(|e| LabError::Stack(format!("cannot start {name}: {e}")))?;
+        let stdout = child.stdout.take();
+        Ok(AgentProcess::watch(name, stdout, Box::new(OwnChild(child))))
+    }
+
+    /// Watches a started process: reads its events from `stdout`, stops it with `control`.
+    pub fn watch(
+        name: &str,
+        stdout: Option<ChildStdout>,
+        control: Box<dyn ProcessControl>,
+    ) -> AgentProcess {
         let reported = Arc::new(Reported::default());
-        let reader = child.stdout.take().map(|stdout| {
+        let reader = stdout.map(|stdout| {
             let reported = reported.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -50,12 +90,12 @@ impl AgentProcess {
                 }
             })
         });
-        Ok(AgentProcess {
+        AgentProcess {
             name: name.to_string(),
-            child,
+            control,
             reported,
             reader,
-        })
+        }
     }
 
     /// Waits until `done` holds for the events so far, the process ends, or `timeout`
@@ -78,7 +118,7 @@ impl AgentProcess {
                 Ok((e, _)) => e,
                 Err(_) => return false,
             };
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
+            if self.control.has_exited() {
                 return done(&events);
             }
         }
@@ -113,8 +153,7 @@ impl AgentProcess {
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.control.stop();
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();
         }

@@ -42,9 +42,9 @@ impl Launcher {
         node: &str,
         agent: &Agent,
     ) -> Result<AgentProcess, LabError> {
-        let mut command = network.command(node, &self.covey)?;
+        let mut command = Command::new(&self.covey);
         command.args(["lab", "agent"]).arg(agent.to_arg());
-        AgentProcess::spawn(&format!("{node} agent"), command)
+        network.spawn(node, &format!("{node} agent"), command)
     }
 
     /// Starts a Mosquitto broker inside `node` on `port`.
@@ -54,11 +54,9 @@ impl Launcher {
         node: &str,
         port: u16,
     ) -> Result<AgentProcess, LabError> {
-        let program = install::mosquitto(false)?;
+        install::mosquitto(false)?;
         let broker = super::mqtt::broker_command(&self.work_dir, port)?;
-        let mut command = network.command(node, &program)?;
-        command.args(broker.get_args());
-        AgentProcess::spawn("mosquitto", command)
+        network.spawn(node, "mosquitto", broker)
     }
 
     /// Starts `command` (a program with its arguments and environment) inside `node`.
@@ -67,15 +65,8 @@ impl Launcher {
         network: &dyn Network,
         node: &str,
         name: &str,
-        command: &Command,
+        command: Command,
     ) -> Result<AgentProcess, LabError> {
-        let mut inside = network.command(node, Path::new(command.get_program()))?;
-        inside.args(command.get_args());
-        for (key, value) in command.get_envs() {
-            if let Some(value) = value {
-                inside.env(key, value);
-            }
-        }
-        AgentProcess::spawn(name, inside)
+        network.spawn(node, name, command)
     }
 }

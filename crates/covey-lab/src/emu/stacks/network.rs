@@ -2,11 +2,11 @@
 //! program inside a node, the IP bytes sent on the links, and the link conditions.
 
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::process::Command;
 
 use serde::Serialize;
 
+use super::agent_process::AgentProcess;
 use crate::LabError;
 
 /// The impairment of every link, per direction.
@@ -53,8 +53,9 @@ impl Traffic {
 pub trait Network {
     /// The address of `node`.
     fn address(&self, node: &str) -> Result<Ipv4Addr, LabError>;
-    /// A command running `program` inside `node`.
-    fn command(&self, node: &str, program: &Path) -> Result<Command, LabError>;
+    /// Starts `command` inside `node` as a process the network stops when it is dropped or
+    /// the run is interrupted; `name` names it in errors.
+    fn spawn(&self, node: &str, name: &str, command: Command) -> Result<AgentProcess, LabError>;
     /// IP traffic every node has sent so far.
     fn traffic(&self) -> Result<Traffic, LabError>;
 }

@@ -2,13 +2,14 @@
 //! node (the server) to the others, each direction impaired by the same condition.
 
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use covey_proto::Duration;
 
+use super::agent_process::{agent_stdio, AgentProcess, ProcessControl};
 use super::network::{LinkCondition, Network, Traffic};
-use crate::emu::{emulated_link, paper_jitter, EmuError, Testbed};
+use crate::emu::{emulated_link, paper_jitter, EmuError, ProcessId, Testbed};
 use crate::media::{LinkConfig, LossSpec, PropagationDelay};
 use crate::LabError;
 
@@ -19,10 +20,34 @@ pub const UNCAPPED_BPS: u64 = 1_000_000_000;
 /// limit would.
 pub const QUEUE_PACKETS: usize = 100;
 
-/// A running testbed; dropping it removes every namespace, device and process.
+/// A running testbed; dropping it (and the processes started in it) removes every
+/// namespace, device and process.
 #[derive(Debug)]
 pub struct TestbedNetwork {
-    testbed: Testbed,
+    testbed: Arc<Mutex<Testbed>>,
+}
+
+/// A process the testbed started: the testbed stops it, here or when interrupted.
+#[derive(Debug)]
+struct TestbedProcess {
+    testbed: Arc<Mutex<Testbed>>,
+    id: ProcessId,
+}
+
+impl ProcessControl for TestbedProcess {
+    fn has_exited(&mut self) -> bool {
+        let Ok(mut t) = self.testbed.lock() else {
+            return true;
+        };
+        t.process(self.id)
+            .map_or(true, |c| matches!(c.try_wait(), Ok(Some(_))))
+    }
+
+    fn stop(&mut self) {
+        if let Ok(mut t) = self.testbed.lock() {
+            let _ = t.stop_process(self.id);
+        }
+    }
 }
 
 fn emu_error(e: EmuError) -> LabError {
@@ -64,37 +89,61 @@ impl TestbedNetwork {
         for leaf in leaves {
             builder = builder.node(leaf).symmetric_link(hub, leaf, link);
         }
-        Ok(TestbedNetwork {
-            testbed: builder.build().map_err(emu_error)?,
-        })
+        Ok(TestbedNetwork::from_testbed(
+            builder.build().map_err(emu_error)?,
+        ))
     }
 
     /// A testbed built elsewhere (any topology).
     pub fn from_testbed(testbed: Testbed) -> TestbedNetwork {
-        TestbedNetwork { testbed }
+        TestbedNetwork {
+            testbed: Arc::new(Mutex::new(testbed)),
+        }
     }
 
-    /// The testbed underneath.
-    pub fn testbed(&self) -> &Testbed {
-        &self.testbed
+    fn lock(&self) -> Result<MutexGuard<'_, Testbed>, LabError> {
+        self.testbed
+            .lock()
+            .map_err(|_| LabError::Stack("emulator: the testbed's lock is poisoned".into()))
+    }
+
+    /// The namespace names of the nodes, e.g. to check that none is left.
+    pub fn namespaces(&self) -> Result<Vec<String>, LabError> {
+        let t = self.lock()?;
+        t.nodes()
+            .iter()
+            .map(|n| t.netns(n).map(str::to_string).map_err(emu_error))
+            .collect()
     }
 }
 
 impl Network for TestbedNetwork {
     fn address(&self, node: &str) -> Result<Ipv4Addr, LabError> {
-        self.testbed.address(node).map_err(emu_error)
+        self.lock()?.address(node).map_err(emu_error)
     }
 
-    fn command(&self, node: &str, program: &Path) -> Result<Command, LabError> {
-        let netns = self.testbed.netns(node).map_err(emu_error)?;
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", netns]).arg(program);
-        Ok(c)
+    fn spawn(
+        &self,
+        node: &str,
+        name: &str,
+        mut command: Command,
+    ) -> Result<AgentProcess, LabError> {
+        agent_stdio(&mut command);
+        let mut t = self.lock()?;
+        let id = t
+            .exec(node, &mut command)
+            .map_err(|e| LabError::Stack(format!("cannot start {name}: {e}")))?;
+        let stdout = t.process(id).ok().and_then(|c| c.stdout.take());
+        let control = TestbedProcess {
+            testbed: self.testbed.clone(),
+            id,
+        };
+        Ok(AgentProcess::watch(name, stdout, Box::new(control)))
     }
 
     fn traffic(&self) -> Result<Traffic, LabError> {
         let mut total = Traffic::default();
-        for record in self.testbed.counters() {
+        for record in self.lock()?.counters() {
             total.packets += record.counters.packets_sent;
             total.bytes += record.counters.bytes_sent;
         }

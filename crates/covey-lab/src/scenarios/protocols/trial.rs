@@ -59,13 +59,13 @@ enum Launch {
 
 impl Launch {
     fn start(
-        &self,
+        self,
         network: &dyn Network,
         launcher: &Launcher,
         node: &str,
     ) -> Result<AgentProcess, LabError> {
         match self {
-            Launch::Agent(agent) => launcher.agent(network, node, agent),
+            Launch::Agent(agent) => launcher.agent(network, node, &agent),
             Launch::Program(name, command) => launcher.program(network, node, name, command),
         }
     }
@@ -174,7 +174,7 @@ pub fn run(
                 )
             };
             let relay = cmd(dds::Role::Relay, srv, &[gw, cg]);
-            let mut p = launcher.program(network, NODES[1], "DDS relay", &relay)?;
+            let mut p = launcher.program(network, NODES[1], "DDS relay", relay)?;
             p.wait_ready(READY_TIMEOUT)?;
             server = p;
             subscriber = Launch::Program("DDS subscriber", cmd(dds::Role::Subscribe, cg, &[srv]));
