@@ -39,7 +39,15 @@ fn ctrl_c_removes_every_namespace_and_process() {
     let out = std::env::temp_dir().join(format!("covey-lab-interrupt-{}", std::process::id()));
     let agents_before = processes_with("lab agent").len();
     let mut run = Command::new(env!("CARGO_BIN_EXE_covey"))
-        .args(["lab", "run", "protocols", "--quick", "--set", "install=false", "--out"])
+        .args([
+            "lab",
+            "run",
+            "protocols",
+            "--quick",
+            "--set",
+            "install=false",
+            "--out",
+        ])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -49,7 +57,10 @@ fn ctrl_c_removes_every_namespace_and_process() {
     // Wait (bounded) until the first trial's stacks are up: a namespace and an agent.
     let deadline = Instant::now() + Duration::from_secs(60);
     while namespaces_of(pid).is_empty() || processes_with("lab agent").len() <= agents_before {
-        assert!(Instant::now() < deadline, "the run never started its stacks");
+        assert!(
+            Instant::now() < deadline,
+            "the run never started its stacks"
+        );
         assert!(run.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -69,6 +80,9 @@ fn ctrl_c_removes_every_namespace_and_process() {
     assert_eq!(exit.code(), Some(130));
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
     assert_eq!(processes_with("lab agent").len(), agents_before);
-    assert_eq!(processes_with(&out.display().to_string()), Vec::<String>::new());
+    assert_eq!(
+        processes_with(&out.display().to_string()),
+        Vec::<String>::new()
+    );
     std::fs::remove_dir_all(out).ok();
 }

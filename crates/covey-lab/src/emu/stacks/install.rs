@@ -15,10 +15,13 @@ pub const MOSQUITTO_INSTALL: &str = "apt-get install -y mosquitto";
 /// Where the DDS virtual environment lives, under the target folder.
 pub const DDS_VENV: &str = "target/dds-venv";
 
+/// The Cyclone DDS release the lab runs (the test script pins the same).
+pub const CYCLONEDDS_VERSION: &str = "11.0.1";
+
 /// The command that installs Cyclone DDS's Python binding.
 pub fn dds_install_command(venv: &Path) -> String {
     format!(
-        "python3 -m venv {0} && {0}/bin/pip install cyclonedds",
+        "python3 -m venv {0} && {0}/bin/pip install cyclonedds=={CYCLONEDDS_VERSION}",
         venv.display()
     )
 }
@@ -62,7 +65,11 @@ pub fn dds_python(venv: &Path, install: bool) -> Result<PathBuf, LabError> {
     }
     if install
         && runs(Command::new("python3").arg("-m").arg("venv").arg(venv))
-        && runs(Command::new(venv.join("bin/pip")).args(["install", "-q", "cyclonedds"]))
+        && runs(Command::new(venv.join("bin/pip")).args([
+            "install",
+            "-q",
+            &format!("cyclonedds=={CYCLONEDDS_VERSION}"),
+        ]))
         && works(&python)
     {
         return Ok(python);
