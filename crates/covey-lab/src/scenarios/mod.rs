@@ -85,6 +85,7 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
         server_workload::NAME => Ok(server_workload::Params::describe()),
         protocols::NAME => Ok(protocols::Params::describe()),
+        object_download::NAME => Ok(object_download::Params::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }

@@ -78,6 +78,32 @@ impl Params {
     }
 }
 
+impl Params {
+    /// The parameters `--set` overrides, with their full-run defaults.
+    pub fn describe() -> Vec<crate::scenarios::ParamInfo> {
+        let d = Params::full();
+        vec![
+            crate::scenarios::ParamInfo {
+                name: "sizes",
+                default: d
+                    .sizes
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                accepts: "comma-separated bytes, 1 to 60000",
+                help: "object sizes (10,400,1200 in --quick); --runs sets downloads per size",
+            },
+            crate::scenarios::ParamInfo {
+                name: "cc",
+                default: d.cc,
+                accepts: "default, cocoa, cocoa-strong, linux, peakhopper, rfc6298",
+                help: "CoAP congestion control",
+            },
+        ]
+    }
+}
+
 /// One service at one size.
 #[derive(Debug, Clone, Serialize)]
 pub struct SizePoint {
