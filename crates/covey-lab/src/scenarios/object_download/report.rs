@@ -214,7 +214,9 @@ fn markdown(outcome: &Outcome) -> String {
          - The link carries whole IP packets with a 576-byte MTU, not 802.15.4 frames: a \
          1200-byte CoAP body travels in three 512-byte blocks here (covey's sockets do not \
          fragment), while the HTTP/UDP response is fragmented by IP; the paper's 6LoWPAN \
-         fragmented 127-byte frames.\n\n\
+         fragmented 127-byte frames. Each further block costs CoAP a round trip, which the \
+         single fragmented HTTP/UDP datagram does not: that is where CoAP loses its lead in \
+         time above 512 bytes.\n\n\
          Wall time: {:.0} s.",
         outcome.wall_s
     );
