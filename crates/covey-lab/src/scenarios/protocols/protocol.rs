@@ -114,6 +114,7 @@ mod tests {
                 "JSON/UDP"
             ]
         );
-        assert_eq!(all.iter().filter(|p| p.reliable()).count(), 4);
+        // CoAP CON and Observe (CON notifications), MQTT over TCP at either QoS, DDS reliable.
+        assert_eq!(all.iter().filter(|p| p.reliable()).count(), 5);
     }
 }
