@@ -7,18 +7,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration as StdDuration;
 
 use covey_lab::emu::{self, Testbed};
-use emu_support::can_emulate;
+use emu_support::{alive, can_emulate};
 
 #[test]
 fn udp_crosses_between_namespaces_and_is_counted_per_flow() {
     if !can_emulate() {
         return;
     }
-    let testbed = Testbed::builder()
-        .node("a")
-        .node("b")
-        .build()
-        .expect("testbed");
+    let testbed = two_nodes("a", "b");
     let a = testbed.udp_socket("a", 0).expect("socket in a");
     let b = testbed.udp_socket("b", 7000).expect("socket in b");
     b.set_read_timeout(Some(StdDuration::from_secs(5)))
@@ -81,11 +77,7 @@ fn dropping_the_testbed_removes_its_processes_and_namespaces() {
     if !can_emulate() {
         return;
     }
-    let mut testbed = Testbed::builder()
-        .node("x")
-        .node("y")
-        .build()
-        .expect("testbed");
+    let mut testbed = two_nodes("x", "y");
     let names: Vec<String> = ["x", "y"]
         .iter()
         .map(|n| testbed.netns(n).expect("netns").to_owned())
@@ -113,6 +105,26 @@ fn dropping_the_testbed_removes_its_processes_and_namespaces() {
         Vec::<u32>::new(),
         "no process left"
     );
+}
+
+#[test]
+fn an_adopted_process_started_with_ip_netns_exec_is_stopped_with_the_testbed() {
+    if !can_emulate() {
+        return;
+    }
+    let mut testbed = two_nodes("a", "b");
+    let netns = testbed.netns("b").expect("netns").to_owned();
+    // Not a process-group leader: it shares the test's group.
+    let child = Command::new("ip")
+        .args(["netns", "exec", &netns, "sleep", "600"])
+        .spawn()
+        .expect("ip netns exec");
+    let pid = child.id();
+    testbed.adopt(child);
+    std::thread::sleep(StdDuration::from_millis(100));
+    assert!(alive(pid), "sleep runs");
+    drop(testbed);
+    assert!(!alive(pid), "sleep is stopped with the testbed");
 }
 
 #[test]
@@ -145,6 +157,38 @@ fn bad_testbeds_are_refused_with_a_reason() {
         matches!(unknown, Err(emu::EmuError::UnknownNode(_))),
         "{unknown:?}"
     );
+}
+
+#[test]
+fn a_missing_program_is_an_error_that_names_it() {
+    if !can_emulate() {
+        return;
+    }
+    let mut testbed = two_nodes("a", "b");
+    let err = testbed
+        .exec("a", &mut Command::new("no-such-program-covey"))
+        .expect_err("no such program");
+    let text = err.to_string();
+    assert!(
+        text.contains("no-such-program-covey") && text.contains("node a"),
+        "{text}"
+    );
+    let err = testbed
+        .exec("nowhere", &mut Command::new("true"))
+        .expect_err("no such node");
+    assert!(
+        matches!(err, emu::EmuError::UnknownNode(ref n) if n == "nowhere"),
+        "{err}"
+    );
+    assert!(matches!(
+        testbed.stop_process(emu::ProcessId(7)),
+        Err(emu::EmuError::UnknownProcess(7))
+    ));
+}
+
+/// A testbed of nodes `a` and `b` joined by the default (unimpaired) link.
+fn two_nodes(a: &str, b: &str) -> Testbed {
+    Testbed::builder().node(a).node(b).build().expect("testbed")
 }
 
 /// Live processes whose process group is `group` (read from /proc).

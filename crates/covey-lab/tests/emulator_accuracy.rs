@@ -62,6 +62,7 @@ fn mean_delay_with_the_papers_jitter_is_within_two_percent() {
         burst: 1,
         interval: StdDuration::from_millis(1),
         payload,
+        realtime: true,
     };
     let (m, _, forwarder) = probe_link(config, probe);
     let expected = target + config.serialisation(payload + PROBE_HEADERS);
@@ -86,17 +87,17 @@ fn mean_delay_with_the_papers_jitter_is_within_two_percent() {
         "mean delay off by {:.2} %",
         error * 100.0
     );
-    // Jitter stays inside 80–120 % of the target (plus the host's own latency).
+    // Jitter stays inside 80–120 % of the target and spreads over it. The largest delay
+    // also holds the host's scheduling of the probe's receiver, so the 99th percentile is
+    // what is bounded above.
     assert!(
         m.min_delay >= Duration::from_millis(40),
         "{:?}",
         m.min_delay
     );
-    assert!(m.max_delay < Duration::from_millis(62), "{:?}", m.max_delay);
-    assert!(
-        m.max_delay - m.min_delay > Duration::from_millis(15),
-        "jitter spreads"
-    );
+    assert!(m.p1_delay < Duration::from_millis(41), "{:?}", m.p1_delay);
+    assert!(m.p99_delay > Duration::from_millis(59), "{:?}", m.p99_delay);
+    assert!(m.p99_delay < Duration::from_millis(61), "{:?}", m.p99_delay);
 }
 
 #[test]
@@ -111,6 +112,7 @@ fn bernoulli_loss_is_within_two_percent_and_every_loss_is_the_models() {
         burst: 20,
         interval: StdDuration::from_millis(1),
         payload: 32,
+        realtime: true,
     };
     let (m, dir, _) = probe_link(config, probe);
     eprintln!(
@@ -154,6 +156,7 @@ fn gilbert_elliott_losses_arrive_in_bursts() {
         burst: 20,
         interval: StdDuration::from_millis(1),
         payload: 32,
+        realtime: true,
     };
     let (m, _, _) = probe_link(config, probe);
     eprintln!(
@@ -180,6 +183,7 @@ fn arrival_rate_under_a_rate_cap_is_within_two_percent() {
         burst: 500,
         interval: StdDuration::ZERO,
         payload: 1000 - PROBE_HEADERS,
+        realtime: true,
     };
     let (m, dir, _) = probe_link(config, probe);
     eprintln!(
@@ -206,6 +210,7 @@ fn a_full_drop_tail_queue_drops_the_excess() {
         burst: 200,
         interval: StdDuration::ZERO,
         payload: 500,
+        realtime: true,
     };
     let (m, dir, _) = probe_link(config, probe);
     eprintln!(
@@ -216,4 +221,40 @@ fn a_full_drop_tail_queue_drops_the_excess() {
     // that finds one in service and 20 queued.
     assert!(m.received >= 21 && m.received < 40, "{}", m.received);
     assert_eq!(dir.lost_queue_full, m.sent - m.received);
+}
+
+#[test]
+fn each_direction_has_its_own_configuration() {
+    if !can_emulate() {
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // Named against the nodes' order on purpose: "rx" was added after "tx".
+    let to_tx = link(100_000_000, 30, LossSpec::None, 100);
+    let to_rx = link(100_000_000, 5, LossSpec::None, 100);
+    let tb = Testbed::builder()
+        .node("tx")
+        .node("rx")
+        .link("rx", "tx", to_tx, to_rx)
+        .build()
+        .expect("testbed");
+    let probe = Probe {
+        packets: 200,
+        burst: 1,
+        interval: StdDuration::from_millis(1),
+        payload: 64,
+        realtime: true,
+    };
+    let forth = measure(&tb, "tx", "rx", probe).expect("tx -> rx");
+    let back = measure(&tb, "rx", "tx", probe).expect("rx -> tx");
+    eprintln!(
+        "tx->rx {:?}, rx->tx {:?}",
+        forth.median_delay, back.median_delay
+    );
+    // Each direction shows its own delay (plus the host's fraction of a millisecond).
+    let within = |d: Duration, ms: u64| {
+        d >= Duration::from_millis(ms) && d < Duration::from_millis(ms) + Duration::from_millis(1)
+    };
+    assert!(within(forth.median_delay, 5), "{:?}", forth.median_delay);
+    assert!(within(back.median_delay, 30), "{:?}", back.median_delay);
 }

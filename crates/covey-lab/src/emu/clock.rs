@@ -7,12 +7,22 @@ use nix::time::{clock_gettime, ClockId};
 
 /// CLOCK_MONOTONIC in nanoseconds (0 if the clock cannot be read, which Linux never does).
 pub fn monotonic_nanos() -> u64 {
-    clock_gettime(ClockId::CLOCK_MONOTONIC)
+    nanos_of(ClockId::CLOCK_MONOTONIC)
+}
+
+/// A clock's reading in nanoseconds (0 if it cannot be read).
+fn nanos_of(clock: ClockId) -> u64 {
+    clock_gettime(clock)
         .map(|t| {
             let nanos = i128::from(t.tv_sec()) * 1_000_000_000 + i128::from(t.tv_nsec());
             u64::try_from(nanos).unwrap_or(0)
         })
         .unwrap_or(0)
+}
+
+/// CPU time the calling thread has used, in nanoseconds.
+pub fn thread_cpu_nanos() -> u64 {
+    nanos_of(ClockId::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// The models' clock: `Instant::ZERO` is when the clock was made.

@@ -4,10 +4,10 @@
 
 use std::sync::{Mutex, MutexGuard, Once};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
 use super::namespace::ip;
+use super::supervisor::signal;
 
 /// What one live testbed created.
 #[derive(Debug, Default)]
@@ -40,7 +40,7 @@ pub fn clean_up_after_interrupt() {
     let registrations = std::mem::take(&mut *live());
     for r in &registrations {
         for &g in &r.groups {
-            let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+            signal(g, Signal::SIGKILL);
         }
     }
     for r in &registrations {

@@ -14,18 +14,17 @@ use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTime
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
-use super::clock::RealClock;
+use super::clock::{thread_cpu_nanos, RealClock};
 use super::flow_counters::{Flow, FlowTable};
 use super::link_stats::{DirectionStats, ForwarderStats};
 use super::packet_pool::{PacketPool, SlotMeta};
+use super::realtime::{make_current_thread_realtime, FORWARDER_PRIORITY};
 use super::tun_link::TunPort;
 use super::EmuError;
 use crate::media::{Destination, LinkConfig, Medium, Packet, PointToPoint};
 
 /// Packets read from one device per wake-up before the others get their turn.
 const READ_BATCH: usize = 64;
-/// The forwarder's SCHED_FIFO priority: above ordinary threads, below the kernel's own.
-const REALTIME_PRIORITY: &str = "20";
 /// epoll data of the timer and of the stop signal (ports use their index).
 const TIMER: u64 = u64::MAX;
 const STOP: u64 = u64::MAX - 1;
@@ -119,18 +118,6 @@ impl Drop for Forwarder {
     }
 }
 
-/// Puts the calling thread under SCHED_FIFO with util-linux's `chrt` (a system call
-/// covey-lab would need `unsafe` for); says whether it worked.
-fn make_realtime() -> bool {
-    let tid = nix::unistd::gettid().to_string();
-    std::process::Command::new("chrt")
-        .args(["-f", "-p", REALTIME_PRIORITY, &tid])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
@@ -194,7 +181,7 @@ impl State {
         // Timer slack defaults to 50 µs; the models want their due times kept.
         let _ = nix::sys::prctl::set_timerslack(1);
         if self.realtime {
-            let realtime = make_realtime();
+            let realtime = make_current_thread_realtime(FORWARDER_PRIORITY);
             lock(&self.shared).stats.realtime = realtime;
         }
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)
@@ -234,6 +221,7 @@ impl State {
             }
             self.spin_until_due();
             self.advance(&mut shared);
+            shared.stats.cpu_nanos = thread_cpu_nanos();
         }
     }
 

@@ -119,6 +119,17 @@ pub struct ForwarderStats {
     pub lateness: Lateness,
     /// Whether the forwarder runs under SCHED_FIFO.
     pub realtime: bool,
+    /// CPU time the forwarder thread has used, nanoseconds.
+    pub cpu_nanos: u64,
+}
+
+impl ForwarderStats {
+    /// The forwarder's CPU time per forwarded packet: what it costs, whatever else runs.
+    pub fn cpu_per_packet(&self) -> Option<Duration> {
+        self.cpu_nanos
+            .checked_div(self.forwarded)
+            .map(Duration::from_nanos)
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod link_process;
 pub mod link_stats;
 pub mod namespace;
 mod packet_pool;
+pub mod realtime;
 pub mod stacks;
 mod supervisor;
 mod testbed;

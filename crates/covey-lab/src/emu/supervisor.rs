@@ -5,7 +5,7 @@
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
 /// How long a process has to exit after SIGTERM before it gets SIGKILL.
@@ -24,24 +24,31 @@ impl Supervised {
         i32::try_from(self.child.id()).unwrap_or(i32::MAX)
     }
 
-    /// Stops the process group: SIGTERM, up to `GRACE` to exit, then SIGKILL. Returns the
-    /// exit status (None if it could not be collected).
+    /// Stops the process and its group: SIGTERM, up to `GRACE` to exit, then SIGKILL.
+    /// Returns the exit status (None if it could not be collected).
     pub fn stop(&mut self) -> Option<ExitStatus> {
         if let Ok(Some(status)) = self.child.try_wait() {
             // The leader is gone; its group may live on.
-            let _ = killpg(Pid::from_raw(self.group()), Signal::SIGKILL);
+            signal(self.group(), Signal::SIGKILL);
             return Some(status);
         }
-        let _ = killpg(Pid::from_raw(self.group()), Signal::SIGTERM);
+        signal(self.group(), Signal::SIGTERM);
         let deadline = Instant::now() + GRACE;
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
-                let _ = killpg(Pid::from_raw(self.group()), Signal::SIGKILL);
+                signal(self.group(), Signal::SIGKILL);
                 return Some(status);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = killpg(Pid::from_raw(self.group()), Signal::SIGKILL);
+        signal(self.group(), Signal::SIGKILL);
         self.child.wait().ok()
     }
+}
+
+/// Sends `sig` to the process group led by `pid` and to `pid` itself (an adopted process
+/// may lead no group).
+pub fn signal(pid: i32, sig: Signal) {
+    let _ = killpg(Pid::from_raw(pid), sig);
+    let _ = kill(Pid::from_raw(pid), sig);
 }

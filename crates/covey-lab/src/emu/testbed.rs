@@ -334,10 +334,17 @@ impl Testbed {
             .namespace(node)?
             .run_inside(|| command.spawn())?
             .map_err(|e| EmuError::io(format!("start `{program}` in node {node}"), e))?;
+        Ok(self.adopt(child))
+    }
+
+    /// Supervises a process the caller started in a node some other way (for example with
+    /// `ip netns exec`): the testbed stops it, and its process group if it leads one, when
+    /// dropped or interrupted, as it does the processes of [`Self::exec`].
+    pub fn adopt(&mut self, child: Child) -> ProcessId {
         let supervised = Supervised { child };
         interrupt::add_group(self.id, supervised.group());
         self.processes.push(Some(supervised));
-        Ok(ProcessId(self.processes.len() - 1))
+        ProcessId(self.processes.len() - 1)
     }
 
     /// A started process, to read its pipes or poll its status.

@@ -11,6 +11,7 @@ use nix::sys::socket::{setsockopt, sockopt};
 use serde::Serialize;
 
 use super::clock::monotonic_nanos;
+use super::realtime::{make_current_thread_realtime, PROBE_PRIORITY};
 use super::{EmuError, Testbed};
 
 /// IPv4 (20 B) and UDP (8 B) header bytes on each probe.
@@ -36,6 +37,9 @@ pub struct Probe {
     pub interval: StdDuration,
     /// UDP payload bytes (at least 16).
     pub payload: usize,
+    /// Whether the sending and receiving threads run under SCHED_FIFO, so that the host's
+    /// scheduling of the probe itself stays out of the measured delays.
+    pub realtime: bool,
 }
 
 /// What a probe stream measured.
@@ -90,8 +94,22 @@ pub fn measure(
     let destination = SocketAddr::from((testbed.address(to)?, PROBE_PORT));
     let done = AtomicBool::new(false);
     let (sent, arrivals) = std::thread::scope(|s| {
-        let receiving = s.spawn(|| receive(&receiver, probe, &done));
-        let sent = send(&sender, destination, probe);
+        let receiving = s.spawn(|| {
+            if probe.realtime {
+                make_current_thread_realtime(PROBE_PRIORITY);
+            }
+            receive(&receiver, probe, &done)
+        });
+        let sending = s.spawn(|| {
+            if probe.realtime {
+                make_current_thread_realtime(PROBE_PRIORITY);
+            }
+            send(&sender, destination, probe)
+        });
+        let sent = match sending.join() {
+            Ok(sent) => sent,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
         done.store(true, Ordering::Release);
         (sent, receiving.join())
     });

@@ -7,6 +7,7 @@ pub mod object_download;
 pub mod one_hop;
 pub mod protocols;
 pub mod server_workload;
+pub mod sim_vs_emu;
 
 use std::path::PathBuf;
 use std::sync::Arc;

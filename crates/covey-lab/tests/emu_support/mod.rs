@@ -1,4 +1,7 @@
-//! Shared by the emulator tests: the root check that skips them with a reason.
+//! Shared by the emulator tests: the root check that skips them with a reason, and
+//! whether a process still lives.
+
+#![allow(dead_code)]
 
 use covey_lab::emu;
 
@@ -11,4 +14,15 @@ pub fn can_emulate() -> bool {
             false
         }
     }
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.trim_start())
+            .unwrap_or("");
+        !state.starts_with('Z')
+    })
 }

@@ -17,8 +17,9 @@ pub struct Entry {
     pub wall_s: f64,
 }
 
-/// The index page (README.md of the report folder).
-pub fn render(entries: &[Entry], quick: bool, seed: u64) -> String {
+/// The index page (README.md of the report folder);
+/// `with_emulator_page`: the folder holds the hand-written emulator page, so link it.
+pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: bool) -> String {
     let sweep = if quick { "quick" } else { "full" };
     let mut page = String::from(
         "# The Covey lab\n\n\
@@ -49,8 +50,22 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64) -> String {
          (`--quick` for the small sweep, `--set name=value` for the parameters that \
          `covey lab params NAME` lists).\n"
     );
+    if with_emulator_page {
+        page += EMULATOR;
+    }
     page
 }
+
+/// The emulator's page, written by hand beside the generated ones.
+pub const EMULATOR_PAGE: &str = "emulator.md";
+
+/// The paragraph that links the hand-written page on the emulator (in docs/lab/), which
+/// `covey lab report` does not write.
+const EMULATOR: &str =
+    "\nExperiments that need real protocol stacks run on the lab's emulator: real \
+     processes in network namespaces joined by the simulator's link model on real time. \
+     [emulator.md](emulator.md) says how it works, how closely it keeps to its \
+     configuration, how fast it forwards, and how it agrees with the simulator.\n";
 
 /// `text` made safe for a Markdown table cell.
 fn cell(text: &str) -> String {
@@ -58,4 +73,16 @@ fn cell(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_emulator_page_is_linked_only_where_it_is() {
+        let link = format!("]({EMULATOR_PAGE})");
+        assert!(render(&[], false, 1, true).contains(&link));
+        assert!(!render(&[], false, 1, false).contains(&link));
+    }
 }

@@ -73,7 +73,11 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         });
     }
     let index = args.out.join("README.md");
-    write(&index, &index_page::render(&entries, args.quick, args.seed))?;
+    let with_emulator_page = args.out.join(index_page::EMULATOR_PAGE).is_file();
+    write(
+        &index,
+        &index_page::render(&entries, args.quick, args.seed, with_emulator_page),
+    )?;
     print(&format!("report in {}\n", index.display())).map_err(Failure::from)
 }
 

@@ -2,7 +2,7 @@
 //! representation (so the response rides piggy-backed in the ACK), anything else with 4.05.
 
 use covey_core::Code;
-use covey_proto::{App, AppContext, Event, Response};
+use covey_proto::{App, AppContext, Event, IncomingId, Response};
 
 /// The representation served: a short sensor reading, as in the paper's small resources.
 pub const REPRESENTATION: &[u8] = b"21.5 C";
@@ -21,19 +21,26 @@ impl App for ResourceServer {
         let Event::Request(id) = event else {
             return;
         };
-        let method = cx.endpoint.request(id).map(|r| r.message.code());
-        let response = if method == Some(Code::GET) {
-            Response {
-                code: Code::CONTENT,
-                options: &[],
-                payload: REPRESENTATION,
-            }
+        if answer_get(cx, id, REPRESENTATION) {
+            self.answered += 1;
         } else {
-            Response::new(Code::METHOD_NOT_ALLOWED)
-        };
-        match cx.endpoint.respond(cx.now, id, &response) {
-            Ok(()) => self.answered += 1,
-            Err(_) => self.refused += 1,
+            self.refused += 1;
         }
     }
+}
+
+/// Answers request `id`: a GET with `representation` (2.05), anything else with 4.05.
+/// Returns whether the engine took the response.
+pub fn answer_get(cx: &mut AppContext<'_>, id: IncomingId, representation: &[u8]) -> bool {
+    let method = cx.endpoint.request(id).map(|r| r.message.code());
+    let response = if method == Some(Code::GET) {
+        Response {
+            code: Code::CONTENT,
+            options: &[],
+            payload: representation,
+        }
+    } else {
+        Response::new(Code::METHOD_NOT_ALLOWED)
+    };
+    cx.endpoint.respond(cx.now, id, &response).is_ok()
 }
