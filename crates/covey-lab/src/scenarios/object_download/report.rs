@@ -25,13 +25,12 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
     let mut folder = ReportFolder::create(dir, NAME)?;
     folder.csv("sizes", &sizes_csv(outcome))?;
     folder.json(outcome)?;
+    let mut time = chart(outcome, "Object download time", "time (ms)", |p| {
+        p.mean_s() * 1000.0
+    });
+    time.series.push(link_floor(&outcome.params.sizes));
+    folder.svg(Some("time"), &time)?;
     if !outcome.points.is_empty() {
-        folder.svg(
-            Some("time"),
-            &chart(outcome, "Object download time", "time (ms)", |p| {
-                p.mean_s() * 1000.0
-            }),
-        )?;
         folder.svg(
             Some("bytes"),
             &chart(
@@ -43,6 +42,20 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
         )?;
     }
     folder.finish(outcome.points.len(), outcome.wall_s, markdown(outcome))
+}
+
+/// The least time any service can take: the object and 28 bytes of IPv4 and UDP headers
+/// serialised at the link's rate, plus one round trip of propagation. A reference, not a fit.
+fn link_floor(sizes: &[u64]) -> Series {
+    let rate = super::RATE_BPS as f64;
+    let rtt = 2.0 * super::ONE_WAY_DELAY.as_secs_f64();
+    Series {
+        name: "link floor (object at 20 kbit/s + one RTT)".into(),
+        points: sizes
+            .iter()
+            .map(|&s| (s as f64, ((s + 28) as f64 * 8.0 / rate + rtt) * 1000.0))
+            .collect(),
+    }
 }
 
 fn cell(v: f64) -> String {
@@ -154,7 +167,15 @@ fn markdown(outcome: &Outcome) -> String {
         outcome.params.cc
     );
     if let Some(reason) = &outcome.skipped {
-        let _ = writeln!(md, "**Not run**: {reason}.");
+        let mut t = MarkdownTable::new(&["size (B)", "link floor ms"]);
+        for p in &link_floor(&outcome.params.sizes).points {
+            t.push(vec![format!("{:.0}", p.0), format!("{:.0}", p.1)]);
+        }
+        let _ = writeln!(
+            md,
+            "**Not run**: {reason}.\n\n## The least time the link allows\n\n{}\n             The paper's account (seed 003, Figs 4 and 5): {PAPER_CLAIM}",
+            t.render()
+        );
         return md;
     }
     let mut header = vec!["size (B)".to_string()];

@@ -24,6 +24,7 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
     if let Some(chart) = latency_cdf(outcome) {
         folder.svg(Some("low-quality-latency"), &chart)?;
     }
+    folder.svg(Some("low-quality-tradeoff"), &tradeoff(outcome))?;
     for (axis, suffix, x_label) in [
         (Axis::Loss, "loss", "network loss (%)"),
         (Axis::Latency, "latency", "one-way network latency (ms)"),
@@ -222,6 +223,39 @@ fn latency_cdf(outcome: &Outcome) -> Option<LineChart> {
     })
 }
 
+/// Latency against control overhead at the low-quality point: each protocol one point, the
+/// paper's DDS and MQTT beside them (the paper's alone when the sweep did not run).
+fn tradeoff(outcome: &Outcome) -> LineChart {
+    let mut series = vec![
+        Series {
+            name: "paper: DDS".into(),
+            points: vec![(paper::DDS_OVERHEAD_PER_100, paper::DDS_LATENCY_S * 1000.0)],
+        },
+        Series {
+            name: "paper: MQTT".into(),
+            points: vec![(paper::MQTT_OVERHEAD_PER_100, paper::MQTT_LATENCY_S * 1000.0)],
+        },
+    ];
+    if let Some(lq) = low_quality(outcome) {
+        for p in protocols(outcome) {
+            let overhead = mean_at(outcome, &lq, &p, |m| m.overhead_per_100);
+            let latency = mean_at(outcome, &lq, &p, |m| m.latency_mean_s * 1000.0);
+            if let (Some(x), Some(y)) = (overhead, latency) {
+                series.push(Series {
+                    name: p,
+                    points: vec![(x, y)],
+                });
+            }
+        }
+    }
+    LineChart {
+        title: "Latency against overhead, low-quality network".into(),
+        x_label: "control bytes per 100 bytes of data".into(),
+        y_label: "mean latency (ms)".into(),
+        series,
+    }
+}
+
 fn paper_beside(protocol: &str) -> String {
     if protocol == "DDS reliable" {
         format!(
@@ -321,7 +355,23 @@ fn markdown(outcome: &Outcome) -> String {
         p.size, p.rate_hz, p.messages, p.cc
     );
     if let Some(reason) = &outcome.skipped {
-        let _ = writeln!(md, "**Not run**: {reason}.\n");
+        let mut t =
+            MarkdownTable::new(&["protocol", "paper: latency", "paper: overhead per 100 B"]);
+        for (name, latency, overhead) in [
+            ("DDS", paper::DDS_LATENCY_S, paper::DDS_OVERHEAD_PER_100),
+            ("MQTT", paper::MQTT_LATENCY_S, paper::MQTT_OVERHEAD_PER_100),
+        ] {
+            t.push(vec![
+                name.into(),
+                format!("{:.0} ms", latency * 1000.0),
+                format!("{overhead:.0} B"),
+            ]);
+        }
+        let _ = writeln!(
+            md,
+            "**Not run**: {reason}.\n\n## The paper's low-quality network\n\n{}",
+            t.render()
+        );
         return md;
     }
     if let Some(lq) = low_quality(outcome) {
