@@ -11,6 +11,8 @@ log() { printf '\n== %s\n' "$*"; }
 need_debs=()
 command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
 command -v tshark >/dev/null || need_debs+=(tshark)
+# The emulator's protocols scenario runs Debian's MQTT broker.
+[ -x /usr/sbin/mosquitto ] || need_debs+=(mosquitto)
 # aiocoap runs in a virtual environment, which needs Python's venv module.
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_debs+=(python3-venv)
 if [ ${#need_debs[@]} -gt 0 ]; then
@@ -30,6 +32,15 @@ if ! target/venv/bin/pip show aiocoap 2>/dev/null | grep -qx "Version: $AIOCOAP_
   log "installing aiocoap $AIOCOAP_VERSION into target/venv"
   python3 -m venv target/venv
   target/venv/bin/pip install -q "aiocoap==$AIOCOAP_VERSION"
+fi
+
+# Cyclone DDS's Python binding (PyPI; it ships the C library) for the emulator's protocols
+# scenario, in target/dds-venv (ignored by git); pinned.
+CYCLONEDDS_VERSION=11.0.1
+if ! target/dds-venv/bin/pip show cyclonedds 2>/dev/null | grep -qx "Version: $CYCLONEDDS_VERSION"; then
+  log "installing cyclonedds $CYCLONEDDS_VERSION into target/dds-venv"
+  python3 -m venv target/dds-venv
+  target/dds-venv/bin/pip install -q "cyclonedds==$CYCLONEDDS_VERSION"
 fi
 
 log "format"

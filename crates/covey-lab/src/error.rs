@@ -30,4 +30,7 @@ pub enum LabError {
         /// What the plotting backend said.
         message: String,
     },
+    /// A real stack in the emulator failed (a socket, a broker, a child process).
+    #[error("stack: {0}")]
+    Stack(String),
 }

@@ -40,6 +40,14 @@ enum LabCommand {
     Run(run::RunArgs),
     /// Run every scenario and write one page each plus an index (README.md).
     Report(report::ReportArgs),
+    /// Run one emulator agent (a real stack's role) inside a namespace; the emulator
+    /// scenarios start it.
+    #[command(hide = true)]
+    Agent {
+        /// The agent as JSON (stack and role).
+        #[arg(value_name = "JSON")]
+        agent: String,
+    },
 }
 
 /// Runs `covey lab ...`.
@@ -49,6 +57,9 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         LabCommand::Params { name } => params(&name),
         LabCommand::Run(a) => run::run(&a),
         LabCommand::Report(a) => report::run(&a),
+        LabCommand::Agent { agent } => covey_lab::emu::stacks::Agent::from_arg(&agent)
+            .and_then(|a| a.run())
+            .map_err(lab_failure),
     }
 }
 

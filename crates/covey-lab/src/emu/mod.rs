@@ -36,6 +36,7 @@ pub mod link_stats;
 pub mod namespace;
 mod packet_pool;
 pub mod realtime;
+pub mod stacks;
 mod supervisor;
 mod testbed;
 mod tun_link;

@@ -7,7 +7,9 @@ pub mod group;
 pub mod group_delay;
 pub mod group_interference;
 pub mod group_nested;
+pub mod object_download;
 pub mod one_hop;
+pub mod protocols;
 pub mod server_workload;
 pub mod sim_vs_emu;
 
@@ -66,6 +68,20 @@ pub fn list() -> &'static [ScenarioInfo] {
             paper: GROUP_PAPER,
         },
         ScenarioInfo {
+            name: object_download::NAME,
+            title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
+                    HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
+            paper: "Daniel, Kojo, Latvala: Experimental Evaluation of the CoAP, HTTP and SPDY \
+                    Transport Services for Internet of Things (IDCS 2014)",
+        },
+        ScenarioInfo {
+            name: protocols::NAME,
+            title: "CoAP (NON, CON, Observe) against MQTT, DDS and JSON/UDP on real stacks over \
+                    emulated lossy, slow links",
+            paper: "Chen, Kunz: Performance Evaluation of IoT Protocols under a Constrained \
+                    Wireless Access Network (MoWNeT 2016)",
+        },
+        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -98,6 +114,8 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
         group_delay::NAME | group_interference::NAME | group_nested::NAME => {
             Ok(group::GroupParams::describe())
         }
+        protocols::NAME => Ok(protocols::Params::describe()),
+        object_download::NAME => Ok(object_download::Params::describe()),
         _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
@@ -183,6 +201,8 @@ pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
         group_delay::NAME => group_delay::run(options),
         group_interference::NAME => group_interference::run(options),
         group_nested::NAME => group_nested::run(options),
+        protocols::NAME => protocols::run(options),
+        object_download::NAME => object_download::run(options),
         _ => Err(LabError::UnknownScenario(name.to_string())),
     }
 }

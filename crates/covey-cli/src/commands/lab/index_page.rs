@@ -24,7 +24,9 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: boo
     let mut page = String::from(
         "# The Covey lab\n\n\
          Covey's simulator runs the real covey-proto engine on modelled networks to repeat the \
-         experiments of the papers behind the project. Each page below has the scenario's \
+         experiments of the papers behind the project; the emulator runs real stacks (covey, \
+         Mosquitto, Cyclone DDS, hyper) on emulated links for the experiments that need real \
+         TCP and brokers (these need root). Each page below has the scenario's \
          plots, its tables with the paper's numbers beside Covey's, and where and why they \
          differ.\n\n",
     );

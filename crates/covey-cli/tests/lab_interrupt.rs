@@ -1,0 +1,88 @@
+//! A `protocols` run interrupted with Ctrl-C (SIGINT) leaves no namespace and no process of
+//! its stacks behind. Needs root; skipped with a message otherwise.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use covey_lab::emu::stacks::testbed_network::skip_reason;
+
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let prefix = format!("covey-emu-{pid}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Command lines of running processes that contain `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(raw) = std::fs::read(entry.path().join("cmdline")) {
+            let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+            if line.contains(needle) {
+                found.push(line);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn ctrl_c_removes_every_namespace_and_process() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("covey-lab-interrupt-{}", std::process::id()));
+    let agents_before = processes_with("lab agent").len();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_covey"))
+        .args([
+            "lab",
+            "run",
+            "protocols",
+            "--quick",
+            "--set",
+            "install=false",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = run.id();
+    // Wait (bounded) until the first trial's stacks are up: a namespace and an agent.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while namespaces_of(pid).is_empty() || processes_with("lab agent").len() <= agents_before {
+        assert!(
+            Instant::now() < deadline,
+            "the run never started its stacks"
+        );
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(s) = run.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the run did not stop on SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(exit.code(), Some(130));
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+    assert_eq!(processes_with("lab agent").len(), agents_before);
+    assert_eq!(
+        processes_with(&out.display().to_string()),
+        Vec::<String>::new()
+    );
+    std::fs::remove_dir_all(out).ok();
+}

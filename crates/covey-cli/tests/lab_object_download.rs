@@ -1,0 +1,80 @@
+//! `covey lab run object-download --quick`: CoAP against HTTP over a Zigbee-like emulated
+//! link. Checks the paper's conclusion for objects that fit one block (CoAP fastest, fewest
+//! bytes), that time grows with size for every service, and that a TCP connection per
+//! object costs bytes a persistent connection saves. Needs root; skipped otherwise.
+
+use std::process::Command;
+
+use covey_lab::emu::stacks::testbed_network::skip_reason;
+use serde_json::Value;
+
+fn point<'a>(points: &'a [Value], transfer: &str, size: u64) -> &'a Value {
+    points
+        .iter()
+        .find(|p| p["transfer"] == transfer && p["size"] == size)
+        .unwrap_or_else(|| panic!("no point for {transfer} at {size}"))
+}
+
+fn mean_s(p: &Value) -> f64 {
+    let t = p["times_s"].as_array().unwrap();
+    t.iter().map(|v| v.as_f64().unwrap()).sum::<f64>() / t.len() as f64
+}
+
+fn bytes_per_object(p: &Value) -> f64 {
+    p["traffic"]["bytes"].as_f64().unwrap() / p["downloaded"].as_f64().unwrap()
+}
+
+#[test]
+fn quick_run_puts_coap_ahead_for_small_objects() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("covey-lab-objects-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_covey"))
+        .args(["lab", "run", "object-download", "--quick", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("object-download.json")).unwrap())
+            .unwrap();
+    let points = json["points"].as_array().unwrap();
+    let services = ["CoAP", "HTTP/TCP", "persistent HTTP", "HTTP/2", "HTTP/UDP"];
+    for p in points {
+        assert_eq!(p["failed"], 0, "{p}");
+    }
+    for size in [10, 400] {
+        let coap = point(points, "CoAP", size);
+        for other in &services[1..] {
+            let o = point(points, other, size);
+            assert!(
+                mean_s(coap) < mean_s(o),
+                "{size} B: CoAP slower than {other}"
+            );
+            assert!(
+                bytes_per_object(coap) < bytes_per_object(o),
+                "{size} B: CoAP heavier than {other}"
+            );
+        }
+    }
+    for s in services {
+        assert!(
+            mean_s(point(points, s, 10)) < mean_s(point(points, s, 1200)),
+            "{s}"
+        );
+    }
+    assert!(
+        bytes_per_object(point(points, "HTTP/TCP", 10))
+            > bytes_per_object(point(points, "persistent HTTP", 10))
+    );
+    for f in [
+        "object-download.md",
+        "object-download-time.svg",
+        "object-download-sizes.csv",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(out).ok();
+}

@@ -1,0 +1,80 @@
+//! `covey lab run protocols --quick`: the paper's low-quality network on real stacks. Checks
+//! the conclusions that follow from the mechanisms: TCP-based MQTT and reliable DDS lose
+//! nothing, nothing arrives faster than the two links' minimum delay, the UDP protocols
+//! without recovery are faster than MQTT, and DDS is faster than MQTT as the paper found.
+//! Needs root; skipped with a message otherwise.
+
+use std::path::Path;
+use std::process::Command;
+
+use covey_lab::emu::stacks::install;
+use covey_lab::emu::stacks::testbed_network::skip_reason;
+use serde_json::Value;
+
+fn median_ms(rows: &[Value], protocol: &str) -> f64 {
+    metrics(rows, protocol)["latency_median_s"]
+        .as_f64()
+        .unwrap()
+        * 1000.0
+}
+
+fn metrics<'a>(rows: &'a [Value], protocol: &str) -> &'a Value {
+    let row = rows
+        .iter()
+        .find(|r| r["protocol"] == protocol)
+        .unwrap_or_else(|| panic!("no row for {protocol}"));
+    assert!(row["error"].is_null(), "{protocol}: {}", row["error"]);
+    &row["metrics"]
+}
+
+#[test]
+fn quick_run_reproduces_the_low_quality_network_conclusions() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    // The test installs what the scenario needs, as the interop tests install libcoap.
+    install::mosquitto(true).expect("mosquitto");
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-venv");
+    install::dds_python(&venv, true).expect("cyclonedds");
+    let out = std::env::temp_dir().join(format!("covey-lab-protocols-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_covey"))
+        .args(["lab", "run", "protocols", "--quick", "--out"])
+        .arg(&out)
+        .arg("--set")
+        .arg(format!("dds_venv={}", venv.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("protocols.json")).unwrap())
+            .unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "one trial per protocol");
+    for protocol in ["MQTT QoS 0", "MQTT QoS 1", "DDS reliable"] {
+        let m = metrics(rows, protocol);
+        assert_eq!(
+            m["loss_pct"].as_f64(),
+            Some(0.0),
+            "{protocol} lost telemetry"
+        );
+    }
+    for row in rows {
+        // Two links, each delaying at least 80 % of 100 ms.
+        for l in row["latencies_s"].as_array().unwrap() {
+            assert!(l.as_f64().unwrap() >= 0.16, "{}: {l}", row["protocol"]);
+        }
+        let m = &row["metrics"];
+        let received = m["received"].as_u64().unwrap();
+        assert!(m["wire_bytes"].as_u64().unwrap() >= 2 * 409 * received);
+    }
+    let mqtt = median_ms(rows, "MQTT QoS 0").min(median_ms(rows, "MQTT QoS 1"));
+    assert!(median_ms(rows, "JSON/UDP") < mqtt);
+    assert!(median_ms(rows, "CoAP NON") < mqtt);
+    assert!(median_ms(rows, "DDS reliable") < mqtt);
+    let page = std::fs::read_to_string(out.join("protocols.md")).unwrap();
+    assert!(page.contains("234 ms, 289 B") && page.contains("578 ms, 76 B"));
+    assert!(out.join("protocols-low-quality-latency.svg").exists());
+    assert!(out.join("protocols-trials.csv").exists());
+    std::fs::remove_dir_all(out).ok();
+}

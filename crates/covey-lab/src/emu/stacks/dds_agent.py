@@ -1,0 +1,90 @@
+"""Eclipse Cyclone DDS agent of the covey lab: publish, relay or subscribe the telemetry.
+
+Run by the `protocols` scenario inside a network namespace as
+    python3 dds_agent.py ROLE RELIABILITY COUNT RATE SIZE RUN_SECONDS
+ROLE is publish (topic uplink), relay (uplink -> downlink) or subscribe (downlink);
+RELIABILITY is reliable or best_effort. Peers come from CYCLONEDDS_URI (unicast discovery).
+Prints one JSON event per line, like the Rust agents.
+"""
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+@dataclass
+class Telemetry(IdlStruct, typename="covey.Telemetry"):
+    json: str
+
+
+def emit(event, **fields):
+    print(json.dumps({"event": event, **fields}), flush=True)
+
+
+def message(seq, size):
+    head = '{"seq":%d,"hr":72,"spo2":98,"skin":412,"acc":[0.01,-0.02,0.98],"pad":"' % seq
+    tail = '"}'
+    return head + "x" * max(0, size - len(head) - len(tail)) + tail
+
+
+def main():
+    role, reliability, count, rate, size, run_s = sys.argv[1:7]
+    count, rate, size, run_s = int(count), float(rate), int(size), float(run_s)
+    if reliability == "reliable":
+        kind = Policy.Reliability.Reliable(duration(seconds=1))
+    else:
+        kind = Policy.Reliability.BestEffort
+    qos = Qos(kind, Policy.History.KeepLast(1000), Policy.Durability.Volatile)
+    participant = DomainParticipant(0)
+    uplink = Topic(participant, "uplink", Telemetry)
+    downlink = Topic(participant, "downlink", Telemetry)
+    deadline = time.monotonic() + run_s
+    if role == "publish":
+        writer = DataWriter(participant, uplink, qos=qos)
+        # Wait (bounded) for the relay to match, as the Rust agents wait to connect.
+        while writer.get_matched_subscriptions() == [] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        emit("ready")
+        interval = 1.0 / rate
+        start = time.monotonic()
+        for seq in range(count):
+            target = start + seq * interval
+            delay = target - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            emit("sent", seq=seq, t_ns=time.time_ns())
+            writer.write(Telemetry(json=message(seq, size)))
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+    elif role == "relay":
+        reader = DataReader(participant, uplink, qos=qos)
+        writer = DataWriter(participant, downlink, qos=qos)
+        emit("ready")
+        while time.monotonic() < deadline:
+            for sample in reader.take_iter(timeout=duration(milliseconds=100)):
+                writer.write(sample)
+    elif role == "subscribe":
+        reader = DataReader(participant, downlink, qos=qos)
+        emit("ready")
+        while time.monotonic() < deadline:
+            for sample in reader.take_iter(timeout=duration(milliseconds=100)):
+                try:
+                    seq = json.loads(sample.json)["seq"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                emit("received", seq=seq, t_ns=time.time_ns())
+    else:
+        sys.exit("unknown role " + role)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+//! The protocols compared, each with how it carries the telemetry from the gateway through
+//! the server to the caregiver.
+
+use serde::Serialize;
+
+use crate::emu::stacks::coap::Delivery;
+use crate::emu::stacks::dds::Reliability;
+
+/// One protocol configuration of the comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "protocol", rename_all = "snake_case")]
+pub enum Protocol {
+    /// CoAP through a relaying server (NON, CON) or an observed resource (Observe).
+    Coap {
+        /// How telemetry travels.
+        delivery: Delivery,
+        /// Congestion control by name.
+        cc: String,
+    },
+    /// MQTT through Mosquitto.
+    Mqtt {
+        /// 0 or 1.
+        qos: u8,
+    },
+    /// DDS through a relaying participant on the server.
+    Dds {
+        /// Reliability QoS.
+        reliability: Reliability,
+    },
+    /// The paper's custom JSON-over-UDP pub/sub through a broker.
+    UdpJson,
+}
+
+impl Protocol {
+    /// The label in tables and plots.
+    pub fn label(&self) -> String {
+        match self {
+            Protocol::Coap { delivery, cc } => {
+                let d = match delivery {
+                    Delivery::Non => "NON",
+                    Delivery::Con => "CON",
+                    Delivery::Observe => "Observe",
+                };
+                if cc == "default" {
+                    format!("CoAP {d}")
+                } else {
+                    format!("CoAP {d} ({cc})")
+                }
+            }
+            Protocol::Mqtt { qos } => format!("MQTT QoS {qos}"),
+            Protocol::Dds { reliability } => match reliability {
+                Reliability::Reliable => "DDS reliable".into(),
+                Reliability::BestEffort => "DDS best-effort".into(),
+            },
+            Protocol::UdpJson => "JSON/UDP".into(),
+        }
+    }
+
+    /// Whether it recovers lost packets (retransmission at some layer).
+    pub fn reliable(&self) -> bool {
+        match self {
+            Protocol::Coap { delivery, .. } => *delivery != Delivery::Non,
+            Protocol::Mqtt { .. } => true,
+            Protocol::Dds { reliability } => *reliability == Reliability::Reliable,
+            Protocol::UdpJson => false,
+        }
+    }
+
+    /// The paper's four (CoAP NON, MQTT, DDS reliable, JSON/UDP) and ours beyond them:
+    /// CoAP CON and Observe with `cc`, MQTT QoS 1, DDS best effort.
+    pub fn all(cc: &str) -> Vec<Protocol> {
+        let coap = |delivery| Protocol::Coap {
+            delivery,
+            cc: cc.to_string(),
+        };
+        vec![
+            Protocol::Coap {
+                delivery: Delivery::Non,
+                cc: "default".into(),
+            },
+            coap(Delivery::Con),
+            coap(Delivery::Observe),
+            Protocol::Mqtt { qos: 0 },
+            Protocol::Mqtt { qos: 1 },
+            Protocol::Dds {
+                reliability: Reliability::Reliable,
+            },
+            Protocol::Dds {
+                reliability: Reliability::BestEffort,
+            },
+            Protocol::UdpJson,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_delivery_and_the_congestion_control() {
+        let all = Protocol::all("cocoa");
+        let labels: Vec<String> = all.iter().map(Protocol::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "CoAP NON",
+                "CoAP CON (cocoa)",
+                "CoAP Observe (cocoa)",
+                "MQTT QoS 0",
+                "MQTT QoS 1",
+                "DDS reliable",
+                "DDS best-effort",
+                "JSON/UDP"
+            ]
+        );
+        // CoAP CON and Observe (CON notifications), MQTT over TCP at either QoS, DDS reliable.
+        assert_eq!(all.iter().filter(|p| p.reliable()).count(), 5);
+    }
+}
