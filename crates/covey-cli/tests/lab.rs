@@ -356,3 +356,48 @@ fn quick_report_writes_an_index_linking_every_scenario_page() {
         }
     }
 }
+
+#[test]
+fn report_only_reruns_the_named_scenario_and_keeps_the_other_rows() {
+    let dir = Scratch::new("report-only");
+    let out_dir = dir.join("lab");
+    std::fs::create_dir_all(&out_dir).expect("create the report folder");
+    // An index an earlier report wrote: one row per scenario, recognisable.
+    let mut earlier = String::from("# The Covey lab\n\n| scenario | x | y | runs | wall time |\n");
+    for name in scenario_names() {
+        earlier += &format!("| [{name}]({name}/README.md) | kept | kept | 7 | 7 s |\n");
+    }
+    std::fs::write(out_dir.join("README.md"), &earlier).expect("write the earlier index");
+
+    let out = lab(&[
+        "report",
+        "--quick",
+        "--only",
+        "server-workload",
+        "--out",
+        path_arg(&out_dir),
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let index = std::fs::read_to_string(out_dir.join("README.md")).expect("the index page");
+    for name in scenario_names() {
+        let kept = format!("| [{name}]({name}/README.md) | kept | kept | 7 | 7 s |");
+        let row_kept = index.lines().any(|l| l == kept);
+        assert_eq!(row_kept, name != "server-workload", "{name}'s row: {index}");
+        let ran = out_dir.join(&name).join("README.md").is_file();
+        assert_eq!(ran, name == "server-workload", "{name} ran");
+    }
+
+    // A name that is no scenario, or an index without a row to keep, is refused up front.
+    let out = lab(&["report", "--only", "nonesuch", "--out", path_arg(&out_dir)]);
+    assert_refused(&out, 2, &["nonesuch"]);
+    let bare = dir.join("bare");
+    let out = lab(&[
+        "report",
+        "--only",
+        "server-workload",
+        "--out",
+        path_arg(&bare),
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("whole report"), "{}", stderr(&out));
+}

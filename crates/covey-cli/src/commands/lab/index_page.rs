@@ -15,6 +15,18 @@ pub struct Entry {
     pub runs: usize,
     /// Wall-clock seconds.
     pub wall_s: f64,
+    /// The row as an earlier report wrote it, kept when this report did not run the
+    /// scenario (`covey lab report --only`).
+    pub kept_row: Option<String>,
+}
+
+/// The row of scenario `name` in an index written before, if it has one.
+pub fn existing_row(index: &str, name: &str) -> Option<String> {
+    let start = format!("| [{name}](");
+    index
+        .lines()
+        .find(|line| line.starts_with(&start))
+        .map(str::to_string)
 }
 
 /// The index page (README.md of the report folder);
@@ -33,6 +45,11 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: boo
     page += "| scenario | what it measures | reproduces | runs | wall time |\n";
     page += "|---|---|---|---:|---:|\n";
     for e in entries {
+        if let Some(row) = &e.kept_row {
+            page += row;
+            page += "\n";
+            continue;
+        }
         page += &format!(
             "| [{}]({}) | {} | {} | {} | {:.0} s |\n",
             e.name,

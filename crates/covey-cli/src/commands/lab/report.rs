@@ -24,6 +24,11 @@ pub struct ReportArgs {
     /// The report folder: README.md (the index) and one folder per scenario.
     #[arg(long, default_value = "docs/lab", value_name = "DIR")]
     out: PathBuf,
+
+    /// Run only this scenario (repeatable); the other scenarios keep their pages and their
+    /// rows of the existing index.
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
 }
 
 /// Runs every scenario into `out/NAME/`, writes its page there as README.md, and the
@@ -34,9 +39,23 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     for info in scenarios::list() {
         out_dir::check_writable(&args.out.join(info.name))?;
     }
+    let index = args.out.join("README.md");
+    let kept_rows = kept_rows(args, &index)?;
     let quick_flag = if args.quick { " --quick" } else { "" };
     let mut entries = Vec::new();
     for info in scenarios::list() {
+        if let Some(row) = kept_rows.iter().find(|(name, _)| *name == info.name) {
+            entries.push(Entry {
+                name: info.name,
+                title: info.title,
+                paper: info.paper,
+                page: format!("{}/README.md", info.name),
+                runs: 0,
+                wall_s: 0.0,
+                kept_row: Some(row.1.clone()),
+            });
+            continue;
+        }
         let dir = args.out.join(info.name);
         let bar = progress::bar(info.name);
         let options = RunOptions {
@@ -70,15 +89,61 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             page: format!("{}/README.md", info.name),
             runs: summary.runs,
             wall_s: summary.wall_s,
+            kept_row: None,
         });
     }
-    let index = args.out.join("README.md");
     let with_emulator_page = args.out.join(index_page::EMULATOR_PAGE).is_file();
     write(
         &index,
         &index_page::render(&entries, args.quick, args.seed, with_emulator_page),
     )?;
     print(&format!("report in {}\n", index.display())).map_err(Failure::from)
+}
+
+/// With `--only`: the existing index's row of every scenario not named, checked before
+/// anything runs (an unknown name, or no earlier row to keep, is refused).
+fn kept_rows(
+    args: &ReportArgs,
+    index: &std::path::Path,
+) -> Result<Vec<(&'static str, String)>, Failure> {
+    if args.only.is_empty() {
+        return Ok(Vec::new());
+    }
+    for name in &args.only {
+        if !scenarios::list().iter().any(|s| s.name == name) {
+            return Err(Failure::new(
+                ExitKind::Usage,
+                format!("no scenario named {name} (see `covey lab list`)"),
+            ));
+        }
+    }
+    let existing = std::fs::read_to_string(index).map_err(|e| {
+        Failure::new(
+            ExitKind::Other,
+            format!(
+                "--only keeps the other rows of {}, which cannot be read: {e}; run the whole report once",
+                index.display()
+            ),
+        )
+    })?;
+    let mut kept = Vec::new();
+    for info in scenarios::list() {
+        if args.only.iter().any(|n| n == info.name) {
+            continue;
+        }
+        let row = index_page::existing_row(&existing, info.name).ok_or_else(|| {
+            Failure::new(
+                ExitKind::Other,
+                format!(
+                    "{} has no row for {}: run the whole report, or name it with --only",
+                    index.display(),
+                    info.name
+                ),
+            )
+        })?;
+        kept.push((info.name, row));
+    }
+    Ok(kept)
 }
 
 fn write(path: &std::path::Path, text: &str) -> Result<(), Failure> {
