@@ -7,6 +7,7 @@ mod logging;
 mod output;
 mod render;
 mod resources;
+mod web;
 
 use std::io::Write;
 use std::process::ExitCode;
