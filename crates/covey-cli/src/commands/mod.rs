@@ -1,6 +1,7 @@
 //! One module per `covey` subcommand.
 
 pub mod bench;
+pub mod bench_proxy;
 pub mod client;
 pub mod decode;
 pub mod entity;
