@@ -19,7 +19,10 @@ fn the_proxy_and_direct_coap_are_measured_in_one_run() {
         let p50 = v[path]["p50_us"].as_f64().expect("p50");
         let p99 = v[path]["p99_us"].as_f64().expect("p99");
         assert!(p50 > 0.0 && p50 <= p99, "{v}");
-        assert!(v[path]["requests_per_second"].as_f64().expect("rate") > 0.0, "{v}");
+        assert!(
+            v[path]["requests_per_second"].as_f64().expect("rate") > 0.0,
+            "{v}"
+        );
     }
     assert!(v["proxy_added_p50_us"].is_number(), "{v}");
     assert_eq!(v["concurrency"], 4);

@@ -1,8 +1,8 @@
 //! The web console in a real browser (Debian's chromium, driven through chromedriver over
 //! WebDriver): the group-communication paper's Fig 5 session end to end against three
 //! `covey serve` members — create (after a refused member), profile, query with the default
-//! operation, with avg and as anycast, delete — and a discovery session in the explorer.
-//! Screenshots of each step are kept under target/console-screenshots/.
+//! operation, with avg and as anycast, live values of its members, delete — and a discovery
+//! session in the explorer. Screenshots of each step are kept under target/console-screenshots/.
 
 mod gateway_support;
 mod support;
@@ -221,6 +221,24 @@ async fn the_papers_gui_session_runs_in_chromium() {
     text_when(&c, "#query-answered", |t| t.starts_with("1 of 3")).await;
     screenshot(&c, "06-query-anycast").await;
 
+    // Live: observe every member of the entity, one line per member with its latest value.
+    click(&c, "nav [data-tab=live]").await;
+    fill(&c, "#live-target", "temps").await;
+    click(&c, "#live-start").await;
+    let legend = text_when(&c, "#live-legend", |t| {
+        t.lines().count() == 3
+            && t.lines().all(|l| {
+                l.rsplit_once(": ")
+                    .is_some_and(|(_, v)| v.trim().parse::<f64>().is_ok())
+            })
+    })
+    .await;
+    for uri in &uris {
+        assert!(legend.contains(uri.as_str()), "{legend}");
+    }
+    screenshot(&c, "07-live").await;
+    click(&c, "#live-stop").await;
+
     // Discovery on a member, then a request; CBOR shown in diagnostic notation.
     click(&c, "nav [data-tab=explore]").await;
     fill(
@@ -246,7 +264,7 @@ async fn the_papers_gui_session_runs_in_chromium() {
     click(&c, "#request-send").await;
     let body = text_when(&c, "#response-body", |t| t.trim().parse::<f64>().is_ok()).await;
     assert!(body.trim().parse::<f64>().is_ok());
-    screenshot(&c, "07-explore-get").await;
+    screenshot(&c, "08-explore-get").await;
     let em = text_when(&c, "#em-uri", |t| t.contains("coap://")).await;
     let em = em.split_whitespace().last().unwrap().to_string();
     fill(&c, "#request-uri", &format!("{em}/e/temps")).await;
@@ -255,7 +273,7 @@ async fn the_papers_gui_session_runs_in_chromium() {
     let diag = text_when(&c, "#response-body", |t| t.contains("bn")).await;
     assert!(diag.starts_with('['), "diagnostic notation: {diag}");
     assert!(text_when(&c, "#response-type", |t| !t.is_empty()).await == "application/senml+cbor");
-    screenshot(&c, "08-explore-cbor").await;
+    screenshot(&c, "09-explore-cbor").await;
 
     // Delete, confirmed in the browser's dialog; each member's result is shown.
     click(&c, "nav [data-tab=entities]").await;
@@ -264,7 +282,7 @@ async fn the_papers_gui_session_runs_in_chromium() {
     let result = text_when(&c, "#entity-result", |t| t.starts_with("2.02")).await;
     assert!(result.contains("temps"), "{result}");
     text_when(&c, "#entities-empty", |t| t.contains("No entities")).await;
-    screenshot(&c, "09-deleted").await;
+    screenshot(&c, "10-deleted").await;
 
     c.close().await.unwrap();
 }

@@ -254,6 +254,8 @@ function plot() {
     g.beginPath();
     s.points.forEach((p, j) => (j ? g.lineTo(x(p.t), y(p.v)) : g.moveTo(x(p.t), y(p.v))));
     g.stroke();
+    g.fillStyle = g.strokeStyle;
+    s.points.forEach((p) => g.fillRect(x(p.t) - 2, y(p.v) - 2, 4, 4));
   });
 }
 
