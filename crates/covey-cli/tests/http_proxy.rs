@@ -9,10 +9,10 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
-use gateway_support::{gateway_with_http, Scratch};
+use gateway_support::{covey_run, gateway_with_http, GatewayProcess, Scratch};
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
-use support::covey_server;
+use support::{covey_server, free_port, stderr};
 
 fn http() -> Client {
     Client::builder()
@@ -213,4 +213,46 @@ fn observe_arrives_as_server_sent_events() {
     }
     assert_eq!(events, 3, "three notifications");
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+#[test]
+fn the_start_up_line_says_where_the_console_is_and_who_reaches_it() {
+    let scratch = Scratch::new("http-proxy-startup");
+    let (gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let log = gateway.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("web console"))
+        .expect("a start-up line for the console");
+    assert!(line.contains(&format!("{base}/")), "{line}");
+    assert!(line.contains("loopback only"), "{line}");
+    let page = http().get(&base).send().unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page
+        .text()
+        .unwrap()
+        .contains("<title>Covey console</title>"));
+
+    let quiet = GatewayProcess::start(&scratch.join("quiet.db"), &["--no-http"]);
+    assert!(!quiet.log().contains("web console"), "{}", quiet.log());
+}
+
+#[test]
+fn a_busy_http_port_given_by_hand_is_an_error() {
+    let scratch = Scratch::new("http-proxy-busy");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let http = busy.local_addr().unwrap().to_string();
+    let db = scratch.join("e.db");
+    let out = covey_run(&[
+        "gateway",
+        "--bind",
+        &format!("127.0.0.1:{}", free_port()),
+        "--db",
+        db.to_str().unwrap(),
+        "--http",
+        &http,
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&http) && err.contains("--http"), "{err}");
 }
