@@ -111,12 +111,15 @@ fn entities_are_created_and_deleted_through_the_proxy() {
     let client = http();
     let member = format!("coap://127.0.0.1:{port}/sensors/temp");
 
-    let r = client
-        .post(format!("{em}/e"))
-        .header("content-type", "application/json")
-        .body(format!(r#"{{"name":"t","er":["{member}"]}}"#))
-        .send()
-        .unwrap();
+    let create = |profile: String| {
+        client
+            .post(format!("{em}/e"))
+            .header("content-type", "application/json")
+            .body(profile)
+            .send()
+            .unwrap()
+    };
+    let r = create(format!(r#"{{"name":"t","er":["{member}"]}}"#));
     assert_eq!(r.status(), StatusCode::CREATED);
     assert_eq!(
         header(&r, "location"),
@@ -124,14 +127,9 @@ fn entities_are_created_and_deleted_through_the_proxy() {
     );
 
     // The EM's diagnostic reaches the HTTP client as text.
-    let r = client
-        .post(format!("{em}/e"))
-        .header("content-type", "application/json")
-        .body(format!(
-            r#"{{"name":"u","er":["coap://127.0.0.1:{port}/nothere"]}}"#
-        ))
-        .send()
-        .unwrap();
+    let r = create(format!(
+        r#"{{"name":"u","er":["coap://127.0.0.1:{port}/nothere"]}}"#
+    ));
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert!(header(&r, "content-type").starts_with("text/plain"));
     assert!(r.text().unwrap().contains("/nothere"));
@@ -147,39 +145,30 @@ fn entities_are_created_and_deleted_through_the_proxy() {
     assert!(doc["value"].is_number(), "{doc}");
 
     // A browser page from elsewhere cannot delete it; the console's own page can.
-    let r = client
-        .delete(format!("{em}/e/t"))
-        .header("origin", "http://attacker.example")
-        .send()
-        .unwrap();
+    let delete = |name: &str, value: &str| {
+        client
+            .delete(format!("{em}/e/t"))
+            .header(name, value)
+            .send()
+            .unwrap()
+    };
+    let listed = || {
+        client
+            .get(format!("{em}/e"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    let r = delete("origin", "http://attacker.example");
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let r = client
-        .delete(format!("{em}/e/t"))
-        .header("sec-fetch-site", "cross-site")
-        .send()
-        .unwrap();
+    let r = delete("sec-fetch-site", "cross-site");
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let listed = client
-        .get(format!("{em}/e"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    assert!(listed.contains("/e/t>"), "{listed}");
-    let r = client
-        .delete(format!("{em}/e/t"))
-        .header("sec-fetch-site", "same-origin")
-        .send()
-        .unwrap();
+    assert!(listed().contains("/e/t>"), "{}", listed());
+    let r = delete("sec-fetch-site", "same-origin");
     assert!(r.status().is_success(), "{}", r.status());
     assert_eq!(header(&r, "coap-code"), "2.02");
-    let listed = client
-        .get(format!("{em}/e"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    assert!(!listed.contains("/e/t>"), "{listed}");
+    assert!(!listed().contains("/e/t>"), "{}", listed());
 }
 
 #[test]
