@@ -221,6 +221,25 @@ async fn the_papers_gui_session_runs_in_chromium() {
     text_when(&c, "#query-answered", |t| t.starts_with("1 of 3")).await;
     screenshot(&c, "06-query-anycast").await;
 
+    // ?fanout only after the confirmation: dismissed, nothing is sent; accepted, every
+    // member's answer comes back.
+    click(&c, "#fanout-run").await;
+    c.dismiss_alert().await.expect("a confirmation dialog");
+    let hidden = c
+        .find(Locator::Css("#fanout-result"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap();
+    assert!(!hidden, "a dismissed fan-out shows no result");
+    click(&c, "#fanout-run").await;
+    c.accept_alert().await.expect("a confirmation dialog");
+    let fanout = text_when(&c, "#fanout-result", |t| t.contains("\"fanout\"")).await;
+    for uri in &uris {
+        assert!(fanout.contains(uri.as_str()), "{fanout}");
+    }
+
     // Live: observe every member of the entity, one line per member with its latest value.
     click(&c, "nav [data-tab=live]").await;
     fill(&c, "#live-target", "temps").await;
