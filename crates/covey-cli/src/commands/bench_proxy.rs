@@ -20,6 +20,10 @@ use serde_json::json;
 use crate::exit::{ExitKind, Failure};
 use crate::web::WebServer;
 
+/// A request unanswered this long fails the run: past MAX_TRANSMIT_WAIT (93 s), when the
+/// client gives up on a confirmable request by itself.
+const REQUEST_LIMIT: Duration = Duration::from_secs(100);
+
 /// Arguments of `covey bench-proxy`.
 #[derive(Debug, Args)]
 pub struct BenchProxyArgs {
@@ -162,12 +166,17 @@ async fn wait_for(coap: &covey::Client, target: &str) -> Result<(), Failure> {
         if answer.is_ok() {
             return Ok(());
         }
+        // Refused at once (ICMP) while the server is still starting.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Err(other("covey serve did not answer".into()))
 }
 
 /// One way of sending GET /time.
 trait Path: Send + Sync + 'static {
+    /// What the path is called in errors.
+    const NAME: &'static str;
+
     /// Sends one request; `Err` says why it failed.
     fn once(&self) -> impl std::future::Future<Output = Result<(), String>> + Send;
 }
@@ -178,6 +187,7 @@ struct Direct {
 }
 
 impl Path for Direct {
+    const NAME: &'static str = "direct CoAP";
     async fn once(&self) -> Result<(), String> {
         let r = self
             .client
@@ -197,6 +207,7 @@ struct Proxied {
 }
 
 impl Path for Proxied {
+    const NAME: &'static str = "through the proxy";
     async fn once(&self) -> Result<(), String> {
         let r = self
             .client
@@ -238,7 +249,9 @@ async fn run_load<P: Path>(
                 .map_err(|e| e.to_string())?;
             while Instant::now() < end {
                 let t = Instant::now();
-                path.once().await?;
+                tokio::time::timeout(REQUEST_LIMIT, path.once())
+                    .await
+                    .map_err(|_| format!("no answer within {REQUEST_LIMIT:?}"))??;
                 h.saturating_record(t.elapsed().as_nanos() as u64);
             }
             Ok::<_, String>(h)
@@ -250,7 +263,7 @@ async fn run_load<P: Path>(
         let h = t
             .await
             .map_err(|e| other(e.to_string()))?
-            .map_err(|e| other(format!("a request failed: {e}")))?;
+            .map_err(|e| other(format!("a request {} failed: {e}", P::NAME)))?;
         latency.add(&h).map_err(|e| other(e.to_string()))?;
     }
     Ok(Load {
