@@ -13,6 +13,9 @@ command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
 command -v tshark >/dev/null || need_debs+=(tshark)
 # The emulator's protocols scenario runs Debian's MQTT broker.
 [ -x /usr/sbin/mosquitto ] || need_debs+=(mosquitto)
+# The web console's browser tests: chromium driven through chromedriver.
+command -v chromium >/dev/null || need_debs+=(chromium)
+command -v chromedriver >/dev/null || need_debs+=(chromium-driver)
 # aiocoap runs in a virtual environment, which needs Python's venv module.
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_debs+=(python3-venv)
 if [ ${#need_debs[@]} -gt 0 ]; then

@@ -2,7 +2,7 @@
 //! `/e/<name>`, `/e/<name>/profile`, `/.well-known/core`), entities kept in SQLite, until
 //! Ctrl-C or SIGTERM.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use crate::exit::{ExitKind, Failure};
+use crate::web::WebServer;
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
@@ -56,8 +57,9 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "SECS")]
     ack_timeout: Option<f64>,
 
-    /// NSTART: requests outstanding at once towards one member node (RFC 7252's default
-    /// is 1; members on distinct nodes are asked in parallel anyway).
+    /// NSTART: requests outstanding at once towards one member node, and from the HTTP
+    /// proxy towards one CoAP server (RFC 7252's default is 1; members on distinct nodes are
+    /// asked in parallel anyway).
     #[arg(long, value_name = "N", default_value_t = 1)]
     nstart: usize,
 
@@ -84,6 +86,15 @@ pub struct GatewayArgs {
     /// request's size (larger responses become 4.01 with Echo, which clients repeat); 0: off.
     #[arg(long, value_name = "FACTOR", default_value_t = 3)]
     amplification_factor: u32,
+
+    /// Where the web console and the HTTP-CoAP proxy (/hc/) listen. Loopback by default:
+    /// anyone who reaches it can create and delete entities.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    http: SocketAddr,
+
+    /// Serve no web console and no HTTP-CoAP proxy.
+    #[arg(long, conflicts_with = "http")]
+    no_http: bool,
 
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
@@ -145,10 +156,71 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
             .first()
             .map_or_else(String::new, |a| SocketAuthority(*a).to_string())
     );
+    if !args.no_http {
+        start_web(&args, &gateway).await?;
+    }
     super::signal::wait_for_signal().await;
     tracing::info!("shutting down");
     gateway.driver.shutdown().await;
     Ok(())
+}
+
+/// Starts the web console and the HTTP-CoAP proxy. A busy default port only costs the
+/// console (other gateways may run beside this one); a busy `--http` given by hand is an error.
+async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure> {
+    let mut config = covey::Config::default();
+    config.transmission.nstart = args.nstart;
+    let max_body = config.max_body_size;
+    let client = covey::Client::builder()
+        .config(config)
+        .build()
+        .map_err(|e| other(format!("cannot start the HTTP proxy's CoAP client: {e}")))?;
+    let em = gateway
+        .driver
+        .local_addrs()
+        .first()
+        .map(|a| SocketAuthority(reachable(*a)).to_string())
+        .unwrap_or_default();
+    let server = match WebServer::bind(args.http, client, format!("coap://{em}"), max_body).await {
+        Ok(s) => s,
+        Err(e) if !http_given() => {
+            tracing::warn!("no web console: cannot listen on {}: {e}", args.http);
+            return Ok(());
+        }
+        Err(e) => {
+            return Err(other(format!(
+                "cannot listen on {} (--http): {e}",
+                args.http
+            )))
+        }
+    };
+    let addr = server.local_addr().map_err(|e| other(e.to_string()))?;
+    let reach = if addr.ip().is_loopback() {
+        "loopback only; --http ADDR to listen elsewhere"
+    } else {
+        "reachable from other hosts: anyone who reaches it can change entities"
+    };
+    tracing::info!("web console and HTTP-CoAP proxy (/hc/) on http://{addr}/ ({reach})");
+    server.spawn();
+    Ok(())
+}
+
+/// True when `--http` was given on the command line (not just defaulted).
+fn http_given() -> bool {
+    std::env::args().any(|a| a == "--http" || a.starts_with("--http="))
+}
+
+/// `addr` with a wildcard IP replaced by loopback of the same family.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port())
+        }
+        _ => addr,
+    }
 }
 
 /// Opens the SQLite store at `path`, creating its folder; a failure is one line.

@@ -2,6 +2,7 @@
 
 mod amplification;
 pub mod bench;
+pub mod bench_proxy;
 pub mod client;
 pub mod decode;
 pub mod entity;

@@ -315,3 +315,26 @@ pub fn apply(op: &str, values: &[f64]) -> f64 {
 pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6 * (1.0 + a.abs().max(b.abs()))
 }
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+pub fn free_tcp_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral TCP port");
+    l.local_addr().expect("local address").port()
+}
+
+/// A gateway with its web console and HTTP proxy on a free loopback port; the HTTP base URL.
+pub fn gateway_with_http(db: &Path) -> (GatewayProcess, String) {
+    let mut last = String::new();
+    for _ in 0..5 {
+        let http = free_tcp_port();
+        let addr = format!("127.0.0.1:{http}");
+        match GatewayProcess::start_on(free_port(), db, &["--http", &addr]) {
+            Ok(g) if g.log().contains(&format!("http://{addr}/")) => {
+                return (g, format!("http://{addr}"))
+            }
+            Ok(g) => last = g.log(),
+            Err(e) => last = e,
+        }
+    }
+    panic!("covey gateway did not come up with --http: {last}");
+}

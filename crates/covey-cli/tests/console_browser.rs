@@ -1,0 +1,307 @@
+//! The web console in a real browser (Debian's chromium, driven through chromedriver over
+//! WebDriver): the group-communication paper's Fig 5 session end to end against three
+//! `covey serve` members — create (after a refused member), profile, query with the default
+//! operation, with avg and as anycast, live values of its members, delete — and a discovery
+//! session in the explorer. Screenshots of each step are kept under target/console-screenshots/.
+
+mod gateway_support;
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use gateway_support::{free_tcp_port, gateway_with_http, Scratch};
+use support::{covey_server, peer};
+
+/// Longest wait for anything to appear on the page.
+const PAGE_WAIT: Duration = Duration::from_secs(30);
+
+/// chromedriver on a free port, killed on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        let port = free_tcp_port();
+        let child = peer("chromedriver", "chromium-driver")
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Driver { child, port }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn browser(driver: &Driver) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1200,1000"],
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("a chromium session")
+}
+
+fn shots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/console-screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot folder");
+    dir
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    let png = c.screenshot().await.expect("screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(shots().join(format!("{name}.png")), png).expect("save screenshot");
+}
+
+/// The text of `css` once `ready` holds for it (at most [`PAGE_WAIT`]).
+async fn text_when(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + PAGE_WAIT;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Ok(e) = c.find(Locator::Css(css)).await {
+            last = e.text().await.unwrap_or_default();
+            if ready(&last) {
+                return last;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{css} never became ready; last text {last:?}");
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .expect(css)
+        .click()
+        .await
+        .expect(css);
+}
+
+async fn fill(c: &Client, css: &str, text: &str) {
+    let e = c.find(Locator::Css(css)).await.expect(css);
+    e.clear().await.expect(css);
+    e.send_keys(text).await.expect(css);
+}
+
+async fn select(c: &Client, css: &str, label: &str) {
+    let e = c.find(Locator::Css(css)).await.expect(css);
+    e.select_by_label(label).await.expect(css);
+}
+
+/// The numbers in the value column of the per-member table.
+async fn member_values(c: &Client) -> Vec<f64> {
+    let mut values = Vec::new();
+    for row in c
+        .find_all(Locator::Css("#member-table tbody tr"))
+        .await
+        .unwrap()
+    {
+        let cells = row.find_all(Locator::Css("td")).await.unwrap();
+        let text = cells[2].text().await.unwrap();
+        values.push(
+            text.parse::<f64>()
+                .unwrap_or_else(|_| panic!("a number: {text}")),
+        );
+    }
+    values
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_papers_gui_session_runs_in_chromium() {
+    let scratch = Scratch::new("console-browser");
+    let (_gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let members: Vec<_> = (0..3).map(|_| covey_server(&[])).collect();
+    let uris: Vec<String> = members
+        .iter()
+        .map(|(_, p)| format!("coap://127.0.0.1:{p}/sensors/temp"))
+        .collect();
+    let driver = Driver::start();
+    let c = browser(&driver).await;
+    c.goto(&base).await.unwrap();
+    text_when(&c, "#em-uri", |t| t.contains("coap://")).await;
+
+    // A member that does not exist: the EM's diagnostic shows beside the members field.
+    fill(&c, "#create-form [name=name]", "temps").await;
+    let bad = format!("{}\ncoap://127.0.0.1:{}/nothere", uris[0], members[0].1);
+    fill(&c, "#create-form [name=er]", &bad).await;
+    click(&c, "#create").await;
+    let error = text_when(&c, "#err-er", |t| !t.is_empty()).await;
+    assert!(
+        error.contains("4.00") && error.contains("/nothere"),
+        "{error}"
+    );
+    screenshot(&c, "01-create-refused").await;
+
+    // Create: three members, operations lst and avg.
+    fill(&c, "#create-form [name=er]", &uris.join("\n")).await;
+    fill(&c, "#create-form [name=eo]", "lst, avg").await;
+    fill(&c, "#create-form [name=delay]", "auto").await;
+    click(&c, "#create").await;
+    text_when(&c, "#entity-result", |t| t.contains("created")).await;
+    let row = text_when(&c, "tr[data-entity=temps]", |t| t.contains("unicast 3")).await;
+    assert!(row.starts_with("temps"), "{row}");
+    screenshot(&c, "02-created").await;
+
+    // Profile.
+    click(&c, "tr[data-entity=temps] button.profile").await;
+    let deadline = Instant::now() + PAGE_WAIT;
+    let profile = loop {
+        let v = c
+            .find(Locator::Css("#profile-text"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default();
+        if v.contains("\"er\"") || Instant::now() > deadline {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let doc: serde_json::Value = serde_json::from_str(&profile).expect("the profile as JSON");
+    assert_eq!(doc["er"], serde_json::json!(uris));
+    assert_eq!(doc["eo"], serde_json::json!(["lst", "avg"]));
+    assert_eq!(doc["delay"], "auto");
+    screenshot(&c, "03-profile").await;
+
+    // Query with the default operation: every member's value in the table.
+    click(&c, "tr[data-entity=temps] button.query").await;
+    click(&c, "#query-run").await;
+    text_when(&c, "#query-answered", |t| t.starts_with("3 of 3")).await;
+    assert_eq!(text_when(&c, "#query-op", |t| !t.is_empty()).await, "lst");
+    assert_eq!(member_values(&c).await.len(), 3);
+    screenshot(&c, "04-query-default").await;
+
+    // avg: the combined value is the mean of the members' values shown.
+    select(&c, "#query-form [name=eo]", "avg").await;
+    click(&c, "#query-run").await;
+    text_when(&c, "#query-op", |t| t == "avg").await;
+    let value: f64 = text_when(&c, "#query-value", |t| t.parse::<f64>().is_ok())
+        .await
+        .parse()
+        .unwrap();
+    let values = member_values(&c).await;
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    assert!(
+        (value - mean).abs() < 1e-6 * (1.0 + mean.abs()),
+        "{value} vs {values:?}"
+    );
+    screenshot(&c, "05-query-avg").await;
+
+    // Anycast: the first reply wins.
+    click(&c, "#query-anycast").await;
+    text_when(&c, "#query-answered", |t| t.starts_with("1 of 3")).await;
+    screenshot(&c, "06-query-anycast").await;
+
+    // ?fanout only after the confirmation: dismissed, nothing is sent; accepted, every
+    // member's answer comes back.
+    click(&c, "#fanout-run").await;
+    c.dismiss_alert().await.expect("a confirmation dialog");
+    let hidden = c
+        .find(Locator::Css("#fanout-result"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap();
+    assert!(!hidden, "a dismissed fan-out shows no result");
+    click(&c, "#fanout-run").await;
+    c.accept_alert().await.expect("a confirmation dialog");
+    let fanout = text_when(&c, "#fanout-result", |t| t.contains("\"fanout\"")).await;
+    for uri in &uris {
+        assert!(fanout.contains(uri.as_str()), "{fanout}");
+    }
+
+    // Live: observe every member of the entity, one line per member with its latest value.
+    click(&c, "nav [data-tab=live]").await;
+    fill(&c, "#live-target", "temps").await;
+    click(&c, "#live-start").await;
+    let legend = text_when(&c, "#live-legend", |t| {
+        t.lines().count() == 3
+            && t.lines().all(|l| {
+                l.rsplit_once(": ")
+                    .is_some_and(|(_, v)| v.trim().parse::<f64>().is_ok())
+            })
+    })
+    .await;
+    for uri in &uris {
+        assert!(legend.contains(uri.as_str()), "{legend}");
+    }
+    screenshot(&c, "07-live").await;
+    click(&c, "#live-stop").await;
+
+    // Discovery on a member, then a request; CBOR shown in diagnostic notation.
+    click(&c, "nav [data-tab=explore]").await;
+    fill(
+        &c,
+        "#explore-host",
+        &format!("coap://127.0.0.1:{}", members[1].1),
+    )
+    .await;
+    click(&c, "#discover").await;
+    text_when(&c, "#resource-list", |t| t.contains("/sensors/temp")).await;
+    let buttons = c
+        .find_all(Locator::Css("#resource-list button"))
+        .await
+        .unwrap();
+    let mut found = false;
+    for b in buttons {
+        if b.text().await.unwrap() == "/sensors/temp" {
+            b.click().await.unwrap();
+            found = true;
+        }
+    }
+    assert!(found, "/sensors/temp listed");
+    click(&c, "#request-send").await;
+    let body = text_when(&c, "#response-body", |t| t.trim().parse::<f64>().is_ok()).await;
+    assert!(body.trim().parse::<f64>().is_ok());
+    screenshot(&c, "08-explore-get").await;
+    let em = text_when(&c, "#em-uri", |t| t.contains("coap://")).await;
+    let em = em.split_whitespace().last().unwrap().to_string();
+    fill(&c, "#request-uri", &format!("{em}/e/temps")).await;
+    select(&c, "#request-accept", "senml+cbor").await;
+    click(&c, "#request-send").await;
+    let diag = text_when(&c, "#response-body", |t| t.contains("bn")).await;
+    assert!(diag.starts_with('['), "diagnostic notation: {diag}");
+    assert!(text_when(&c, "#response-type", |t| !t.is_empty()).await == "application/senml+cbor");
+    screenshot(&c, "09-explore-cbor").await;
+
+    // Delete, confirmed in the browser's dialog; each member's result is shown.
+    click(&c, "nav [data-tab=entities]").await;
+    click(&c, "tr[data-entity=temps] button.delete").await;
+    c.accept_alert().await.expect("a confirmation dialog");
+    let result = text_when(&c, "#entity-result", |t| t.starts_with("2.02")).await;
+    assert!(result.contains("temps"), "{result}");
+    text_when(&c, "#entities-empty", |t| t.contains("No entities")).await;
+    screenshot(&c, "10-deleted").await;
+
+    c.close().await.unwrap();
+}

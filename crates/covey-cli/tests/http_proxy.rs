@@ -1,0 +1,247 @@
+//! The HTTP–CoAP proxy of `covey gateway` (RFC 8075) seen from an HTTP client: status codes,
+//! Content-Type ↔ Content-Format, block-wise transfers hidden, Location through the proxy,
+//! the Entity Manager's diagnostics, errors of the CoAP side, cross-site refusal, and Observe
+//! as Server-Sent Events — against `covey serve` and the gateway's own EM on loopback.
+
+mod gateway_support;
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::time::Duration;
+
+use gateway_support::{covey_run, gateway_with_http, GatewayProcess, Scratch};
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use support::{covey_server, free_port, stderr};
+
+fn http() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("HTTP client")
+}
+
+fn header(r: &reqwest::blocking::Response, name: &str) -> String {
+    r.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn requests_and_responses_are_mapped_both_ways() {
+    let scratch = Scratch::new("http-proxy-map");
+    let (_gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let (_server, port) = covey_server(&[]);
+    let coap = format!("{base}/hc/coap://127.0.0.1:{port}");
+    let client = http();
+
+    let r = client
+        .get(format!("{coap}/.well-known/core"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(header(&r, "coap-code"), "2.05");
+    assert_eq!(header(&r, "content-type"), "application/link-format");
+    assert!(r.text().unwrap().contains("</sensors/temp>"));
+
+    // Block-wise on the CoAP side, one body on the HTTP side.
+    let r = client.get(format!("{coap}/large")).send().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.bytes().unwrap().len(), 2048);
+
+    // Content-Type becomes Content-Format and comes back as Content-Type.
+    let r = client
+        .put(format!("{coap}/echo"))
+        .header("content-type", "application/json")
+        .body(r#"{"a":1}"#)
+        .send()
+        .unwrap();
+    assert_eq!(header(&r, "coap-code"), "2.04");
+    let r = client.get(format!("{coap}/echo")).send().unwrap();
+    assert_eq!(header(&r, "content-type"), "application/json");
+    assert!(header(&r, "etag").starts_with('"'));
+    assert_eq!(r.text().unwrap(), r#"{"a":1}"#);
+
+    let r = client.get(format!("{coap}/no/such/thing")).send().unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(header(&r, "coap-code"), "4.04");
+
+    let r = client
+        .put(format!("{coap}/echo"))
+        .header("content-type", "image/png")
+        .body("x")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let r = client
+        .request(reqwest::Method::OPTIONS, format!("{coap}/echo"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_IMPLEMENTED);
+    let r = client
+        .get(format!("{base}/hc/coaps://127.0.0.1/x"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_IMPLEMENTED);
+    let r = client.get(format!("{base}/hc/")).send().unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+}
+
+#[test]
+fn a_coap_server_that_is_not_there_is_a_bad_gateway() {
+    let scratch = Scratch::new("http-proxy-down");
+    let (_gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    // Nothing listens on UDP port 1 of loopback: the ICMP error makes it 502 at once.
+    let r = http()
+        .get(format!("{base}/hc/coap://127.0.0.1:1/x"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_GATEWAY);
+    assert!(r.text().unwrap().contains("unreachable"));
+}
+
+#[test]
+fn entities_are_created_and_deleted_through_the_proxy() {
+    let scratch = Scratch::new("http-proxy-em");
+    let (gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let (_server, port) = covey_server(&[]);
+    let em = format!("{base}/hc/{}", gateway.base());
+    let client = http();
+    let member = format!("coap://127.0.0.1:{port}/sensors/temp");
+
+    let create = |profile: String| {
+        client
+            .post(format!("{em}/e"))
+            .header("content-type", "application/json")
+            .body(profile)
+            .send()
+            .unwrap()
+    };
+    let r = create(format!(r#"{{"name":"t","er":["{member}"]}}"#));
+    assert_eq!(r.status(), StatusCode::CREATED);
+    assert_eq!(
+        header(&r, "location"),
+        format!("/hc/{}/e/t", gateway.base())
+    );
+
+    // The EM's diagnostic reaches the HTTP client as text.
+    let r = create(format!(
+        r#"{{"name":"u","er":["coap://127.0.0.1:{port}/nothere"]}}"#
+    ));
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(header(&r, "content-type").starts_with("text/plain"));
+    assert!(r.text().unwrap().contains("/nothere"));
+
+    let r = client
+        .get(format!("{em}/e/t?eo=avg"))
+        .header("accept", "application/json")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let doc: serde_json::Value = r.json().unwrap();
+    assert_eq!(doc["answered"], 1);
+    assert!(doc["value"].is_number(), "{doc}");
+
+    // A browser page from elsewhere cannot delete it; the console's own page can.
+    let delete = |name: &str, value: &str| {
+        client
+            .delete(format!("{em}/e/t"))
+            .header(name, value)
+            .send()
+            .unwrap()
+    };
+    let listed = || {
+        client
+            .get(format!("{em}/e"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    let r = delete("origin", "http://attacker.example");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = delete("sec-fetch-site", "cross-site");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(listed().contains("/e/t>"), "{}", listed());
+    let r = delete("sec-fetch-site", "same-origin");
+    assert!(r.status().is_success(), "{}", r.status());
+    assert_eq!(header(&r, "coap-code"), "2.02");
+    assert!(!listed().contains("/e/t>"), "{}", listed());
+}
+
+#[test]
+fn observe_arrives_as_server_sent_events() {
+    let scratch = Scratch::new("http-proxy-sse");
+    let (_gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let (_server, port) = covey_server(&[]);
+    let r = http()
+        .get(format!("{base}/hc/coap://127.0.0.1:{port}/sensors/temp"))
+        .header("accept", "text/event-stream")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(header(&r, "content-type").starts_with("text/event-stream"));
+    let mut events = 0;
+    let mut ids = Vec::new();
+    for line in BufReader::new(r).lines().take(40) {
+        let line = line.unwrap();
+        if line == "event: 2.05" {
+            events += 1;
+        }
+        if let Some(id) = line.strip_prefix("id: ") {
+            ids.push(id.parse::<u32>().unwrap());
+        }
+        if let Some(data) = line.strip_prefix("data: ") {
+            data.trim().parse::<f64>().expect("a temperature");
+        }
+        if events == 3 {
+            break;
+        }
+    }
+    assert_eq!(events, 3, "three notifications");
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+#[test]
+fn the_start_up_line_says_where_the_console_is_and_who_reaches_it() {
+    let scratch = Scratch::new("http-proxy-startup");
+    let (gateway, base) = gateway_with_http(&scratch.join("e.db"));
+    let log = gateway.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("web console"))
+        .expect("a start-up line for the console");
+    assert!(line.contains(&format!("{base}/")), "{line}");
+    assert!(line.contains("loopback only"), "{line}");
+    let page = http().get(&base).send().unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page
+        .text()
+        .unwrap()
+        .contains("<title>Covey console</title>"));
+
+    let quiet = GatewayProcess::start(&scratch.join("quiet.db"), &["--no-http"]);
+    assert!(!quiet.log().contains("web console"), "{}", quiet.log());
+}
+
+#[test]
+fn a_busy_http_port_given_by_hand_is_an_error() {
+    let scratch = Scratch::new("http-proxy-busy");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let http = busy.local_addr().unwrap().to_string();
+    let db = scratch.join("e.db");
+    let out = covey_run(&[
+        "gateway",
+        "--bind",
+        &format!("127.0.0.1:{}", free_port()),
+        "--db",
+        db.to_str().unwrap(),
+        "--http",
+        &http,
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&http) && err.contains("--http"), "{err}");
+}
