@@ -1,12 +1,14 @@
 //! The server's side of Echo against amplification (RFC 9175 §2.4 item 3): a request echoing
 //! a fresh value verifies its sender's address; until then a response larger than the
-//! amplification budget becomes 4.01 Unauthorized with an Echo option, an Observe
-//! registration is challenged the same way before any notification flows, and a response
-//! that cannot be refused (to a multicast request, or to an unsafe method already carried
-//! out) is cut to a Block2 block that fits.
+//! amplification budget is cut to a Block2 block that fits, carrying an Echo value when it
+//! came by unicast, so a client that knows Echo is verified by its next request and one
+//! that does not still gets the body block by block. A safe request whose answer cannot be
+//! cut that small is refused with 4.01 Unauthorized and an Echo option, and an Observe
+//! registration is challenged the same way before any notification flows.
 
 use crate::endpoint::Endpoint;
 use crate::event::IncomingId;
+use crate::exchange::address_verification::{EchoValue, ECHO_LEN};
 use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::message::wire::Outgoing;
 use crate::request::Response;
@@ -19,6 +21,19 @@ use covey_core::{Block, CoapOption, Code, Message, MessageType, OptionNumber};
 /// Bytes a Block2 (num 0) and a Size2 option add to a response at most, with the payload
 /// marker.
 const BLOCK_OPTIONS_BOUND: usize = 3 + 5 + 1;
+
+/// Bytes an Echo option with this endpoint's value adds at most (a 3-byte option header).
+const ECHO_OPTION_BOUND: usize = 3 + ECHO_LEN;
+
+/// The Block2 block a response goes out with, and whether it was cut for an unverified
+/// sender and so carries an Echo value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Block2Choice {
+    /// The block to send (None: the whole body in one message).
+    pub block: Option<Block>,
+    /// Whether an Echo value goes with it.
+    pub echo: bool,
+}
 
 impl Endpoint {
     /// Takes a request's Echo option in: a fresh value issued to `remote` verifies it.
@@ -76,11 +91,15 @@ impl Endpoint {
         true
     }
 
+    /// A fresh Echo value for `remote`.
+    pub(crate) fn echo_value_for(&self, now: Instant, remote: SocketAddr) -> EchoValue {
+        self.address_verification
+            .echo_value(now, remote, &self.config.amplification)
+    }
+
     /// Answers a request with 4.01 Unauthorized and a fresh Echo value for its sender.
     pub(crate) fn challenge_with_echo(&mut self, now: Instant, target: ResponseTarget) {
-        let value =
-            self.address_verification
-                .echo_value(now, target.remote, &self.config.amplification);
+        let value = self.echo_value_for(now, target.remote);
         let options = [CoapOption {
             number: OptionNumber::ECHO,
             value: &value,
@@ -105,10 +124,12 @@ impl Endpoint {
         self.encoded_len(m) > budget
     }
 
-    /// The Block2 block to send for `requested`. What cannot be refused with 4.01 (a
-    /// response to a multicast request, whose errors are suppressed, or to an unsafe method
-    /// already carried out) is cut to an unverified sender's budget: the largest block size
-    /// (at least 16 bytes) that fits, at the offset asked for.
+    /// The Block2 block to send for `requested`. A response larger than an unverified
+    /// sender's budget is cut to the largest block size (at least 16 bytes) that fits, at the
+    /// offset asked for; a unicast one makes room for an Echo value too when it can, so a
+    /// client that echoes it is verified by its next request. A cut with no room for Echo
+    /// still goes out, so a client that does not know Echo gets the body (later block
+    /// requests are larger and so have room).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn block2_to_send(
         &mut self,
@@ -119,14 +140,18 @@ impl Endpoint {
         extra: &[CoapOption<'_>],
         token: &[u8],
         requested: Option<Block>,
-    ) -> Option<Block> {
+    ) -> Block2Choice {
+        let uncut = Block2Choice {
+            block: requested,
+            echo: false,
+        };
+        if self.is_address_verified(now, remote) {
+            return uncut;
+        }
         let multicast = self
             .incoming
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
-        if (!multicast && self.is_safe_request(key)) || self.is_address_verified(now, remote) {
-            return requested;
-        }
         let budget = self.amplification_budget(key);
         let head = Outgoing {
             message_type: MessageType::NonConfirmable,
@@ -139,17 +164,29 @@ impl Endpoint {
         };
         let overhead = self.encoded_len(&head) + BLOCK_OPTIONS_BOUND;
         let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
-        let fit = (0..=largest)
-            .rev()
-            .find(|szx| (16usize << szx) + overhead <= budget)
-            .unwrap_or(0);
+        let fit = |overhead: usize| {
+            (0..=largest)
+                .rev()
+                .find(|szx| (16usize << szx) + overhead <= budget)
+        };
         match requested {
-            None if overhead + response.payload.len() <= budget => None,
-            None => Block::new(0, false, fit).ok(),
-            Some(b) if b.szx <= fit => Some(b),
-            Some(b) => Block::new((b.offset() >> (4 + fit)) as u32, false, fit)
+            None if overhead + response.payload.len() <= budget => return uncut,
+            Some(b) if fit(overhead).is_some_and(|szx| b.szx <= szx) => return uncut,
+            _ => {}
+        }
+        let with_echo = (!multicast)
+            .then(|| fit(overhead + ECHO_OPTION_BOUND))
+            .flatten();
+        let szx = with_echo.or_else(|| fit(overhead)).unwrap_or(0);
+        let block = match requested {
+            None => Block::new(0, false, szx).ok(),
+            Some(b) => Block::new((b.offset() >> (4 + szx)) as u32, false, szx)
                 .ok()
                 .or(Some(b)),
+        };
+        Block2Choice {
+            block,
+            echo: with_echo.is_some(),
         }
     }
 
