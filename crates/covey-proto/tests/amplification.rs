@@ -98,67 +98,61 @@ fn network_with_server(config: Config) -> (Network, usize) {
     (net, server)
 }
 
-#[test]
-fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
+/// Injects `request` from the victim into a default server and returns the one datagram
+/// the victim got (checked to be within three times the request) and the server's
+/// `echo_challenges`.
+fn spoof_once(request: &[u8]) -> (Vec<u8>, u64) {
     let (mut net, server) = network_with_server(Config::default());
-    let request = raw_get("large", false, None);
-    assert_eq!(request.len(), 10, "the issue's 10-byte GET");
-    net.inject(victim(), server, &request);
+    net.inject(victim(), server, request);
     net.run_for(Duration::from_secs(10));
     let (bytes, datagrams) = sent_to(&net, addr(2), victim());
-    assert!(bytes <= 3 * request.len(), "{bytes} bytes for 10");
+    assert!(
+        bytes <= 3 * request.len(),
+        "{bytes} bytes for {}",
+        request.len()
+    );
+    assert_eq!(datagrams.len(), 1);
+    let challenges = net.nodes[server].endpoint.stats().echo_challenges;
+    (datagrams[0].clone(), challenges)
+}
+
+#[test]
+fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
+    let request = raw_get("large", false, None);
+    assert_eq!(request.len(), 10, "the issue's 10-byte GET");
     // One 16-byte block, too small a message for an Echo value too: a client that does not
     // know Echo continues block-wise.
-    assert_eq!(datagrams.len(), 1);
-    let reply = Message::parse(&datagrams[0]).unwrap();
+    let (datagram, challenges) = spoof_once(&request);
+    let reply = Message::parse(&datagram).unwrap();
     let block = reply.block2().expect("Block2");
     assert_eq!(
         (reply.code(), block.num, block.more, reply.payload().len()),
         (Code::CONTENT, 0, true, 16)
     );
     assert!(reply.option(OptionNumber::ECHO).is_none());
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
+    assert_eq!(challenges, 0);
 }
 
 #[test]
 fn a_get_with_room_for_echo_draws_a_cut_block_carrying_echo() {
-    let (mut net, server) = network_with_server(Config::default());
-    let request = raw_get_with_token("large", b"8-bytes!", false, None);
-    net.inject(victim(), server, &request);
-    net.run_for(Duration::from_secs(10));
-    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
-    assert!(
-        bytes <= 3 * request.len(),
-        "{bytes} bytes for {}",
-        request.len()
-    );
-    assert_eq!(datagrams.len(), 1);
-    let reply = Message::parse(&datagrams[0]).unwrap();
+    let (datagram, challenges) = spoof_once(&raw_get_with_token("large", b"8-bytes!", false, None));
+    let reply = Message::parse(&datagram).unwrap();
     let block = reply.block2().expect("Block2");
     assert_eq!(
         (reply.code(), block.num, block.more),
         (Code::CONTENT, 0, true)
     );
     assert!(reply.option(OptionNumber::ECHO).is_some(), "carries Echo");
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    assert_eq!(challenges, 1);
 }
 
 #[test]
 fn a_get_whose_answer_cannot_be_cut_small_enough_draws_4_01_with_echo() {
-    let (mut net, server) = network_with_server(Config::default());
-    let request = raw_get("tagged", false, None);
-    net.inject(victim(), server, &request);
-    net.run_for(Duration::from_secs(10));
-    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
-    assert!(
-        bytes <= 3 * request.len(),
-        "{bytes} bytes for {}",
-        request.len()
-    );
-    let reply = Message::parse(&datagrams[0]).unwrap();
+    let (datagram, challenges) = spoof_once(&raw_get("tagged", false, None));
+    let reply = Message::parse(&datagram).unwrap();
     assert_eq!(reply.code(), Code::UNAUTHORIZED);
     assert!(reply.option(OptionNumber::ECHO).is_some(), "carries Echo");
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    assert_eq!(challenges, 1);
 }
 
 /// The payload size of the last datagram `net`'s server sent to `to`, and its Echo value.
@@ -269,6 +263,22 @@ fn the_client_engine_answers_echo_and_gets_the_whole_body() {
     }
     assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
     assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 1);
+    // The first block came cut with Echo; block 0 asked for again with the value, the
+    // client was verified and every later block came at full size.
+    let blocks: Vec<(u32, u8, bool)> = net
+        .sent_by(addr(2))
+        .iter()
+        .filter_map(|s| {
+            let m = Message::parse(&s.bytes).ok()?;
+            let b = m.block2()?;
+            Some((b.num, b.szx, m.option(OptionNumber::ECHO).is_some()))
+        })
+        .collect();
+    assert!(blocks[0].1 < 6 && blocks[0].2, "{blocks:?}");
+    assert_eq!(
+        blocks[1..],
+        [(0, 6, false), (1, 6, false), (0, 6, false), (1, 6, false)]
+    );
 }
 
 #[test]
