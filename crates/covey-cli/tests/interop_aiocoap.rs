@@ -142,7 +142,8 @@ fn aiocoap_client_methods_con_and_non() {
     }
 }
 
-/// aiocoap-client gets /separate: an empty ACK first, then the CON response it acknowledges.
+/// aiocoap-client gets /separate: an empty ACK first, then the CON response it acknowledges
+/// (and, as the server cuts it to its budget, the rest block-wise).
 #[test]
 fn aiocoap_client_separate_response() {
     let server = Plugtest::start(&[]);
@@ -159,12 +160,21 @@ fn aiocoap_client_separate_response() {
         .iter()
         .map(|b| (parse(b).message_type(), parse(b).code()))
         .collect();
+    // The separate response is the first block, cut to fit the budget of an address that
+    // has not answered Echo; aiocoap fetches the rest in piggy-backed responses.
     assert_eq!(
-        kinds,
+        kinds[..2],
         [
             (MessageType::Acknowledgement, Code::EMPTY),
             (MessageType::Confirmable, Code::CONTENT)
         ],
+        "{:#?}",
+        relay.summary()
+    );
+    assert!(
+        kinds[2..]
+            .iter()
+            .all(|k| *k == (MessageType::Acknowledgement, Code::CONTENT)),
         "{:#?}",
         relay.summary()
     );

@@ -1,10 +1,11 @@
 //! Echo against amplification (RFC 9175) with real clients: libcoap's coap-client-notls,
 //! `covey get` and aiocoap-client each fetch `/large` from `covey serve` through a recording
 //! relay. The server, which has not seen the relay's address before, answers the first
-//! request with a block cut to three times the request's size and carrying an Echo value.
-//! libcoap and Covey echo the value in their next request and are then served at full
-//! size; aiocoap's client, which does not answer Echo, continues block by block within the
-//! budget and still gets the whole body.
+//! request with a block cut to three times the request's size, carrying an Echo value when
+//! there is room for it.
+//! libcoap and Covey echo the value in their next request (Covey's client starts again at
+//! block 0 and is then served full-size blocks); aiocoap's client, which does not answer
+//! Echo, continues block by block within the budget and still gets the whole body.
 
 mod harness;
 mod support;
@@ -12,7 +13,7 @@ mod support;
 use std::process::Command;
 use std::time::Duration;
 
-use covey::{Code, OptionNumber};
+use covey::OptionNumber;
 
 use harness::{venv_bin, Direction, Relay, Relayed};
 use support::{covey, covey_server, peer, run_limited, stdout};
@@ -62,8 +63,9 @@ fn block_sizes(log: &[Relayed]) -> Vec<usize> {
 }
 
 /// Runs `command` (a client fetching `/large` through a fresh relay to a fresh server) and
-/// checks the Echo round trip on the wire and the body it printed.
-fn fetches_large_through_echo(name: &str, command: impl FnOnce(&str) -> Command) {
+/// checks the Echo round trip on the wire and the body it printed; with `restarts`, that the
+/// client asked for full-size blocks once verified (libcoap goes on with the cut size).
+fn fetches_large_through_echo(name: &str, restarts: bool, command: impl FnOnce(&str) -> Command) {
     let (_server, port) = covey_server(&[]);
     let relay = Relay::tap(format!("127.0.0.1:{port}").parse().unwrap());
     let out = run_limited(command(&relay.uri("/large")), LIMIT);
@@ -80,12 +82,14 @@ fn fetches_large_through_echo(name: &str, command: impl FnOnce(&str) -> Command)
         "{name} did not repeat the Echo value:\n{}",
         relay.summary().join("\n")
     );
-    // Verified, the client is served full 1 024-byte blocks.
-    assert!(
-        block_sizes(&log).contains(&1024),
-        "{name}:\n{}",
-        relay.summary().join("\n")
-    );
+    // Verified, a client that asks for blocks of its own size again is served them in full.
+    if restarts {
+        assert!(
+            block_sizes(&log).contains(&1024),
+            "{name}:\n{}",
+            relay.summary().join("\n")
+        );
+    }
     // Nothing larger than three times its request went out before the Echo came back.
     let first_echo = log
         .iter()
@@ -123,8 +127,7 @@ fn aiocoap_client_does_not_answer_echo_and_gets_the_body_block_by_block() {
     let out = run_limited(cmd, LIMIT);
     printed_large("aiocoap-client", &out);
     let log = relay.log();
-    let (issued, echoed) = echoes(&log);
-    assert!(!issued.is_empty(), "{:#?}", relay.summary());
+    let (_, echoed) = echoes(&log);
     assert!(echoed.is_empty(), "{:#?}", relay.summary());
     let mut last_request = None;
     for r in &log {
@@ -146,7 +149,7 @@ fn aiocoap_client_does_not_answer_echo_and_gets_the_body_block_by_block() {
 
 #[test]
 fn libcoap_client_answers_echo() {
-    fetches_large_through_echo("coap-client-notls", |uri| {
+    fetches_large_through_echo("coap-client-notls", false, |uri| {
         let mut cmd = peer("coap-client-notls", "libcoap3-bin");
         cmd.args(["-B", "10", "-m", "get", uri]);
         cmd
@@ -155,7 +158,7 @@ fn libcoap_client_answers_echo() {
 
 #[test]
 fn covey_get_answers_echo() {
-    fetches_large_through_echo("covey get", |uri| {
+    fetches_large_through_echo("covey get", true, |uri| {
         let mut cmd = covey();
         cmd.args(["get", uri]);
         cmd

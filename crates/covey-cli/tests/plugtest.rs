@@ -1312,7 +1312,7 @@ async fn td_coap_obs_05_client_off() {
 /// sends no more.
 #[tokio::test]
 async fn td_coap_obs_06_reset_deregisters() {
-    let server = Plugtest::start(&["--obs-period", "60"]);
+    let server = Plugtest::without_echo(&["--obs-period", "60"]);
     let (client, wire) = traced_client();
     let mut stream = client
         .request(Code::GET, server.uri("/obs"))

@@ -16,14 +16,10 @@ use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
-use covey_core::{Block, CoapOption, Code, Message, MessageType, OptionNumber};
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
-/// Bytes a Block2 (num 0) and a Size2 option add to a response at most, with the payload
-/// marker.
-const BLOCK_OPTIONS_BOUND: usize = 3 + 5 + 1;
-
-/// Bytes an Echo option with this endpoint's value adds at most (a 3-byte option header).
-const ECHO_OPTION_BOUND: usize = 3 + ECHO_LEN;
+/// Options of a response besides its own that a cut accounts for (the engine adds fewer).
+const MAX_EXTRA: usize = 8;
 
 /// The Block2 block a response goes out with, and whether it was cut for an unverified
 /// sender and so carries an Echo value.
@@ -153,16 +149,7 @@ impl Endpoint {
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
         let budget = self.amplification_budget(key);
-        let head = Outgoing {
-            message_type: MessageType::NonConfirmable,
-            code: response.code,
-            message_id: 0,
-            token,
-            options: response.options,
-            extra,
-            payload: &[],
-        };
-        let overhead = self.encoded_len(&head) + BLOCK_OPTIONS_BOUND;
+        let overhead = self.cut_overhead(response, extra, token, requested, false);
         let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
         let fit = |overhead: usize| {
             (0..=largest)
@@ -175,7 +162,7 @@ impl Endpoint {
             _ => {}
         }
         let with_echo = (!multicast)
-            .then(|| fit(overhead + ECHO_OPTION_BOUND))
+            .then(|| fit(self.cut_overhead(response, extra, token, requested, true)))
             .flatten();
         let szx = with_echo.or_else(|| fit(overhead)).unwrap_or(0);
         let block = match requested {
@@ -188,6 +175,62 @@ impl Endpoint {
             block,
             echo: with_echo.is_some(),
         }
+    }
+
+    /// The bytes of a cut response but for its payload: the message with `extra`, the
+    /// Block2 and Size2 options the cut adds (Block2 as long as at the smallest size, where
+    /// its number is largest), an Echo value when `echo`, and the payload marker.
+    fn cut_overhead(
+        &mut self,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+        token: &[u8],
+        requested: Option<Block>,
+        echo: bool,
+    ) -> usize {
+        const PLACEHOLDER: CoapOption<'static> = CoapOption {
+            number: OptionNumber::ECHO,
+            value: &[],
+        };
+        let mut options = [PLACEHOLDER; MAX_EXTRA + 3];
+        let kept = extra.len().min(MAX_EXTRA);
+        options[..kept].copy_from_slice(&extra[..kept]);
+        let offset = requested.map_or(0, |b| b.offset());
+        let (mut block, mut size) = ([0u8; 4], [0u8; 4]);
+        let mut n = kept;
+        if let Ok(b) = Block::new((offset >> 4) as u32, true, 0) {
+            options[n] = CoapOption {
+                number: OptionNumber::BLOCK2,
+                value: b.encode(&mut block),
+            };
+            n += 1;
+        }
+        if offset == 0 {
+            let total = u32::try_from(response.payload.len()).unwrap_or(u32::MAX);
+            options[n] = CoapOption {
+                number: OptionNumber::SIZE2,
+                value: uint::encode(total, &mut size),
+            };
+            n += 1;
+        }
+        let value = [0u8; ECHO_LEN];
+        if echo {
+            options[n] = CoapOption {
+                number: OptionNumber::ECHO,
+                value: &value,
+            };
+            n += 1;
+        }
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token,
+            options: response.options,
+            extra: &options[..n],
+            payload: &[],
+        };
+        self.encoded_len(&head) + 1
     }
 
     /// Whether incoming request `key` has a safe method (GET, FETCH: RFC 7252 §5.1,
