@@ -17,7 +17,10 @@ use support::{addr, FnApp, Network};
 /// Size of the `/large` representation: more than one 1 024-byte block.
 const LARGE: usize = 1100;
 
-/// A server with `/large` (1 100 bytes), `/tagged` (the same with an 8-byte ETag) and an
+/// Size of `/fit`: its answer is exactly three times an 8-byte GET of it.
+const FIT: usize = 19;
+
+/// A server with `/large` (1 100 bytes), `/fit` (19 bytes), `/tagged` (the same with an 8-byte ETag) and an
 /// observable `/time`.
 fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
     let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
@@ -34,6 +37,9 @@ fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
         if path == b"time" {
             let response = Response::with_payload(Code::CONTENT, b"12:00:00");
             let _ = ep.respond_observable(now, id, 1, &response);
+        } else if path == b"fit" {
+            let response = Response::with_payload(Code::CONTENT, &body[..FIT]);
+            ep.respond(now, id, &response).unwrap();
         } else if path == b"tagged" {
             let options = [opt(OptionNumber::ETAG, b"8-bytes!")];
             let response = Response {
@@ -130,6 +136,21 @@ fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
         (Code::CONTENT, 0, true, 16)
     );
     assert!(reply.option(OptionNumber::ECHO).is_none());
+    assert_eq!(challenges, 0);
+}
+
+#[test]
+fn an_answer_exactly_within_the_budget_goes_whole_without_echo() {
+    // An 8-byte GET of /fit: a budget of 24 bytes, which its 19-byte body fills exactly
+    // (4-byte header and the payload marker), with no room for block options.
+    let request = raw_get("fit", false, None);
+    assert_eq!(request.len(), 8);
+    let (datagram, challenges) = spoof_once(&request);
+    assert_eq!(datagram.len(), 24);
+    let reply = Message::parse(&datagram).unwrap();
+    assert_eq!(reply.code(), Code::CONTENT);
+    assert_eq!(reply.payload().len(), FIT);
+    assert!(reply.block2().is_none() && reply.option(OptionNumber::ECHO).is_none());
     assert_eq!(challenges, 0);
 }
 

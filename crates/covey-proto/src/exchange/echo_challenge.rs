@@ -149,20 +149,31 @@ impl Endpoint {
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
         let budget = self.amplification_budget(key);
-        let overhead = self.cut_overhead(response, extra, token, requested, false);
+        let overhead = self.cut_overhead(response, extra, token, requested, 0, false);
         let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
         let fit = |overhead: usize| {
             (0..=largest)
                 .rev()
                 .find(|szx| (16usize << szx) + overhead <= budget)
         };
-        match requested {
-            None if overhead + response.payload.len() <= budget => return uncut,
-            Some(b) if fit(overhead).is_some_and(|szx| b.szx <= szx) => return uncut,
-            _ => {}
+        let fits_whole = match requested {
+            // Small enough to go without block options: its exact size.
+            None if response.payload.len() <= self.config.block_size() => {
+                let marker = usize::from(!response.payload.is_empty());
+                self.head_len(response, extra, token) + marker + response.payload.len() <= budget
+            }
+            // Sliced at the endpoint's own size, with block options.
+            None => overhead + response.payload.len() <= budget,
+            Some(b) => {
+                let exact = self.cut_overhead(response, extra, token, requested, b.szx, false);
+                b.size() + exact <= budget
+            }
+        };
+        if fits_whole {
+            return uncut;
         }
         let with_echo = (!multicast)
-            .then(|| fit(self.cut_overhead(response, extra, token, requested, true)))
+            .then(|| fit(self.cut_overhead(response, extra, token, requested, 0, true)))
             .flatten();
         let szx = with_echo.or_else(|| fit(overhead)).unwrap_or(0);
         let block = match requested {
@@ -178,14 +189,16 @@ impl Endpoint {
     }
 
     /// The bytes of a cut response but for its payload: the message with `extra`, the
-    /// Block2 and Size2 options the cut adds (Block2 as long as at the smallest size, where
-    /// its number is largest), an Echo value when `echo`, and the payload marker.
+    /// Block2 option of size `szx` at the offset asked for (at size 0 its number, and so the
+    /// option, is longest), Size2 on the first block, an Echo value when `echo`, and the
+    /// payload marker.
     fn cut_overhead(
         &mut self,
         response: &Response<'_>,
         extra: &[CoapOption<'_>],
         token: &[u8],
         requested: Option<Block>,
+        szx: u8,
         echo: bool,
     ) -> usize {
         const PLACEHOLDER: CoapOption<'static> = CoapOption {
@@ -198,7 +211,7 @@ impl Endpoint {
         let offset = requested.map_or(0, |b| b.offset());
         let (mut block, mut size) = ([0u8; 4], [0u8; 4]);
         let mut n = kept;
-        if let Ok(b) = Block::new((offset >> 4) as u32, true, 0) {
+        if let Ok(b) = Block::new((offset >> (4 + u32::from(szx))) as u32, true, szx) {
             options[n] = CoapOption {
                 number: OptionNumber::BLOCK2,
                 value: b.encode(&mut block),
@@ -221,16 +234,7 @@ impl Endpoint {
             };
             n += 1;
         }
-        let head = Outgoing {
-            message_type: MessageType::NonConfirmable,
-            code: response.code,
-            message_id: 0,
-            token,
-            options: response.options,
-            extra: &options[..n],
-            payload: &[],
-        };
-        self.encoded_len(&head) + 1
+        self.head_len(response, &options[..n], token) + 1
     }
 
     /// Whether incoming request `key` has a safe method (GET, FETCH: RFC 7252 §5.1,
@@ -244,6 +248,25 @@ impl Endpoint {
     fn amplification_budget(&self, key: SlabKey) -> usize {
         let request_len = self.incoming_bufs.get(key.index()).len();
         self.config.amplification.budget(request_len)
+    }
+
+    /// The encoded size of `response` with `extra` options, without its payload.
+    fn head_len(
+        &mut self,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+        token: &[u8],
+    ) -> usize {
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token,
+            options: response.options,
+            extra,
+            payload: &[],
+        };
+        self.encoded_len(&head)
     }
 
     /// The encoded size of `m`, through a pooled scratch buffer.
