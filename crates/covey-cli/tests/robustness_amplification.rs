@@ -1,7 +1,8 @@
 //! Robustness (issue 10, amplification): what one spoofed request draws from `covey serve`
 //! towards the address it claims, over loopback (and, for multicast, in network namespaces).
 //! The victim is a socket that only listens. With Echo (RFC 9175, the default) an address
-//! that has not echoed a value back gets at most three times its request; without it
+//! that has not echoed a value back gets at most three times its request (a GET's answer cut
+//! to a Block2 block that fits, an Observe registration challenged with 4.01); without it
 //! (`--amplification-factor 0`, the behaviour before) the same requests are measured too, so
 //! the test shows both factors (`cargo test ... -- --nocapture` prints them). Against
 //! `covey gateway`, a spoofed query of an entity costs its members nothing with Echo.
@@ -27,10 +28,20 @@ const FACTOR: usize = 3;
 /// NON GET of `path`, no token, with an Observe 0 option when `observe`: what an attacker
 /// sends with the victim's address as its source.
 fn spoofed_get(path: &str, observe: bool, mid: u16) -> Vec<u8> {
+    spoofed_get_with_token(path, &[], observe, mid)
+}
+
+/// [`spoofed_get`] with a token.
+fn spoofed_get_with_token(path: &str, token: &[u8], observe: bool, mid: u16) -> Vec<u8> {
     let mut buf = [0u8; 64];
-    let mut enc =
-        covey_core::MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, &[])
-            .expect("header");
+    let mut enc = covey_core::MessageEncoder::new(
+        &mut buf,
+        MessageType::NonConfirmable,
+        Code::GET,
+        mid,
+        token,
+    )
+    .expect("header");
     if observe {
         enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
     }
@@ -88,26 +99,37 @@ fn servers() -> [(support::Background, SocketAddr); 2] {
 #[test]
 fn a_spoofed_get_of_large_draws_at_most_three_times_its_size() {
     let [(_with, with_echo), (_without, without_echo)] = servers();
-    let request = spoofed_get("large", false, 0x1001);
-    assert_eq!(request.len(), 10);
-    let after = draw(with_echo, &request, Duration::from_secs(1));
-    let before = draw(without_echo, &request, Duration::from_secs(1));
-    eprintln!(
-        "GET /large, unicast: {} -> {} bytes (x{:.1}) without Echo, {} bytes (x{:.1}) with",
-        request.len(),
-        before.bytes,
-        before.factor(),
-        after.bytes,
-        after.factor()
-    );
-    assert!(
-        before.bytes > 1024,
-        "the measurement sees the block: {before:?}"
-    );
-    assert!(after.bytes <= FACTOR * request.len(), "{after:?}");
-    let reply = Message::parse(&after.datagrams[0]).expect("CoAP");
-    assert_eq!(reply.code(), Code::UNAUTHORIZED);
-    assert!(reply.option(OptionNumber::ECHO).is_some());
+    // The issue's 10-byte GET, and one with an 8-byte token (room for an Echo value too).
+    for (token, mid) in [(&b""[..], 0x1001), (&b"8-bytes!"[..], 0x1002)] {
+        let request = spoofed_get_with_token("large", token, false, mid);
+        let after = draw(with_echo, &request, Duration::from_secs(1));
+        let before = draw(without_echo, &request, Duration::from_secs(1));
+        eprintln!(
+            "GET /large, unicast: {} -> {} bytes (x{:.1}) without Echo, {} bytes (x{:.1}) with",
+            request.len(),
+            before.bytes,
+            before.factor(),
+            after.bytes,
+            after.factor()
+        );
+        assert!(
+            before.bytes > 1024,
+            "the measurement sees the block: {before:?}"
+        );
+        assert!(after.bytes <= FACTOR * request.len(), "{after:?}");
+        assert_eq!(after.datagrams.len(), 1, "{after:?}");
+        // The first block, cut to fit: a client that does not know Echo goes on block-wise.
+        let reply = Message::parse(&after.datagrams[0]).expect("CoAP");
+        assert_eq!(reply.code(), Code::CONTENT);
+        let block = reply.block2().expect("Block2");
+        assert_eq!((block.num, block.more), (0, true));
+        assert!(reply.payload().len() < 1024);
+        assert_eq!(
+            reply.option(OptionNumber::ECHO).is_some(),
+            !token.is_empty(),
+            "Echo when there is room for it: {after:?}"
+        );
+    }
 }
 
 #[test]

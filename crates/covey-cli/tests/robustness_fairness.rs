@@ -34,6 +34,8 @@ struct Answer {
     code: Code,
     max_age: Option<u32>,
     observe: bool,
+    /// The Echo value of a 4.01 (RFC 9175), which the request is repeated with.
+    echo: Option<Vec<u8>>,
 }
 
 impl Raw {
@@ -96,6 +98,7 @@ impl Raw {
                     code: m.code(),
                     max_age: m.uint_option(OptionNumber::MAX_AGE),
                     observe: m.option(OptionNumber::OBSERVE).is_some(),
+                    echo: m.option(OptionNumber::ECHO).map(<[u8]>::to_vec),
                 });
             }
         }
@@ -106,6 +109,9 @@ impl Raw {
         let _ = self.socket.send_to(&[0x60, 0, hi, lo], self.server);
     }
 
+    /// Sends a request and returns its answer; a 4.01 with Echo (the server has not verified
+    /// this address) is answered as a real client does, by repeating the request with the
+    /// value, since every attacking port here receives at its address.
     fn request(
         &mut self,
         code: Code,
@@ -113,6 +119,15 @@ impl Raw {
         payload: &[u8],
     ) -> Option<Answer> {
         let token = self.send(code, options, payload);
+        let answer = self.answer(token, ANSWER_WITHIN)?;
+        let echo = match (&answer.echo, answer.code) {
+            (Some(echo), Code::UNAUTHORIZED) => echo.clone(),
+            _ => return Some(answer),
+        };
+        // Echo's number (252) is above every option these requests carry.
+        let mut with_echo = options.to_vec();
+        with_echo.push((OptionNumber::ECHO, &echo));
+        let token = self.send(code, &with_echo, payload);
         self.answer(token, ANSWER_WITHIN)
     }
 

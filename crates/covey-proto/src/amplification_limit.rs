@@ -9,8 +9,8 @@ use crate::Duration;
 pub struct AmplificationLimit {
     /// Whether the limits apply at all (off: every peer is answered in full).
     pub enabled: bool,
-    /// A response larger than this many times its request, to an unverified peer, is
-    /// replaced by 4.01 Unauthorized with an Echo option (RFC 9175 suggests 3).
+    /// A response larger than this many times its request, to an unverified peer, is cut
+    /// to a Block2 block that fits, with an Echo option (RFC 9175 suggests 3).
     pub factor: u32,
     /// How long an Echo value stays acceptable after it is issued (at most twice this).
     pub echo_lifetime: Duration,

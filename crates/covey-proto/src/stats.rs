@@ -55,9 +55,10 @@ pub struct Stats {
     pub received: u64,
     /// Bytes of those datagrams (UDP payloads).
     pub bytes_received: u64,
-    /// Requests answered 4.01 with Echo because their sender's address was not verified.
+    /// Requests answered with an Echo value (a 4.01, or a response cut to a block that fits)
+    /// because their sender's address was not verified.
     pub echo_challenges: u64,
-    /// Requests sent again with the Echo value of a 4.01 response.
+    /// Requests sent again with the Echo value of a 4.01 response or of a cut first block.
     pub echo_retries: u64,
     /// Duplicate CON/NON messages detected.
     pub duplicates: u64,

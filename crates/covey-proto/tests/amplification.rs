@@ -17,7 +17,11 @@ use support::{addr, FnApp, Network};
 /// Size of the `/large` representation: more than one 1 024-byte block.
 const LARGE: usize = 1100;
 
-/// A server with `/large` (1 100 bytes) and an observable `/time`.
+/// Size of `/fit`: its answer is exactly three times an 8-byte GET of it.
+const FIT: usize = 19;
+
+/// A server with `/large` (1 100 bytes), `/fit` (19 bytes), `/tagged` (the same with an 8-byte ETag) and an
+/// observable `/time`.
 fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
     let body: Vec<u8> = (0..LARGE).map(|i| (i % 251) as u8).collect();
     Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
@@ -33,6 +37,17 @@ fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
         if path == b"time" {
             let response = Response::with_payload(Code::CONTENT, b"12:00:00");
             let _ = ep.respond_observable(now, id, 1, &response);
+        } else if path == b"fit" {
+            let response = Response::with_payload(Code::CONTENT, &body[..FIT]);
+            ep.respond(now, id, &response).unwrap();
+        } else if path == b"tagged" {
+            let options = [opt(OptionNumber::ETAG, b"8-bytes!")];
+            let response = Response {
+                code: Code::CONTENT,
+                options: &options,
+                payload: &body,
+            };
+            ep.respond(now, id, &response).unwrap();
         } else {
             ep.respond(now, id, &Response::with_payload(Code::CONTENT, &body))
                 .unwrap();
@@ -43,10 +58,15 @@ fn server_app() -> Box<FnApp<impl FnMut(&mut Endpoint, Instant, Event)>> {
 /// A request as an attacker writes it: NON, no token, one Uri-Path, optional Observe and
 /// Echo; each with a message ID of its own.
 fn raw_get(path: &str, observe: bool, echo: Option<&[u8]>) -> Vec<u8> {
+    raw_get_with_token(path, &[], observe, echo)
+}
+
+/// [`raw_get`] with a token.
+fn raw_get_with_token(path: &str, token: &[u8], observe: bool, echo: Option<&[u8]>) -> Vec<u8> {
     static NEXT_MID: AtomicU16 = AtomicU16::new(1);
     let mid = NEXT_MID.fetch_add(1, Ordering::Relaxed);
     let mut buf = [0u8; 128];
-    let mut enc = MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, &[])
+    let mut enc = MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, mid, token)
         .expect("header");
     if observe {
         enc.option(OptionNumber::OBSERVE, &[]).expect("observe");
@@ -84,19 +104,127 @@ fn network_with_server(config: Config) -> (Network, usize) {
     (net, server)
 }
 
-#[test]
-fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
+/// Injects `request` from the victim into a default server and returns the one datagram
+/// the victim got (checked to be within three times the request) and the server's
+/// `echo_challenges`.
+fn spoof_once(request: &[u8]) -> (Vec<u8>, u64) {
     let (mut net, server) = network_with_server(Config::default());
-    let request = raw_get("large", false, None);
-    assert_eq!(request.len(), 10, "the issue's 10-byte GET");
-    net.inject(victim(), server, &request);
+    net.inject(victim(), server, request);
     net.run_for(Duration::from_secs(10));
     let (bytes, datagrams) = sent_to(&net, addr(2), victim());
-    assert!(bytes <= 3 * request.len(), "{bytes} bytes for 10");
-    let reply = Message::parse(&datagrams[0]).unwrap();
+    assert!(
+        bytes <= 3 * request.len(),
+        "{bytes} bytes for {}",
+        request.len()
+    );
+    assert_eq!(datagrams.len(), 1);
+    let challenges = net.nodes[server].endpoint.stats().echo_challenges;
+    (datagrams[0].clone(), challenges)
+}
+
+#[test]
+fn a_spoofed_get_of_a_large_resource_draws_at_most_three_times_its_size() {
+    let request = raw_get("large", false, None);
+    assert_eq!(request.len(), 10, "the issue's 10-byte GET");
+    // One 16-byte block, too small a message for an Echo value too: a client that does not
+    // know Echo continues block-wise.
+    let (datagram, challenges) = spoof_once(&request);
+    let reply = Message::parse(&datagram).unwrap();
+    let block = reply.block2().expect("Block2");
+    assert_eq!(
+        (reply.code(), block.num, block.more, reply.payload().len()),
+        (Code::CONTENT, 0, true, 16)
+    );
+    assert!(reply.option(OptionNumber::ECHO).is_none());
+    assert_eq!(challenges, 0);
+}
+
+#[test]
+fn an_answer_exactly_within_the_budget_goes_whole_without_echo() {
+    // An 8-byte GET of /fit: a budget of 24 bytes, which its 19-byte body fills exactly
+    // (4-byte header and the payload marker), with no room for block options.
+    let request = raw_get("fit", false, None);
+    assert_eq!(request.len(), 8);
+    let (datagram, challenges) = spoof_once(&request);
+    assert_eq!(datagram.len(), 24);
+    let reply = Message::parse(&datagram).unwrap();
+    assert_eq!(reply.code(), Code::CONTENT);
+    assert_eq!(reply.payload().len(), FIT);
+    assert!(reply.block2().is_none() && reply.option(OptionNumber::ECHO).is_none());
+    assert_eq!(challenges, 0);
+}
+
+#[test]
+fn a_get_with_room_for_echo_draws_a_cut_block_carrying_echo() {
+    let (datagram, challenges) = spoof_once(&raw_get_with_token("large", b"8-bytes!", false, None));
+    let reply = Message::parse(&datagram).unwrap();
+    let block = reply.block2().expect("Block2");
+    assert_eq!(
+        (reply.code(), block.num, block.more),
+        (Code::CONTENT, 0, true)
+    );
+    assert!(reply.option(OptionNumber::ECHO).is_some(), "carries Echo");
+    assert_eq!(challenges, 1);
+}
+
+#[test]
+fn a_get_whose_answer_cannot_be_cut_small_enough_draws_4_01_with_echo() {
+    let (datagram, challenges) = spoof_once(&raw_get("tagged", false, None));
+    let reply = Message::parse(&datagram).unwrap();
     assert_eq!(reply.code(), Code::UNAUTHORIZED);
     assert!(reply.option(OptionNumber::ECHO).is_some(), "carries Echo");
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    assert_eq!(challenges, 1);
+}
+
+/// The payload size of the last datagram `net`'s server sent to `to`, and its Echo value.
+fn last_reply(net: &Network, to: SocketAddr) -> (usize, Option<Vec<u8>>) {
+    let (_, datagrams) = sent_to(net, addr(2), to);
+    let m = Message::parse(datagrams.last().unwrap()).unwrap();
+    assert_eq!(m.code(), Code::CONTENT);
+    (
+        m.payload().len(),
+        m.option(OptionNumber::ECHO).map(<[u8]>::to_vec),
+    )
+}
+
+#[test]
+fn echoing_the_value_verifies_only_that_address_while_fresh() {
+    let (mut net, server) = network_with_server(Config::default());
+    let token = b"8-bytes!";
+    net.inject(
+        victim(),
+        server,
+        &raw_get_with_token("large", token, false, None),
+    );
+    net.run_for(Duration::from_secs(1));
+    let (cut, echo) = last_reply(&net, victim());
+    let echo = echo.expect("a cut block with Echo");
+    assert!(cut < 1024, "{cut}");
+    // Another address replaying the value is not verified by it.
+    let other = SocketAddr::new(victim().ip(), 40_001);
+    net.inject(other, server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    let (replayed, _) = last_reply(&net, other);
+    assert!(replayed < 1024, "replayed elsewhere: {replayed} bytes");
+    // Echoed from its own address, the full block flows.
+    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(last_reply(&net, victim()), (1024, None));
+    // Once verified, later requests need no Echo, until the verification expires.
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(1));
+    assert_eq!(last_reply(&net, victim()), (1024, None));
+    net.run_for(AmplificationLimit::default().verified_lifetime);
+    net.inject(victim(), server, &raw_get("large", false, None));
+    net.run_for(Duration::from_secs(1));
+    let (expired, _) = last_reply(&net, victim());
+    assert!(expired < 1024, "{expired}");
+    // A stale value (two Echo lifetimes on) no longer verifies.
+    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
+    net.run_for(Duration::from_secs(1));
+    let (stale, fresh_echo) = last_reply(&net, victim());
+    assert!(stale < 1024, "{stale}");
+    assert!(fresh_echo.is_some_and(|v| v != echo), "a new value");
 }
 
 #[test]
@@ -110,50 +238,6 @@ fn the_off_switch_serves_unverified_peers_in_full() {
     net.run_for(Duration::from_secs(10));
     let (bytes, _) = sent_to(&net, addr(2), victim());
     assert!(bytes > 1024, "a whole block: {bytes} bytes");
-}
-
-#[test]
-fn echoing_the_value_verifies_only_that_address_while_fresh() {
-    let (mut net, server) = network_with_server(Config::default());
-    net.inject(victim(), server, &raw_get("large", false, None));
-    net.run_for(Duration::from_secs(1));
-    let (_, datagrams) = sent_to(&net, addr(2), victim());
-    let echo = Message::parse(&datagrams[0])
-        .unwrap()
-        .option(OptionNumber::ECHO)
-        .unwrap()
-        .to_vec();
-    // Another address replaying the value is not verified by it.
-    let other = SocketAddr::new(victim().ip(), 40_001);
-    net.inject(other, server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
-    let (bytes, _) = sent_to(&net, addr(2), other);
-    assert!(bytes < 40, "replayed elsewhere: {bytes} bytes");
-    // Echoed from its own address, the full block flows.
-    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
-    let (_, datagrams) = sent_to(&net, addr(2), victim());
-    let block = Message::parse(datagrams.last().unwrap()).unwrap();
-    assert_eq!(block.code(), Code::CONTENT);
-    assert_eq!(block.payload().len(), 1024);
-    // Once verified, later requests need no Echo, until the verification expires.
-    net.inject(victim(), server, &raw_get("large", false, None));
-    net.run_for(Duration::from_secs(1));
-    let (_, datagrams) = sent_to(&net, addr(2), victim());
-    let again = Message::parse(datagrams.last().unwrap()).unwrap();
-    assert_eq!(again.code(), Code::CONTENT);
-    net.run_for(AmplificationLimit::default().verified_lifetime);
-    net.inject(victim(), server, &raw_get("large", false, None));
-    net.run_for(Duration::from_secs(1));
-    let (_, datagrams) = sent_to(&net, addr(2), victim());
-    let expired = Message::parse(datagrams.last().unwrap()).unwrap();
-    assert_eq!(expired.code(), Code::UNAUTHORIZED);
-    // A stale value (two Echo lifetimes on) no longer verifies.
-    net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
-    let (_, datagrams) = sent_to(&net, addr(2), victim());
-    let stale = Message::parse(datagrams.last().unwrap()).unwrap();
-    assert_eq!(stale.code(), Code::UNAUTHORIZED);
 }
 
 /// What a client app saw: payloads of its responses and notifications.
@@ -200,6 +284,22 @@ fn the_client_engine_answers_echo_and_gets_the_whole_body() {
     }
     assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
     assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 1);
+    // The first block came cut with Echo; block 0 asked for again with the value, the
+    // client was verified and every later block came at full size.
+    let blocks: Vec<(u32, u8, bool)> = net
+        .sent_by(addr(2))
+        .iter()
+        .filter_map(|s| {
+            let m = Message::parse(&s.bytes).ok()?;
+            let b = m.block2()?;
+            Some((b.num, b.szx, m.option(OptionNumber::ECHO).is_some()))
+        })
+        .collect();
+    assert!(blocks[0].1 < 6 && blocks[0].2, "{blocks:?}");
+    assert_eq!(
+        blocks[1..],
+        [(0, 6, false), (1, 6, false), (0, 6, false), (1, 6, false)]
+    );
 }
 
 #[test]
@@ -334,7 +434,10 @@ fn a_response_to_an_unsafe_method_is_cut_to_fit_not_refused() {
         2,
         "once for the spoofed POST, once for the client's"
     );
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
+    // The client's cut first block carried Echo; its block requests echoed it, and the POST
+    // was not sent again for it.
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 0);
 }
 
 #[test]
@@ -361,15 +464,25 @@ fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].0, Code::CHANGED);
     assert_eq!(seen[0].1, body.to_ascii_uppercase());
-    // After the first 1 024-byte block (its request carried 476 bytes), the rest came in
-    // blocks that fit the small block requests' budget.
-    let small_blocks = net
+    // The first 1 024-byte block (its request carried 476 bytes) fit the budget but not the
+    // whole body, so it carried Echo; the client's next block request echoed it and so the
+    // rest came at full size.
+    let blocks: Vec<(u8, bool)> = net
         .sent_by(addr(2))
         .iter()
-        .filter_map(|s| Message::parse(&s.bytes).ok()?.block2())
-        .filter(|b| b.szx < 6)
+        .filter_map(|s| {
+            let m = Message::parse(&s.bytes).ok()?;
+            Some((m.block2()?.szx, m.option(OptionNumber::ECHO).is_some()))
+        })
+        .collect();
+    assert_eq!(blocks, [(6, true), (6, false)]);
+    let echoed = net
+        .sent_by(addr(1))
+        .iter()
+        .filter_map(|s| Message::parse(&s.bytes).ok())
+        .filter(|m| m.block2().is_some() && m.option(OptionNumber::ECHO).is_some())
         .count();
-    assert!(small_blocks > 1, "{small_blocks}");
+    assert_eq!(echoed, 1, "the block request echoed the value");
 }
 
 #[test]

@@ -83,7 +83,8 @@ pub struct GatewayArgs {
     reuse_port: bool,
 
     /// Echo against amplification: an unverified client gets at most this many times its
-    /// request's size (larger responses become 4.01 with Echo, which clients repeat); 0: off.
+    /// request's size (larger responses are cut to a Block2 block with Echo, and entity
+    /// queries are answered 4.01 with Echo until it repeats them with the value); 0: off.
     #[arg(long, value_name = "FACTOR", default_value_t = 3)]
     amplification_factor: u32,
 

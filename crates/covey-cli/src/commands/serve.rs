@@ -61,7 +61,7 @@ pub struct ServeArgs {
     reuse_port: bool,
 
     /// Echo against amplification: an unverified client gets at most this many times its
-    /// request's size (larger responses become 4.01 with Echo, which clients repeat); 0: off.
+    /// request's size (larger responses are cut to a Block2 block with Echo); 0: off.
     #[arg(long, value_name = "FACTOR", default_value_t = 3)]
     amplification_factor: u32,
 

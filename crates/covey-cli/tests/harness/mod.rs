@@ -37,9 +37,9 @@ impl Plugtest {
         }
     }
 
-    /// Starts it with `extra` flags and the amplification limit off: for peers that do not
-    /// answer Echo (RFC 9175), and for exchanges checked message by message as RFC 7252
-    /// describes them, without the 4.01 round trip an unverified client goes through first.
+    /// Starts it with `extra` flags and the amplification limit off: for observations by
+    /// peers that do not answer Echo (RFC 9175), and for registrations checked message by
+    /// message without the 4.01 round trip an unverified observer goes through first.
     pub fn without_echo(extra: &[&str]) -> Plugtest {
         Plugtest::start(&[&["--amplification-factor", "0"], extra].concat())
     }

@@ -37,6 +37,8 @@ pub struct Answer {
     pub block1: bool,
     /// Its payload.
     pub payload: Vec<u8>,
+    /// Its Echo value (RFC 9175).
+    pub echo: Option<Vec<u8>>,
 }
 
 impl Raw {
@@ -68,6 +70,25 @@ impl Raw {
     ) -> Answer {
         let mid = self.send(MessageType::Confirmable, method, options, payload);
         self.read(mid)
+    }
+
+    /// [`Raw::ask`], answering a 4.01 with Echo as a client that receives at its address
+    /// does: the request is sent again with the value, and that answer returned.
+    pub fn ask_verified(
+        &mut self,
+        method: Code,
+        options: &[(OptionNumber, &[u8])],
+        payload: &[u8],
+    ) -> Answer {
+        let answer = self.ask(method, options, payload);
+        let echo = match (&answer.echo, answer.code) {
+            (Some(echo), Code::UNAUTHORIZED) => echo.clone(),
+            _ => return answer,
+        };
+        let mut with_echo = options.to_vec();
+        with_echo.push((OptionNumber::ECHO, &echo));
+        with_echo.sort_by_key(|(number, _)| number.0);
+        self.ask(method, &with_echo, payload)
     }
 
     /// Sends a request of type `kind` without waiting; returns its message ID.
@@ -144,6 +165,7 @@ impl Answer {
             max_age: m.uint_option(OptionNumber::MAX_AGE),
             block1: m.block1().is_some(),
             payload: m.payload().to_vec(),
+            echo: m.option(OptionNumber::ECHO).map(<[u8]>::to_vec),
         }
     }
 }

@@ -171,6 +171,7 @@ impl Endpoint {
                 token.as_bytes(),
                 Some(block),
             )
+            .block
             .unwrap_or(block);
         let served = self.respond(now, id, &response).is_ok();
         let last = sent.offset() + sent.size() >= cached.body.len();

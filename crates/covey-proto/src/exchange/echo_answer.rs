@@ -1,6 +1,8 @@
 //! The client's side of Echo (RFC 9175 §2.3): a 4.01 Unauthorized carrying Echo makes the
-//! engine send the request again with that value, transparently; an Echo value in any other
-//! response goes with the next request to that server.
+//! engine send the request again with that value, transparently; a first Block2 block cut
+//! smaller than the client asked for and carrying Echo makes it start the download again
+//! with the value and its own block size; an Echo value in any other block goes with the
+//! next block request, and one in any other response with the next request to that server.
 
 use crate::endpoint::Endpoint;
 use crate::exchange::kept_echoes::KeptEcho;
@@ -8,6 +10,7 @@ use crate::message::wire::reencode;
 use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
+use alloc::boxed::Box;
 use core::net::SocketAddr;
 use covey_core::{Block, CoapOption, Code, Message, OptionNumber};
 
@@ -35,6 +38,11 @@ impl Endpoint {
         let Some(ex) = self.exchanges.get_mut(key) else {
             return false;
         };
+        if !ex.multicast && m.code() != Code::UNAUTHORIZED {
+            if let Some(block) = m.block2().filter(|b| b.more) {
+                return self.continue_with_echo(now, key, block, &echo);
+            }
+        }
         if m.code() != Code::UNAUTHORIZED || ex.multicast || ex.echo_retries >= MAX_ECHO_RETRIES {
             self.kept_echoes.keep(source, echo);
             return false;
@@ -49,6 +57,45 @@ impl Endpoint {
         if !self.put_echo_in_template(key, echo.value()) {
             return false;
         }
+        self.stats.echo_retries += 1;
+        self.transmit_exchange(now, key, false);
+        true
+    }
+
+    /// A Block2 block `block` with more to come carried Echo: the value goes with the next
+    /// block request. When it is the first block and smaller than the one the client
+    /// wanted, the server cut it for an unverified address, so the download starts again
+    /// at block 0 with the value and the wanted size (returns true: nothing is delivered).
+    fn continue_with_echo(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        block: Block,
+        echo: &KeptEcho,
+    ) -> bool {
+        if !self.put_echo_in_template(key, echo.value()) {
+            return false;
+        }
+        let block_szx = self.config.block_szx.min(6);
+        let Some(ex) = self.exchanges.get_mut(key) else {
+            return false;
+        };
+        let wanted = ex
+            .transfer
+            .as_ref()
+            .and_then(|t| t.download_block)
+            .map_or(block_szx, |b| b.szx);
+        // Only a safe method may be sent again from the start (an unsafe one was carried out).
+        let safe = Message::parse(self.exchange_bufs.get(key.index()))
+            .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH));
+        if !safe || block.num != 0 || block.szx >= wanted || ex.echo_retries >= MAX_ECHO_RETRIES {
+            return false;
+        }
+        ex.echo_retries += 1;
+        let t = ex.transfer.get_or_insert_with(Box::default);
+        t.download.clear();
+        t.etag = None;
+        t.download_block = Block::new(0, false, wanted).ok();
         self.stats.echo_retries += 1;
         self.transmit_exchange(now, key, false);
         true

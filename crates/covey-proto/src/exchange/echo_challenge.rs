@@ -1,12 +1,14 @@
 //! The server's side of Echo against amplification (RFC 9175 §2.4 item 3): a request echoing
 //! a fresh value verifies its sender's address; until then a response larger than the
-//! amplification budget becomes 4.01 Unauthorized with an Echo option, an Observe
-//! registration is challenged the same way before any notification flows, and a response
-//! that cannot be refused (to a multicast request, or to an unsafe method already carried
-//! out) is cut to a Block2 block that fits.
+//! amplification budget is cut to a Block2 block that fits, carrying an Echo value when it
+//! came by unicast, so a client that knows Echo is verified by its next request and one
+//! that does not still gets the body block by block. A safe request whose answer cannot be
+//! cut that small is refused with 4.01 Unauthorized and an Echo option, and an Observe
+//! registration is challenged the same way before any notification flows.
 
 use crate::endpoint::Endpoint;
 use crate::event::IncomingId;
+use crate::exchange::address_verification::{EchoValue, ECHO_LEN};
 use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::message::wire::Outgoing;
 use crate::request::Response;
@@ -14,11 +16,20 @@ use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
-use covey_core::{Block, CoapOption, Code, Message, MessageType, OptionNumber};
+use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
-/// Bytes a Block2 (num 0) and a Size2 option add to a response at most, with the payload
-/// marker.
-const BLOCK_OPTIONS_BOUND: usize = 3 + 5 + 1;
+/// Options of a response besides its own that a cut accounts for (the engine adds fewer).
+const MAX_EXTRA: usize = 8;
+
+/// The Block2 block a response goes out with, and whether it was cut for an unverified
+/// sender and so carries an Echo value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Block2Choice {
+    /// The block to send (None: the whole body in one message).
+    pub block: Option<Block>,
+    /// Whether an Echo value goes with it.
+    pub echo: bool,
+}
 
 impl Endpoint {
     /// Takes a request's Echo option in: a fresh value issued to `remote` verifies it.
@@ -76,11 +87,15 @@ impl Endpoint {
         true
     }
 
+    /// A fresh Echo value for `remote`.
+    pub(crate) fn echo_value_for(&self, now: Instant, remote: SocketAddr) -> EchoValue {
+        self.address_verification
+            .echo_value(now, remote, &self.config.amplification)
+    }
+
     /// Answers a request with 4.01 Unauthorized and a fresh Echo value for its sender.
     pub(crate) fn challenge_with_echo(&mut self, now: Instant, target: ResponseTarget) {
-        let value =
-            self.address_verification
-                .echo_value(now, target.remote, &self.config.amplification);
+        let value = self.echo_value_for(now, target.remote);
         let options = [CoapOption {
             number: OptionNumber::ECHO,
             value: &value,
@@ -105,10 +120,12 @@ impl Endpoint {
         self.encoded_len(m) > budget
     }
 
-    /// The Block2 block to send for `requested`. What cannot be refused with 4.01 (a
-    /// response to a multicast request, whose errors are suppressed, or to an unsafe method
-    /// already carried out) is cut to an unverified sender's budget: the largest block size
-    /// (at least 16 bytes) that fits, at the offset asked for.
+    /// The Block2 block to send for `requested`. A response larger than an unverified
+    /// sender's budget is cut to the largest block size (at least 16 bytes) that fits, at the
+    /// offset asked for; a unicast one makes room for an Echo value too when it can, so a
+    /// client that echoes it is verified by its next request. A cut with no room for Echo
+    /// still goes out, so a client that does not know Echo gets the body (later block
+    /// requests are larger and so have room).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn block2_to_send(
         &mut self,
@@ -119,38 +136,105 @@ impl Endpoint {
         extra: &[CoapOption<'_>],
         token: &[u8],
         requested: Option<Block>,
-    ) -> Option<Block> {
+    ) -> Block2Choice {
+        let uncut = Block2Choice {
+            block: requested,
+            echo: false,
+        };
+        if self.is_address_verified(now, remote) {
+            return uncut;
+        }
         let multicast = self
             .incoming
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
-        if (!multicast && self.is_safe_request(key)) || self.is_address_verified(now, remote) {
-            return requested;
-        }
         let budget = self.amplification_budget(key);
-        let head = Outgoing {
-            message_type: MessageType::NonConfirmable,
-            code: response.code,
-            message_id: 0,
-            token,
-            options: response.options,
-            extra,
-            payload: &[],
-        };
-        let overhead = self.encoded_len(&head) + BLOCK_OPTIONS_BOUND;
+        let overhead = self.cut_overhead(response, extra, token, requested, 0, false);
         let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
-        let fit = (0..=largest)
-            .rev()
-            .find(|szx| (16usize << szx) + overhead <= budget)
-            .unwrap_or(0);
-        match requested {
-            None if overhead + response.payload.len() <= budget => None,
-            None => Block::new(0, false, fit).ok(),
-            Some(b) if b.szx <= fit => Some(b),
-            Some(b) => Block::new((b.offset() >> (4 + fit)) as u32, false, fit)
+        let fit = |overhead: usize| {
+            (0..=largest)
+                .rev()
+                .find(|szx| (16usize << szx) + overhead <= budget)
+        };
+        let fits_whole = match requested {
+            // Small enough to go without block options: its exact size.
+            None if response.payload.len() <= self.config.block_size() => {
+                let marker = usize::from(!response.payload.is_empty());
+                self.head_len(response, extra, token) + marker + response.payload.len() <= budget
+            }
+            // Sliced at the endpoint's own size, with block options.
+            None => overhead + response.payload.len() <= budget,
+            Some(b) => {
+                let exact = self.cut_overhead(response, extra, token, requested, b.szx, false);
+                b.size() + exact <= budget
+            }
+        };
+        if fits_whole {
+            return uncut;
+        }
+        let with_echo = (!multicast)
+            .then(|| fit(self.cut_overhead(response, extra, token, requested, 0, true)))
+            .flatten();
+        let szx = with_echo.or_else(|| fit(overhead)).unwrap_or(0);
+        let block = match requested {
+            None => Block::new(0, false, szx).ok(),
+            Some(b) => Block::new((b.offset() >> (4 + szx)) as u32, false, szx)
                 .ok()
                 .or(Some(b)),
+        };
+        Block2Choice {
+            block,
+            echo: with_echo.is_some(),
         }
+    }
+
+    /// The bytes of a cut response but for its payload: the message with `extra`, the
+    /// Block2 option of size `szx` at the offset asked for (at size 0 its number, and so the
+    /// option, is longest), Size2 on the first block, an Echo value when `echo`, and the
+    /// payload marker.
+    fn cut_overhead(
+        &mut self,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+        token: &[u8],
+        requested: Option<Block>,
+        szx: u8,
+        echo: bool,
+    ) -> usize {
+        const PLACEHOLDER: CoapOption<'static> = CoapOption {
+            number: OptionNumber::ECHO,
+            value: &[],
+        };
+        let mut options = [PLACEHOLDER; MAX_EXTRA + 3];
+        let kept = extra.len().min(MAX_EXTRA);
+        options[..kept].copy_from_slice(&extra[..kept]);
+        let offset = requested.map_or(0, |b| b.offset());
+        let (mut block, mut size) = ([0u8; 4], [0u8; 4]);
+        let mut n = kept;
+        if let Ok(b) = Block::new((offset >> (4 + u32::from(szx))) as u32, true, szx) {
+            options[n] = CoapOption {
+                number: OptionNumber::BLOCK2,
+                value: b.encode(&mut block),
+            };
+            n += 1;
+        }
+        if offset == 0 {
+            let total = u32::try_from(response.payload.len()).unwrap_or(u32::MAX);
+            options[n] = CoapOption {
+                number: OptionNumber::SIZE2,
+                value: uint::encode(total, &mut size),
+            };
+            n += 1;
+        }
+        let value = [0u8; ECHO_LEN];
+        if echo {
+            options[n] = CoapOption {
+                number: OptionNumber::ECHO,
+                value: &value,
+            };
+            n += 1;
+        }
+        self.head_len(response, &options[..n], token) + 1
     }
 
     /// Whether incoming request `key` has a safe method (GET, FETCH: RFC 7252 §5.1,
@@ -164,6 +248,25 @@ impl Endpoint {
     fn amplification_budget(&self, key: SlabKey) -> usize {
         let request_len = self.incoming_bufs.get(key.index()).len();
         self.config.amplification.budget(request_len)
+    }
+
+    /// The encoded size of `response` with `extra` options, without its payload.
+    fn head_len(
+        &mut self,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+        token: &[u8],
+    ) -> usize {
+        let head = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token,
+            options: response.options,
+            extra,
+            payload: &[],
+        };
+        self.encoded_len(&head)
     }
 
     /// The encoded size of `m`, through a pooled scratch buffer.

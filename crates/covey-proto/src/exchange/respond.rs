@@ -105,7 +105,7 @@ impl Endpoint {
             );
         }
         let refusable = !multicast && self.is_safe_request(key);
-        let block2 = self.block2_to_send(
+        let choice = self.block2_to_send(
             now,
             key,
             target.remote,
@@ -114,6 +114,13 @@ impl Endpoint {
             target.token.as_bytes(),
             block2,
         );
+        let block2 = choice.block;
+        let echo;
+        if choice.echo {
+            echo = self.echo_value_for(now, target.remote);
+            self.stats.echo_challenges += 1;
+            options.push(OptionNumber::ECHO, &echo);
+        }
         let mut payload = response.payload;
         let mut code = response.code;
         let mut cache_body = false;
