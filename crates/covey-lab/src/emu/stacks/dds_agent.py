@@ -74,6 +74,11 @@ def main():
                 writer.write(sample)
     elif role == "subscribe":
         reader = DataReader(participant, downlink, qos=qos)
+        # Wait (bounded) for the relay's writer to match: with volatile durability a sample
+        # relayed before discovery finishes on this lossy link is lost for good, and the
+        # publisher starts only once this side is ready.
+        while reader.get_matched_publications() == [] and time.monotonic() < deadline:
+            time.sleep(0.05)
         emit("ready")
         while time.monotonic() < deadline:
             for sample in reader.take_iter(timeout=duration(milliseconds=100)):
