@@ -4,7 +4,7 @@
 use covey_lab::scenarios::group::GroupParams;
 use covey_lab::scenarios::{
     self, cc_bottleneck, fading_goodput, group_delay, group_interference, group_nested,
-    server_workload,
+    object_download, protocols, server_workload,
 };
 
 /// Sets every described parameter of `name` to its described default.
@@ -43,6 +43,10 @@ fn every_scenario_accepts_its_described_defaults() {
             group_delay::NAME | group_interference::NAME | group_nested::NAME => {
                 GroupParams::with_overrides(s.name, &set).is_ok()
             }
+            object_download::NAME => object_download::Params::full()
+                .apply_overrides(&set)
+                .is_ok(),
+            protocols::NAME => protocols::Params::with_overrides(&set).is_ok(),
             other => panic!("no check for scenario {other}: add it here"),
         };
         assert!(

@@ -79,6 +79,36 @@ impl Params {
 }
 
 impl Params {
+    /// Applies `--set` overrides (`sizes`, `cc`); an unknown name or a bad value is refused.
+    pub fn apply_overrides(&mut self, overrides: &[(String, String)]) -> Result<(), LabError> {
+        for (name, value) in overrides {
+            match name.as_str() {
+                "cc" => {
+                    crate::emu::stacks::coap::config(value)?;
+                    self.cc = value.clone();
+                }
+                "sizes" => {
+                    let sizes: Result<Vec<u64>, _> =
+                        value.split(',').map(|s| s.trim().parse::<u64>()).collect();
+                    self.sizes = sizes
+                        .ok()
+                        .filter(|s| !s.is_empty() && s.iter().all(|&n| (1..=60_000).contains(&n)))
+                        .ok_or_else(|| {
+                            LabError::InvalidOption(format!(
+                                "{NAME}: sizes are 1 to 60000 bytes, comma-separated, not `{value}`"
+                            ))
+                        })?;
+                }
+                _ => {
+                    return Err(LabError::InvalidOption(format!(
+                        "{NAME} has no parameter `{name}` (sizes, cc; --runs sets the repeats)"
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The parameters `--set` overrides, with their full-run defaults.
     pub fn describe() -> Vec<crate::scenarios::ParamInfo> {
         let d = Params::full();
@@ -285,31 +315,7 @@ pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
     if let Some(runs) = options.runs {
         params.repeats = runs.clamp(1, 1000);
     }
-    for (name, value) in &options.params {
-        match name.as_str() {
-            "cc" => {
-                crate::emu::stacks::coap::config(value)?;
-                params.cc = value.clone();
-            }
-            "sizes" => {
-                let sizes: Result<Vec<u64>, _> =
-                    value.split(',').map(|s| s.trim().parse::<u64>()).collect();
-                params.sizes = sizes
-                    .ok()
-                    .filter(|s| !s.is_empty() && s.iter().all(|&n| (1..=60_000).contains(&n)))
-                    .ok_or_else(|| {
-                        LabError::InvalidOption(format!(
-                            "{NAME}: sizes are 1 to 60000 bytes, comma-separated, not `{value}`"
-                        ))
-                    })?;
-            }
-            _ => {
-                return Err(LabError::InvalidOption(format!(
-                    "{NAME} has no parameter `{name}` (sizes, cc; --runs sets the repeats)"
-                )))
-            }
-        }
-    }
+    params.apply_overrides(&options.params)?;
     let work_dir = options.out_dir.join(".work");
     let outcome = run_sweep(
         &params,
