@@ -31,7 +31,9 @@ mkdir -p target
 
 # aiocoap (PyPI) for the interop tests, in target/venv (ignored by git); pinned.
 AIOCOAP_VERSION=0.4.17
-if ! target/venv/bin/pip show aiocoap 2>/dev/null | grep -qx "Version: $AIOCOAP_VERSION"; then
+# grep reads all of pip's output: with -q it would exit early and pipefail would count pip's SIGPIPE.
+installed() { "$1" show "$2" 2>/dev/null | grep -x "Version: $3" >/dev/null; }
+if ! installed target/venv/bin/pip aiocoap "$AIOCOAP_VERSION"; then
   log "installing aiocoap $AIOCOAP_VERSION into target/venv"
   python3 -m venv target/venv
   target/venv/bin/pip install -q "aiocoap==$AIOCOAP_VERSION"
@@ -40,7 +42,7 @@ fi
 # Cyclone DDS's Python binding (PyPI; it ships the C library) for the emulator's protocols
 # scenario, in target/dds-venv (ignored by git); pinned.
 CYCLONEDDS_VERSION=11.0.1
-if ! target/dds-venv/bin/pip show cyclonedds 2>/dev/null | grep -qx "Version: $CYCLONEDDS_VERSION"; then
+if ! installed target/dds-venv/bin/pip cyclonedds "$CYCLONEDDS_VERSION"; then
   log "installing cyclonedds $CYCLONEDDS_VERSION into target/dds-venv"
   python3 -m venv target/dds-venv
   target/dds-venv/bin/pip install -q "cyclonedds==$CYCLONEDDS_VERSION"

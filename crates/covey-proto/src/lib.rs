@@ -73,6 +73,7 @@ pub mod transmission_parameters;
 pub use amplification_limit::AmplificationLimit;
 pub use app::{
     dispatch_events, App, AppContext, AppId, AppSet, GroupError, Host, LogLevel, NullHost,
+    PeerIdentity,
 };
 pub use cc::Algorithm;
 pub use config::Config;

@@ -1,7 +1,8 @@
 //! What an App sees for one event: the engine, the time, its node and a random source.
 
 use super::host::{GroupError, Host, LogLevel};
-use crate::{Endpoint, Instant};
+use super::PeerIdentity;
+use crate::{Endpoint, Instant, Received};
 use core::fmt;
 use core::net::IpAddr;
 
@@ -56,6 +57,12 @@ impl<'a> AppContext<'a> {
     /// Writes a log line through the host (the tokio driver sends it to `tracing`).
     pub fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>) {
         self.host.log(level, message);
+    }
+
+    /// The identity the sender of `request` authenticated with, if it came over a secured
+    /// session.
+    pub fn peer_identity(&self, request: &Received<'_>) -> Option<PeerIdentity> {
+        self.host.peer_identity(request.source, request.local)
     }
 
     /// The host, e.g. to build a context for a nested App.

@@ -1,8 +1,9 @@
 //! What an App asks of the node it runs on beyond the engine: group membership and logging.
 //! The tokio driver and the simulator each implement it.
 
+use super::PeerIdentity;
 use core::fmt;
-use core::net::IpAddr;
+use core::net::{IpAddr, SocketAddr};
 
 /// How much a log line matters; hosts map it onto `tracing` levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,6 +60,15 @@ pub trait Host {
     fn groups(&self) -> alloc::vec::Vec<IpAddr>;
     /// Writes a log line from an App.
     fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>);
+    /// The identity `remote` authenticated with on the secured session it reached local socket
+    /// `local` through; `None` for traffic in the clear (and on hosts without security).
+    fn peer_identity(
+        &self,
+        _remote: SocketAddr,
+        _local: Option<SocketAddr>,
+    ) -> Option<PeerIdentity> {
+        None
+    }
 }
 
 /// A host without groups that discards log lines: for tests and Apps that need neither.

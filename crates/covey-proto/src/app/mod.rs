@@ -4,11 +4,13 @@
 mod app_set;
 mod context;
 mod host;
+mod peer_identity;
 
 pub use crate::event::AppId;
 pub use app_set::AppSet;
 pub use context::AppContext;
 pub use host::{GroupError, Host, LogLevel, NullHost};
+pub use peer_identity::PeerIdentity;
 
 use crate::{Endpoint, Event, Received};
 

@@ -1,0 +1,56 @@
+//! Who a peer proved to be over a secured session, for authorization by Apps.
+
+use alloc::string::String;
+use core::fmt;
+
+/// The identity a peer authenticated with over DTLS; requests that came in the clear have none.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PeerIdentity {
+    /// A pre-shared key, named by the identity the client sent.
+    Psk(String),
+    /// A certificate or raw public key.
+    Certificate {
+        /// The certificate's subject (e.g. `CN=sensor-7`); empty for a raw public key.
+        subject: String,
+        /// SHA-256 of the DER-encoded certificate (or SubjectPublicKeyInfo for a raw key).
+        fingerprint: [u8; 32],
+    },
+}
+
+impl fmt::Display for PeerIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerIdentity::Psk(identity) => write!(f, "psk:{identity}"),
+            PeerIdentity::Certificate {
+                subject,
+                fingerprint,
+            } => {
+                f.write_str("cert:")?;
+                if !subject.is_empty() {
+                    write!(f, "{subject} ")?;
+                }
+                f.write_str("sha256:")?;
+                fingerprint.iter().try_for_each(|b| write!(f, "{b:02x}"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn identities_print_as_their_kind_and_name() {
+        assert_eq!(PeerIdentity::Psk("ward-3".into()).to_string(), "psk:ward-3");
+        let cert = PeerIdentity::Certificate {
+            subject: "CN=em".into(),
+            fingerprint: [0xab; 32],
+        };
+        assert_eq!(
+            cert.to_string(),
+            alloc::format!("cert:CN=em sha256:{}", "ab".repeat(32))
+        );
+    }
+}
