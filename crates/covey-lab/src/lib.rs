@@ -8,8 +8,10 @@
 pub mod emu;
 mod error;
 pub mod media;
+mod paper_coap;
 pub mod report;
 pub mod scenarios;
 pub mod sim;
 
 pub use error::LabError;
+pub use paper_coap::paper_config;

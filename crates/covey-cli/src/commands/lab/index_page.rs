@@ -40,7 +40,8 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: boo
          Mosquitto, Cyclone DDS, hyper) on emulated links for the experiments that need real \
          TCP and brokers (these need root). Each page below has the scenario's \
          plots, its tables with the paper's numbers beside Covey's, and where and why they \
-         differ.\n\n",
+         differ. Covey's CoAP nodes run the engine's defaults without Echo (RFC 9175), which \
+         the papers' stacks predate.\n\n",
     );
     page += "| scenario | what it measures | reproduces | runs | wall time |\n";
     page += "|---|---|---|---:|---:|\n";

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use covey::{Client, Code, ContentFormat, Response, Server};
 use covey_proto::cc::Algorithm;
-use covey_proto::{AmplificationLimit, Config, NotificationType};
+use covey_proto::{Config, NotificationType};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
@@ -135,17 +135,14 @@ pub async fn run(role: Role) -> Result<(), LabError> {
     }
 }
 
-/// The engine configuration with congestion control `cc`, without Echo: the papers'
-/// CoAP stacks predate RFC 9175, and on these links address verification would add a
-/// round trip per new client that none of the other protocols pays.
+/// The lab's configuration (no Echo, as the papers' stacks) with congestion control `cc`.
 pub fn config(cc: &str) -> Result<Config, LabError> {
     let algorithm: Algorithm = cc
         .parse()
         .map_err(|_| LabError::InvalidOption(format!("unknown congestion control `{cc}`")))?;
     Ok(Config {
         congestion_control: algorithm,
-        amplification: AmplificationLimit::off(),
-        ..Config::default()
+        ..crate::paper_config()
     })
 }
 
@@ -332,9 +329,7 @@ async fn object_server(listen: SocketAddr, block_szx: u8) -> Result<(), LabError
         .bind(listen)
         .config(Config {
             block_szx,
-            // As `config`: the paper's CoAP server had no Echo.
-            amplification: AmplificationLimit::off(),
-            ..Config::default()
+            ..crate::paper_config()
         })
         .subtree("object", resource)
         .start()

@@ -39,7 +39,7 @@ pub fn client_config(algorithm: Algorithm, max_retransmit: u8) -> Config {
         max_uploads: 1,
         max_reassembly_bytes: 256,
         max_observers: 1,
-        ..Config::default()
+        ..crate::paper_config()
     }
 }
 
@@ -67,7 +67,7 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
         max_uploads: 1,
         max_reassembly_bytes: 256,
         max_observers: 1,
-        ..Config::default()
+        ..crate::paper_config()
     }
 }
 

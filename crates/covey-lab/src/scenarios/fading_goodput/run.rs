@@ -85,7 +85,7 @@ pub fn endpoint_config(params: &Params) -> Config {
         max_body_size: 4096,
         // TinyCoAP sent every payload of the sweep as one fragmented datagram.
         single_message_payload: Some(super::expected::SINGLE_MESSAGE_BODY),
-        ..Config::default()
+        ..crate::paper_config()
     }
 }
 

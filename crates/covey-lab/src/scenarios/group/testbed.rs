@@ -181,7 +181,7 @@ impl Testbed {
             transmission,
             // The EM answers after its slowest member, which may take the member timeout.
             response_timeout: Duration::from_secs(300),
-            ..Config::default()
+            ..crate::paper_config()
         };
         sim.add_node(
             client_config,
@@ -199,6 +199,8 @@ impl Testbed {
             };
             let mut engine = em_config.engine_config();
             engine.transmission = transmission;
+            // As every lab node: no Echo, which the paper's EM predates.
+            engine.amplification = crate::paper_config().amplification;
             let em = EntityManager::new(em_config, Box::new(MemoryStore::new()))
                 .map_err(|e| LabError::InvalidOption(format!("entity manager: {e}")))?;
             let shared = Rc::new(RefCell::new(em));
@@ -221,7 +223,7 @@ impl Testbed {
                 sim.add_node(
                     Config {
                         transmission,
-                        ..Config::default()
+                        ..crate::paper_config()
                     },
                     GroupNode { apps, log: None },
                 );

@@ -115,7 +115,7 @@ pub fn endpoint_config(params: &Params) -> Config {
         max_queued_per_peer: room,
         max_events: room,
         max_app_timers: 4,
-        ..Config::default()
+        ..crate::paper_config()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The simulator side: the clients on one side of a point-to-point link, the server on the
 //! other, the link's directions the same model the emulator runs.
 
-use covey_proto::{Config, Instant};
+use covey_proto::Instant;
 
 use super::peer::Peer;
 use super::{Completion, CrossCheck};
@@ -17,12 +17,12 @@ pub fn simulate(check: &CrossCheck) -> Completion {
     let link = check.link();
     let medium = PointToPoint::between(&clients, &[SERVER], link, link, check.seed, 0);
     let mut sim: Simulator<_, Lone<Peer>> = Simulator::new(medium, check.seed);
-    sim.add_node(Config::default(), Lone(Peer::server()));
+    sim.add_node(crate::paper_config(), Lone(Peer::server()));
     let measure_from = Instant::ZERO + check.warmup;
     let stop_at = measure_from + check.duration;
     for _ in &clients {
         sim.add_node(
-            Config::default(),
+            crate::paper_config(),
             Lone(Peer::client(node_addr(SERVER), measure_from, stop_at)),
         );
     }
