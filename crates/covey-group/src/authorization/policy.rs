@@ -287,6 +287,25 @@ groups = ["ff05::/16", "239.1.0.0/16"]
     }
 
     #[test]
+    fn the_documented_example_is_a_valid_policy() {
+        let doc = include_str!("../../../../docs/authorization.md");
+        let example = doc
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("a TOML example in docs/authorization.md");
+        let p = Policy::parse(example, "docs/authorization.md").unwrap();
+        assert_eq!(p.rules(), 3);
+        assert!(p.allows(&psk("operator"), &Action::Fanout));
+        let local = Requester {
+            identity: None,
+            loopback: true,
+        };
+        assert!(p.allows(&local, &Action::Read));
+        assert!(!p.allows(&local, &Action::Create));
+    }
+
+    #[test]
     fn an_empty_file_allows_nothing() {
         let p = Policy::parse("# nobody\n", "p.toml").unwrap();
         assert_eq!(p.rules(), 0);
