@@ -45,10 +45,7 @@ pub struct Denial {
 impl Access {
     /// Who sent `request`, as `cx`'s host knows it.
     pub fn requester(cx: &AppContext<'_>, request: &Received<'_>) -> Requester {
-        Requester {
-            identity: cx.peer_identity(request),
-            loopback: request.source.ip().to_canonical().is_loopback(),
-        }
+        Requester::new(cx.peer_identity(request), request.source)
     }
 
     /// Whether `requester` may do `action`.

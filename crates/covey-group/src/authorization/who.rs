@@ -1,6 +1,7 @@
 //! Whom a policy rule speaks of: an identity, or everyone of a kind.
 
 use covey_proto::PeerIdentity;
+use std::net::SocketAddr;
 use std::str::FromStr;
 
 /// The requester a rule applies to, as the policy file names it.
@@ -28,6 +29,17 @@ pub struct Requester {
     pub identity: Option<PeerIdentity>,
     /// Whether it came from a loopback address.
     pub loopback: bool,
+}
+
+impl Requester {
+    /// The sender at `source` that proved `identity` (if any); an IPv4-mapped loopback
+    /// address counts as loopback, as a dual-stack socket reports IPv4 peers that way.
+    pub fn new(identity: Option<PeerIdentity>, source: SocketAddr) -> Requester {
+        Requester {
+            identity,
+            loopback: source.ip().to_canonical().is_loopback(),
+        }
+    }
 }
 
 impl Who {
@@ -141,6 +153,32 @@ mod tests {
         assert!(short.contains("64 hexadecimal digits"), "{short}");
         let odd = format!("sha256:{}", "zz".repeat(32));
         assert!(odd.parse::<Who>().is_err());
+    }
+
+    #[test]
+    fn loopback_sources_in_every_spelling() {
+        for local in [
+            "127.0.0.1:9",
+            "127.3.2.1:9",
+            "[::1]:9",
+            "[::ffff:127.0.0.1]:9",
+        ] {
+            assert!(
+                Requester::new(None, local.parse().unwrap()).loopback,
+                "{local}"
+            );
+        }
+        for remote in [
+            "192.0.2.1:9",
+            "[2001:db8::1]:9",
+            "[::ffff:192.0.2.1]:9",
+            "[::]:9",
+        ] {
+            assert!(
+                !Requester::new(None, remote.parse().unwrap()).loopback,
+                "{remote}"
+            );
+        }
     }
 
     #[test]
