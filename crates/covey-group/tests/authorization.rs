@@ -1,7 +1,8 @@
 //! Authorization of the EM and of `/mc` on the in-memory network: each permission of a policy
 //! lets its holders through (2.xx) and refuses others, 4.01 without an identity and 4.03 with
-//! one not allowed; without a policy, loopback-only refuses other hosts. The identities are
-//! those a DTLS layer would report, set on the serving node's host.
+//! one not allowed; without a policy, loopback-only refuses other hosts, by unicast and by
+//! multicast. The identities are those a DTLS layer would report, set on the serving node's
+//! host.
 
 mod support;
 
@@ -245,4 +246,39 @@ fn mc_without_a_policy_takes_changes_from_loopback_only() {
     assert_code(&a, Code::UNAUTHORIZED, "remote join");
     let a = mc(&mut net, &local, at, "add", "ff05::2");
     assert_code(&a, Code::CHANGED, "loopback join");
+}
+
+#[test]
+fn a_multicast_request_from_another_host_cannot_make_members_join() {
+    let mut net = Network::new(covey_proto::Duration::from_millis(5), 0.0, 7);
+    let (node, at) = mc_node(&mut net, Access::LoopbackOnly);
+    let all: std::net::IpAddr = "ff05::fd".parse().unwrap();
+    net.join(node, all);
+    let attacker = client(&mut net, node, 2, None);
+    let target: std::net::IpAddr = "ff05::66".parse().unwrap();
+    let octets = "ff05::66".parse::<Ipv6Addr>().unwrap().octets();
+    let req = Req {
+        target: "/mc?act=add",
+        payload: &octets,
+        ..Req::default()
+    };
+    attacker.start_non(&mut net, SocketAddr::new(all, 5683), Code::POST, req);
+    net.run_for(covey_proto::Duration::from_secs(30));
+    let joined = net
+        .groups()
+        .borrow()
+        .get(&target)
+        .cloned()
+        .unwrap_or_default();
+    assert!(!joined.contains(&at), "{joined:?}");
+    // The same request from the member's own host joins: the request did reach /mc.
+    let local = Client::add(&mut net, "[::1]:40002".parse().unwrap(), 11);
+    let req = Req {
+        target: "/mc?act=add",
+        payload: &octets,
+        ..Req::default()
+    };
+    local.start_non(&mut net, SocketAddr::new(all, 5683), Code::POST, req);
+    net.run_for(covey_proto::Duration::from_secs(30));
+    assert!(net.groups().borrow()[&target].contains(&at));
 }
