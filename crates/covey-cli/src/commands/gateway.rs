@@ -211,7 +211,7 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
     };
     tracing::info!("web console and HTTP-CoAP proxy (/hc/) on http://{addr}/ ({reach})");
     if let Access::Policy(_) = access {
-        // The console's CoAP client sends from this host, in the clear.
+        // The console's CoAP client sends from this host.
         tracing::info!(
             "the web console and HTTP-CoAP proxy act as a loopback client: the policy's \
              rules for \"loopback\" say what they may do"

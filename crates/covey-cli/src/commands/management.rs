@@ -33,7 +33,7 @@ impl ManagementArgs {
     /// How requests are authorized. `secured`: DTLS keys were given, so without a policy
     /// file any authenticated peer may manage and requests in the clear may not. Without
     /// security the server must listen on loopback (or everywhere) for its loopback-only
-    /// default to be of use: `binds` are checked for that.
+    /// default to be of use: `binds` are checked for that (none given: the default wildcard).
     pub fn access(&self, secured: bool, binds: &[SocketAddr]) -> Result<Access, Failure> {
         if let Some(path) = &self.policy {
             let policy = Policy::load(path).map_err(|e| usage(e.to_string()))?;
@@ -52,7 +52,7 @@ impl ManagementArgs {
             return Ok(Access::Open);
         }
         let local = |a: &SocketAddr| a.ip().is_loopback() || a.ip().is_unspecified();
-        if !binds.iter().any(local) {
+        if !binds.is_empty() && !binds.iter().any(local) {
             return Err(usage(
                 "without --policy only loopback clients may manage this server, and no \
                  --bind address is loopback: add --open-management to let anyone manage it, \
@@ -89,6 +89,10 @@ mod tests {
         assert!(e.message.contains("--open-management"), "{}", e.message);
         let a = args(None, true).access(false, &[lan]).unwrap();
         assert!(matches!(a, Access::Open));
+        let a = args(None, false).access(false, &[lan, "127.0.0.1:5683".parse().unwrap()]);
+        assert!(matches!(a, Ok(Access::LoopbackOnly)));
+        let a = args(None, false).access(false, &[]).unwrap();
+        assert!(matches!(a, Access::LoopbackOnly));
     }
 
     #[test]
