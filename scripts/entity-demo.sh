@@ -49,10 +49,10 @@ done
 
 in_ns() { local n=$1; shift; ip netns exec "$P-h$n" "$@"; }
 # `ip netns exec` execs covey, so $! is covey's own PID.
-ip netns exec "$P-h$GW" "$COVEY" gateway --bind '[::]:5683' --db "$DB" >/dev/null 2>&1 &
+ip netns exec "$P-h$GW" "$COVEY" gateway --bind '[::]:5683' --db "$DB" --open-management >/dev/null 2>&1 &
 PIDS+=($!)
 for n in "${MEMBERS[@]}"; do
-  ip netns exec "$P-h$n" "$COVEY" serve --bind '[::]:5683' --mc >/dev/null 2>&1 &
+  ip netns exec "$P-h$n" "$COVEY" serve --bind '[::]:5683' --mc --open-management >/dev/null 2>&1 &
   PIDS+=($!)
 done
 for n in $GW "${MEMBERS[@]}"; do

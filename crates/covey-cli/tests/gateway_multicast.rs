@@ -45,10 +45,16 @@ fn multicast_entity_life_cycle_in_namespaces() {
         db.to_str().unwrap(),
         "--validation-timeout",
         "5",
+        // The client and members are other hosts, and there is no security in this test.
+        "--open-management",
     ];
     lab.start(GATEWAY, &gateway_args);
     for n in MEMBERS {
-        lab.start(n, &["serve", "--bind", "[::]:5683", "--mc"]);
+        // The gateway is another host: it must be let in to join and leave groups.
+        lab.start(
+            n,
+            &["serve", "--bind", "[::]:5683", "--mc", "--open-management"],
+        );
     }
     lab.start(NO_MC, &["serve", "--bind", "[::]:5683"]);
     for n in [GATEWAY, MEMBERS[0], MEMBERS[1], MEMBERS[2], NO_MC] {

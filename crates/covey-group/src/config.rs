@@ -1,5 +1,6 @@
 //! The Entity Manager's configuration: limits, timeouts, the multicast pool and `delay=auto`.
 
+use crate::authorization::Access;
 use crate::multicast_pool::GroupPool;
 use covey_proto::{Config, Duration};
 use std::net::SocketAddr;
@@ -58,6 +59,9 @@ pub struct EmConfig {
     /// entity holds no more than this (and no more than a quarter) of the engine's
     /// exchanges; beyond, 5.03 with Max-Age.
     pub entity_share: usize,
+    /// Who may read, create, change and delete entities and fan requests out (open by
+    /// default; `covey gateway` chooses loopback-only or a policy).
+    pub access: Access,
 }
 
 impl Default for EmConfig {
@@ -82,6 +86,7 @@ impl Default for EmConfig {
             client_rate: 2048,
             max_clients: 4096,
             entity_share: 1024,
+            access: Access::Open,
         }
     }
 }

@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod authorization;
 pub mod config;
 pub mod delay;
 pub mod document;

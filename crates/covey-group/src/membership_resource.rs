@@ -2,8 +2,10 @@
 //! joined (text, one per line, or a CBOR array of 16-byte addresses), `POST ?act=add` /
 //! `?act=del` with the 16 raw bytes of an IPv6 group address joins or leaves it. An App, so
 //! the same code runs under the tokio driver and on a simulated node; the host does the
-//! joining.
+//! joining. Who may list, join and leave is decided by its [`Access`]: open unless built
+//! [`GroupMembershipResource::with_access`].
 
+use crate::authorization::{Access, Action, Denial};
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, App, AppContext, Event, GroupError, IncomingId, Received, Response};
 use std::net::{IpAddr, Ipv6Addr};
@@ -15,13 +17,20 @@ pub const MC_PATH: &str = "mc";
 pub const MC_LINK: &str = "</mc>;rt=\"core.mc\"";
 
 /// The `/mc` App.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct GroupMembershipResource;
+#[derive(Debug, Default, Clone)]
+pub struct GroupMembershipResource {
+    access: Access,
+}
 
 impl GroupMembershipResource {
-    /// The resource.
+    /// The resource, open to anyone who reaches it.
     pub fn new() -> GroupMembershipResource {
-        GroupMembershipResource
+        GroupMembershipResource::default()
+    }
+
+    /// The resource, authorizing every request through `access`.
+    pub fn with_access(access: Access) -> GroupMembershipResource {
+        GroupMembershipResource { access }
     }
 }
 
@@ -38,9 +47,14 @@ impl App for GroupMembershipResource {
             .uri_query()
             .find_map(|q| q.strip_prefix("act=").map(str::to_string));
         let payload = request.payload().to_vec();
+        let who = Access::requester(cx, &request);
+        let check = |action: Action| self.access.check(&who, &action);
         match method {
-            Code::GET => list(cx, id, accept),
-            Code::POST => change(cx, id, act.as_deref(), &payload),
+            Code::GET => match check(Action::Read) {
+                Ok(()) => list(cx, id, accept),
+                Err(denial) => answer(cx, id, denial.code, &denial.message),
+            },
+            Code::POST => change(cx, id, act.as_deref(), &payload, check),
             _ => answer(
                 cx,
                 id,
@@ -107,7 +121,14 @@ fn list(cx: &mut AppContext<'_>, id: IncomingId, accept: Option<ContentFormat>) 
     let _ = cx.endpoint.respond(cx.now, id, &response);
 }
 
-fn change(cx: &mut AppContext<'_>, id: IncomingId, act: Option<&str>, payload: &[u8]) {
+/// `POST /mc?act=...`: the group is read first, as whether the change is allowed depends on it.
+fn change(
+    cx: &mut AppContext<'_>,
+    id: IncomingId,
+    act: Option<&str>,
+    payload: &[u8],
+    check: impl Fn(Action) -> Result<(), Denial>,
+) {
     let Ok(octets) = <[u8; 16]>::try_from(payload) else {
         return answer(
             cx,
@@ -123,9 +144,9 @@ fn change(cx: &mut AppContext<'_>, id: IncomingId, act: Option<&str>, payload: &
         let text = format!("{group} is not multicast");
         return answer(cx, id, Code::BAD_REQUEST, &text);
     }
-    let (result, done) = match act {
-        Some("add") => (cx.join_group(group), Code::CHANGED),
-        Some("del") => (cx.leave_group(group), Code::DELETED),
+    let action = match act {
+        Some("add") => Action::Join(group),
+        Some("del") => Action::Leave(group),
         _ => {
             return answer(
                 cx,
@@ -134,6 +155,13 @@ fn change(cx: &mut AppContext<'_>, id: IncomingId, act: Option<&str>, payload: &
                 "query must be act=add or act=del",
             )
         }
+    };
+    if let Err(denial) = check(action) {
+        return answer(cx, id, denial.code, &denial.message);
+    }
+    let (result, done) = match action {
+        Action::Join(_) => (cx.join_group(group), Code::CHANGED),
+        _ => (cx.leave_group(group), Code::DELETED),
     };
     let (code, text) = match result {
         Ok(()) => (done, String::new()),

@@ -4,7 +4,7 @@
 
 use crate::{
     App, AppContext, AppSet, Config, Duration, Endpoint, Event, GroupError, Host, Instant,
-    LocalAddr, LogLevel, Request, RequestError, RequestId, RequestParams,
+    LocalAddr, LogLevel, PeerIdentity, Request, RequestError, RequestId, RequestParams,
 };
 use core::ops::{Deref, DerefMut};
 use std::boxed::Box;
@@ -60,6 +60,8 @@ pub struct TestHost {
     groups: GroupTable,
     /// Log lines written by the node's Apps.
     pub log: Vec<(LogLevel, std::string::String)>,
+    /// The identities peers authenticated with, as a DTLS layer would report them.
+    pub identities: HashMap<SocketAddr, PeerIdentity>,
 }
 
 impl Host for TestHost {
@@ -97,6 +99,14 @@ impl Host for TestHost {
 
     fn log(&mut self, level: LogLevel, message: core::fmt::Arguments<'_>) {
         self.log.push((level, std::format!("{message}")));
+    }
+
+    fn peer_identity(
+        &self,
+        remote: SocketAddr,
+        _local: Option<SocketAddr>,
+    ) -> Option<PeerIdentity> {
+        self.identities.get(&remote).cloned()
     }
 }
 
@@ -202,6 +212,7 @@ impl Network {
             addr,
             groups: self.groups.clone(),
             log: Vec::new(),
+            identities: HashMap::new(),
         };
         node.start(self.now, &mut host);
         self.nodes.push(Node {

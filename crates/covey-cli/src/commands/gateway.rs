@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 use covey_core::uri::SocketAuthority;
+use covey_group::authorization::Access;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
@@ -97,6 +98,9 @@ pub struct GatewayArgs {
     #[arg(long, conflicts_with = "http")]
     no_http: bool,
 
+    #[command(flatten)]
+    management: super::management::ManagementArgs,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -122,6 +126,8 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         query_budget: args.query_budget,
         client_rate: args.client_rate,
         entity_share: args.entity_share,
+        // The DTLS options turn security on too, once the driver has them.
+        access: args.management.access(false, &args.bind)?,
         ..EmConfig::default()
     };
     if args.target_rate == 0 {
@@ -144,6 +150,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         share_port: args.reuse_port,
         trace: super::request_log::tracer(args.verbose),
     };
+    let access = em.access.clone();
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
         tracing::info!("listening on {addr}");
@@ -157,8 +164,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
             .first()
             .map_or_else(String::new, |a| SocketAuthority(*a).to_string())
     );
+    tracing::info!("{}", access.describe("entity management"));
     if !args.no_http {
-        start_web(&args, &gateway).await?;
+        start_web(&args, &gateway, &access).await?;
     }
     super::signal::wait_for_signal().await;
     tracing::info!("shutting down");
@@ -168,7 +176,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
 
 /// Starts the web console and the HTTP-CoAP proxy. A busy default port only costs the
 /// console (other gateways may run beside this one); a busy `--http` given by hand is an error.
-async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure> {
+async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Result<(), Failure> {
     let mut config = covey::Config::default();
     config.transmission.nstart = args.nstart;
     let max_body = config.max_body_size;
@@ -202,6 +210,13 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure>
         "reachable from other hosts: anyone who reaches it can change entities"
     };
     tracing::info!("web console and HTTP-CoAP proxy (/hc/) on http://{addr}/ ({reach})");
+    if let Access::Policy(_) = access {
+        // The console's CoAP client sends from this host.
+        tracing::info!(
+            "the web console and HTTP-CoAP proxy act as a loopback client: the policy's \
+             rules for \"loopback\" say what they may do"
+        );
+    }
     server.spawn();
     Ok(())
 }

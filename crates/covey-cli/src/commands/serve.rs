@@ -40,9 +40,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     group: Vec<String>,
 
-    /// Serve /mc, through which groups are joined and left at run time.
+    /// Serve /mc, through which groups are joined and left at run time (by clients on this
+    /// host only, unless --policy or --open-management says otherwise).
     #[arg(long)]
     mc: bool,
+
+    #[command(flatten)]
+    management: super::management::ManagementArgs,
 
     /// After datagrams arrive, keep polling the socket up to this many microseconds before
     /// sleeping: a few µs instead of a wake-up per request under steady load. Adaptive: a
@@ -114,14 +118,30 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         builder = builder.join(group, interface);
     }
     builder = add_resources(builder, args.plugtest, obs_period);
-    if args.mc {
-        builder = builder
-            .app(Box::new(covey_group::GroupMembershipResource::new()))
-            .app_link(covey_group::membership_resource::MC_LINK);
+    if args.management.given() && !args.mc {
+        return Err(Failure::new(
+            ExitKind::Usage,
+            "--policy and --open-management govern /mc: add --mc",
+        ));
     }
+    let mc_access = if args.mc {
+        // The DTLS options turn security on too, once the driver has them.
+        let access = args.management.access(false, &args.bind)?;
+        builder = builder
+            .app(Box::new(covey_group::GroupMembershipResource::with_access(
+                access.clone(),
+            )))
+            .app_link(covey_group::membership_resource::MC_LINK);
+        Some(access)
+    } else {
+        None
+    };
     let server = builder.start().map_err(super::start_error::start_failure)?;
     for addr in server.local_addrs() {
         tracing::info!("listening on {addr}");
+    }
+    if let Some(access) = mc_access {
+        tracing::info!("{}", access.describe("/mc (joining and leaving groups)"));
     }
     super::signal::wait_for_signal().await;
     tracing::info!("shutting down");

@@ -324,11 +324,17 @@ pub fn free_tcp_port() -> u16 {
 
 /// A gateway with its web console and HTTP proxy on a free loopback port; the HTTP base URL.
 pub fn gateway_with_http(db: &Path) -> (GatewayProcess, String) {
+    gateway_with_http_and(db, &[])
+}
+
+/// [`gateway_with_http`] with `extra` flags.
+pub fn gateway_with_http_and(db: &Path, extra: &[&str]) -> (GatewayProcess, String) {
     let mut last = String::new();
     for _ in 0..5 {
         let http = free_tcp_port();
         let addr = format!("127.0.0.1:{http}");
-        match GatewayProcess::start_on(free_port(), db, &["--http", &addr]) {
+        let args = [&["--http", addr.as_str()], extra].concat();
+        match GatewayProcess::start_on(free_port(), db, &args) {
             Ok(g) if g.log().contains(&format!("http://{addr}/")) => {
                 return (g, format!("http://{addr}"))
             }

@@ -13,6 +13,7 @@ mod respond;
 mod update;
 
 use crate::admission::Admission;
+use crate::authorization::{Access, Action, Requester};
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
@@ -282,11 +283,15 @@ impl EntityManager {
         }
     }
 
-    fn on_request(&mut self, ep: &mut Endpoint, now: Instant, id: IncomingId) {
+    fn on_request(&mut self, ep: &mut Endpoint, now: Instant, id: IncomingId, who: &Requester) {
         let Some(req) = IncomingRequest::read(ep, id) else {
             return;
         };
         let to = Responder { id };
+        if let Err(denial) = self.config.access.check(who, &action_of(&req)) {
+            let reply = Reply::error(denial.code, denial.message);
+            return self.send_reply(ep, now, &to, reply);
+        }
         let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
         let m = req.method;
         match path.as_slice() {
@@ -502,6 +507,23 @@ impl EntityManager {
     }
 }
 
+/// What a request asks of the EM, for authorization: anything that changes nothing (and
+/// what would be refused anyway, such as 4.05s) needs `read`.
+fn action_of(req: &IncomingRequest) -> Action {
+    let fanout = req
+        .query
+        .iter()
+        .any(|q| q.split_once('=').map_or(q.as_str(), |(k, _)| k) == "fanout");
+    let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
+    match (path.as_slice(), req.method) {
+        (["e"], Code::POST) => Action::Create,
+        (["e", _], Code::PUT | Code::POST | Code::DELETE) if fanout => Action::Fanout,
+        (["e", _], Code::DELETE) => Action::Delete,
+        (["e", _, "profile"], Code::PUT) => Action::Change,
+        _ => Action::Read,
+    }
+}
+
 /// The profile document `GET /e/<name>/profile` shows.
 fn profile_document(e: &Entity) -> serde_json::Value {
     let mut doc = e.profile.to_json(&e.name, e.mcast_uri().as_deref());
@@ -539,9 +561,18 @@ impl App for EntityManager {
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        // Who sent a request is asked of the host before the engine is borrowed for the rest.
+        let requester = match event {
+            Event::Request(id) => cx.endpoint.request(id).map(|r| Access::requester(cx, &r)),
+            _ => None,
+        };
         let (ep, now) = (&mut *cx.endpoint, cx.now);
         match event {
-            Event::Request(id) => self.on_request(ep, now, id),
+            Event::Request(id) => {
+                if let Some(who) = requester {
+                    self.on_request(ep, now, id, &who);
+                }
+            }
             Event::Response { id, key, last } => {
                 let response = ep.response(key).map(|r| MemberResponse::from_received(&r));
                 // Routes of ended exchanges are dropped before the task runs: the engine
