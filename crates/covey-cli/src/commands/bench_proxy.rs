@@ -98,8 +98,8 @@ async fn measure(
     duration: Duration,
     concurrency: usize,
 ) -> Result<serde_json::Value, Failure> {
-    let mut config = covey::Config::default();
-    config.transmission.nstart = concurrency;
+    // Both paths use the proxy's client configuration, so they differ only by the proxy.
+    let config = crate::web::coap_client::config(concurrency);
     let coap = covey::Client::builder()
         .config(config.clone())
         .build()

@@ -169,8 +169,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
 /// Starts the web console and the HTTP-CoAP proxy. A busy default port only costs the
 /// console (other gateways may run beside this one); a busy `--http` given by hand is an error.
 async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure> {
-    let mut config = covey::Config::default();
-    config.transmission.nstart = args.nstart;
+    let config = crate::web::coap_client::config(args.nstart);
     let max_body = config.max_body_size;
     let client = covey::Client::builder()
         .config(config)

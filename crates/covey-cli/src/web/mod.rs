@@ -2,6 +2,7 @@
 //! resource explorer) and the HTTP–CoAP proxy at `/hc/` that the console and any HTTP
 //! client use to reach CoAP servers, the gateway's own Entity Manager included.
 
+pub mod coap_client;
 mod console;
 mod cross_site;
 mod media_type;
