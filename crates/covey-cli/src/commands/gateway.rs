@@ -12,7 +12,7 @@ use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use crate::exit::{ExitKind, Failure};
-use crate::web::WebServer;
+use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
@@ -97,6 +97,16 @@ pub struct GatewayArgs {
     #[arg(long, conflicts_with = "http")]
     no_http: bool,
 
+    /// A host name the web console answers to besides its address and localhost (say, the
+    /// gateway's DNS name); repeat for more. Requests naming other hosts are refused, so a
+    /// site whose name was rebound to this address cannot use the console.
+    #[arg(long, value_name = "NAME", action = ArgAction::Append)]
+    http_allow_host: Vec<String>,
+
+    /// HTTP connections served at once; further clients wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    http_max_connections: usize,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -126,6 +136,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     };
     if args.target_rate == 0 {
         return Err(usage("--target-rate must be at least 1 byte/s"));
+    }
+    if !(1..=65_536).contains(&args.http_max_connections) {
+        return Err(usage("--http-max-connections must be 1 to 65536"));
     }
     if !(1..=64).contains(&args.nstart) {
         return Err(usage("--nstart must be 1 to 64"));
@@ -181,7 +194,13 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure>
         .first()
         .map(|a| SocketAuthority(reachable(*a)).to_string())
         .unwrap_or_default();
-    let server = match WebServer::bind(args.http, client, format!("coap://{em}"), max_body).await {
+    let options = WebOptions {
+        em_uri: format!("coap://{em}"),
+        max_body,
+        host_names: args.http_allow_host.clone(),
+        max_connections: args.http_max_connections,
+    };
+    let server = match WebServer::bind(args.http, client, options).await {
         Ok(s) => s,
         Err(e) if !http_given() => {
             tracing::warn!("no web console: cannot listen on {}: {e}", args.http);

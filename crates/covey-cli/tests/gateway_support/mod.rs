@@ -324,11 +324,20 @@ pub fn free_tcp_port() -> u16 {
 
 /// A gateway with its web console and HTTP proxy on a free loopback port; the HTTP base URL.
 pub fn gateway_with_http(db: &Path) -> (GatewayProcess, String) {
+    gateway_with_http_and(db, &[])
+}
+
+/// The same, with `extra` arguments for the gateway.
+pub fn gateway_with_http_and(db: &Path, extra: &[&str]) -> (GatewayProcess, String) {
     let mut last = String::new();
     for _ in 0..5 {
         let http = free_tcp_port();
         let addr = format!("127.0.0.1:{http}");
-        match GatewayProcess::start_on(free_port(), db, &["--http", &addr]) {
+        let args: Vec<&str> = ["--http", addr.as_str()]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        match GatewayProcess::start_on(free_port(), db, &args) {
             Ok(g) if g.log().contains(&format!("http://{addr}/")) => {
                 return (g, format!("http://{addr}"))
             }
