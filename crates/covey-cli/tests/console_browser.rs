@@ -2,9 +2,12 @@
 //! WebDriver): the group-communication paper's Fig 5 session end to end against three
 //! `covey serve` members — create (after a refused member), profile, query with the default
 //! operation, with avg and as anycast, live values of its members, delete — and a discovery
-//! session in the explorer. Screenshots of each step are kept under target/console-screenshots/.
+//! session in the explorer; and the same session with a MULTICAST entity, as the paper's GUI
+//! creates, in network namespaces (root only). Screenshots of each step are kept under
+//! target/console-screenshots/.
 
 mod gateway_support;
+mod netns;
 mod support;
 
 use std::path::PathBuf;
@@ -12,8 +15,9 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use gateway_support::{free_tcp_port, gateway_with_http, Scratch};
-use support::{covey_server, peer};
+use gateway_support::{free_tcp_port, gateway_with_http, gateway_with_http_and, Scratch};
+use netns::{is_root, ula, Lab};
+use support::{covey_server, peer, run_limited, stderr, stdout};
 
 /// Longest wait for anything to appear on the page.
 const PAGE_WAIT: Duration = Duration::from_secs(30);
@@ -133,6 +137,52 @@ async fn member_values(c: &Client) -> Vec<f64> {
     values
 }
 
+/// The profile view's JSON document once it has `key` (at most [`PAGE_WAIT`]).
+async fn profile_with(c: &Client, key: &str) -> serde_json::Value {
+    let needle = format!("\"{key}\"");
+    let deadline = Instant::now() + PAGE_WAIT;
+    let profile = loop {
+        let v = c
+            .find(Locator::Css("#profile-text"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default();
+        if v.contains(&needle) || Instant::now() > deadline {
+            break v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    serde_json::from_str(&profile).expect("the profile as JSON")
+}
+
+/// Runs the query with the profile's operation (lst): all three members answer.
+async fn query_default_gets_every_member(c: &Client) {
+    click(c, "#query-run").await;
+    text_when(c, "#query-answered", |t| t.starts_with("3 of 3")).await;
+    assert_eq!(text_when(c, "#query-op", |t| !t.is_empty()).await, "lst");
+    assert_eq!(member_values(c).await.len(), 3);
+}
+
+/// Runs the query with avg: the combined value is the mean of the member values shown.
+async fn query_avg_is_the_members_mean(c: &Client) {
+    select(c, "#query-form [name=eo]", "avg").await;
+    click(c, "#query-run").await;
+    text_when(c, "#query-op", |t| t == "avg").await;
+    let value: f64 = text_when(c, "#query-value", |t| t.parse::<f64>().is_ok())
+        .await
+        .parse()
+        .unwrap();
+    let values = member_values(c).await;
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    assert!(
+        (value - mean).abs() < 1e-6 * (1.0 + mean.abs()),
+        "{value} vs {values:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_papers_gui_session_runs_in_chromium() {
     let scratch = Scratch::new("console-browser");
@@ -171,22 +221,7 @@ async fn the_papers_gui_session_runs_in_chromium() {
 
     // Profile.
     click(&c, "tr[data-entity=temps] button.profile").await;
-    let deadline = Instant::now() + PAGE_WAIT;
-    let profile = loop {
-        let v = c
-            .find(Locator::Css("#profile-text"))
-            .await
-            .unwrap()
-            .prop("value")
-            .await
-            .unwrap()
-            .unwrap_or_default();
-        if v.contains("\"er\"") || Instant::now() > deadline {
-            break v;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let doc: serde_json::Value = serde_json::from_str(&profile).expect("the profile as JSON");
+    let doc = profile_with(&c, "er").await;
     assert_eq!(doc["er"], serde_json::json!(uris));
     assert_eq!(doc["eo"], serde_json::json!(["lst", "avg"]));
     assert_eq!(doc["delay"], "auto");
@@ -194,26 +229,11 @@ async fn the_papers_gui_session_runs_in_chromium() {
 
     // Query with the default operation: every member's value in the table.
     click(&c, "tr[data-entity=temps] button.query").await;
-    click(&c, "#query-run").await;
-    text_when(&c, "#query-answered", |t| t.starts_with("3 of 3")).await;
-    assert_eq!(text_when(&c, "#query-op", |t| !t.is_empty()).await, "lst");
-    assert_eq!(member_values(&c).await.len(), 3);
+    query_default_gets_every_member(&c).await;
     screenshot(&c, "04-query-default").await;
 
     // avg: the combined value is the mean of the members' values shown.
-    select(&c, "#query-form [name=eo]", "avg").await;
-    click(&c, "#query-run").await;
-    text_when(&c, "#query-op", |t| t == "avg").await;
-    let value: f64 = text_when(&c, "#query-value", |t| t.parse::<f64>().is_ok())
-        .await
-        .parse()
-        .unwrap();
-    let values = member_values(&c).await;
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    assert!(
-        (value - mean).abs() < 1e-6 * (1.0 + mean.abs()),
-        "{value} vs {values:?}"
-    );
+    query_avg_is_the_members_mean(&c).await;
     screenshot(&c, "05-query-avg").await;
 
     // Anycast: the first reply wins.
@@ -302,6 +322,129 @@ async fn the_papers_gui_session_runs_in_chromium() {
     assert!(result.contains("temps"), "{result}");
     text_when(&c, "#entities-empty", |t| t.contains("No entities")).await;
     screenshot(&c, "10-deleted").await;
+
+    c.close().await.unwrap();
+}
+
+/// Set in the run of this test binary that `the_papers_multicast_session_runs_in_chromium`
+/// starts inside the gateway's namespace: the members' URIs, comma-separated.
+const MULTICAST_MEMBERS: &str = "COVEY_TEST_MULTICAST_MEMBERS";
+
+/// Hosts of the multicast session: the gateway (with the browser), then three members.
+const MC_GATEWAY: usize = 1;
+const MC_MEMBERS: [usize; 3] = [2, 3, 4];
+const MC_SUBNET: u16 = 0x5b;
+
+#[test]
+fn the_papers_multicast_session_runs_in_chromium() {
+    if let Ok(members) = std::env::var(MULTICAST_MEMBERS) {
+        let uris: Vec<String> = members.split(',').map(str::to_string).collect();
+        return tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(multicast_session(uris));
+    }
+    if !is_root() {
+        eprintln!(
+            "skipped: the multicast session needs root to create network namespaces \
+             (CAP_NET_ADMIN); IPv6 multicast does not loop back over lo, so the members \
+             live on a bridge"
+        );
+        return;
+    }
+    // Hosts on a bridge, each in its own namespace: members joined to a group answer from
+    // their own addresses, which the Entity Manager matches (on one host's lo they could not
+    // be told apart, and lo does not deliver IPv6 multicast to its own sockets).
+    let prefix = format!("covey-console-{}", std::process::id());
+    let mut lab = Lab::new(&prefix, Duration::from_secs(20));
+    lab.build_ipv6(MC_MEMBERS.len() + 1, MC_SUBNET);
+    for n in MC_MEMBERS {
+        lab.start(n, &["serve", "--bind", "[::]:5683", "--mc"]);
+    }
+    for n in MC_MEMBERS {
+        lab.wait_until_serving(n, ula(MC_SUBNET, n), MC_GATEWAY);
+    }
+    let uris: Vec<String> = MC_MEMBERS
+        .iter()
+        .map(|n| format!("coap://[{}]/sensors/temp", ula(MC_SUBNET, *n)))
+        .collect();
+    // This test again, inside the gateway's namespace, where the gateway, chromedriver and
+    // chromium run and reach the members.
+    let mut inner = std::process::Command::new("ip");
+    inner
+        .args(["netns", "exec", &lab.host(MC_GATEWAY)])
+        .arg(std::env::current_exe().expect("the test binary"))
+        .args([
+            "the_papers_multicast_session_runs_in_chromium",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(MULTICAST_MEMBERS, uris.join(","));
+    let out = run_limited(inner, Duration::from_secs(240));
+    assert!(
+        out.status.success() && stdout(&out).contains("1 passed"),
+        "the session in the gateway's namespace failed:\n{}\n{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        lab.logs()
+    );
+}
+
+/// Fig 5 with a multicast entity: create (a group assigned, every member joined), profile,
+/// query with the default operation, avg and anycast, delete (every member left).
+async fn multicast_session(uris: Vec<String>) {
+    let scratch = Scratch::new("console-browser-multicast");
+    // A second socket on IPv6 for the group and the members; the console talks to the EM
+    // on 127.0.0.1.
+    let (_gateway, base) = gateway_with_http_and(
+        &scratch.join("e.db"),
+        &["--bind", "[::]:5683", "--validation-timeout", "5"],
+    );
+    let driver = Driver::start();
+    let c = browser(&driver).await;
+    c.goto(&base).await.unwrap();
+    text_when(&c, "#em-uri", |t| t.contains("coap://")).await;
+
+    fill(&c, "#create-form [name=name]", "cold").await;
+    fill(&c, "#create-form [name=er]", &uris.join("\n")).await;
+    select(&c, "#create-form [name=ect]", "multicast").await;
+    fill(&c, "#create-form [name=eo]", "lst, avg").await;
+    click(&c, "#create").await;
+    text_when(&c, "#entity-result", |t| t.contains("created")).await;
+    let row = text_when(&c, "tr[data-entity=cold]", |t| t.contains("multicast 3")).await;
+    assert!(row.starts_with("cold"), "{row}");
+    screenshot(&c, "mc-01-created").await;
+
+    click(&c, "tr[data-entity=cold] button.profile").await;
+    let doc = profile_with(&c, "mcastURI").await;
+    assert_eq!(doc["ect"], "multicast", "{doc}");
+    assert_eq!(doc["er"], serde_json::json!(uris));
+    let group = doc["mcastURI"].as_str().expect("a group URI");
+    assert!(group.starts_with("coap://[ff1e::89:"), "{group}");
+    screenshot(&c, "mc-02-profile").await;
+
+    // One multicast request; every member's answer in the table.
+    click(&c, "tr[data-entity=cold] button.query").await;
+    query_default_gets_every_member(&c).await;
+    screenshot(&c, "mc-03-query-default").await;
+
+    query_avg_is_the_members_mean(&c).await;
+    screenshot(&c, "mc-04-query-avg").await;
+
+    click(&c, "#query-anycast").await;
+    text_when(&c, "#query-answered", |t| t.starts_with("1 of 3")).await;
+    screenshot(&c, "mc-05-query-anycast").await;
+
+    click(&c, "nav [data-tab=entities]").await;
+    click(&c, "tr[data-entity=cold] button.delete").await;
+    c.accept_alert().await.expect("a confirmation dialog");
+    let result = text_when(&c, "#entity-result", |t| t.starts_with("2.02")).await;
+    assert!(result.contains("cold"), "{result}");
+    text_when(&c, "#entities-empty", |t| t.contains("No entities")).await;
+    screenshot(&c, "mc-06-deleted").await;
 
     c.close().await.unwrap();
 }

@@ -1,15 +1,19 @@
 //! The HTTP–CoAP proxy of `covey gateway` (RFC 8075) seen from an HTTP client: status codes,
 //! Content-Type ↔ Content-Format, block-wise transfers hidden, Location through the proxy,
-//! the Entity Manager's diagnostics, errors of the CoAP side, cross-site refusal, and Observe
-//! as Server-Sent Events — against `covey serve` and the gateway's own EM on loopback.
+//! the Entity Manager's diagnostics, errors of the CoAP side, cross-site refusal, Observe
+//! as Server-Sent Events, the Host check against DNS rebinding and the bound on connections
+//! — against `covey serve` and the gateway's own EM on loopback.
 
 mod gateway_support;
 mod support;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
-use gateway_support::{covey_run, gateway_with_http, GatewayProcess, Scratch};
+use gateway_support::{
+    covey_run, gateway_with_http, gateway_with_http_and, GatewayProcess, Scratch,
+};
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
 use support::{covey_server, free_port, stderr};
@@ -228,20 +232,143 @@ fn the_start_up_line_says_where_the_console_is_and_who_reaches_it() {
 
 #[test]
 fn a_busy_http_port_given_by_hand_is_an_error() {
-    let scratch = Scratch::new("http-proxy-busy");
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let http = busy.local_addr().unwrap().to_string();
-    let db = scratch.join("e.db");
-    let out = covey_run(&[
-        "gateway",
-        "--bind",
-        &format!("127.0.0.1:{}", free_port()),
-        "--db",
-        db.to_str().unwrap(),
-        "--http",
-        &http,
-    ]);
+    let out = gateway_started_with("http-proxy-busy", &["--http", &http]);
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains(&http) && err.contains("--http"), "{err}");
+}
+
+/// Sends `GET path` naming `host` on a kept-alive connection to `addr`.
+fn send_get(stream: &mut TcpStream, host: &str, path: &str) {
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+}
+
+/// Reads one response (its head and a Content-Length body): the status and the body.
+fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte)?;
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body)?;
+    Ok((status, String::from_utf8_lossy(&body).to_string()))
+}
+
+fn connect(addr: &str) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect to the console");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream
+}
+
+#[test]
+fn requests_naming_a_host_other_than_the_console_are_refused() {
+    let scratch = Scratch::new("http-proxy-hosts");
+    let (_gateway, base) = gateway_with_http_and(
+        &scratch.join("e.db"),
+        &["--http-allow-host", "gateway.example"],
+    );
+    let addr = base.trim_start_matches("http://").to_string();
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let cases = [
+        (addr.clone(), 200),
+        (format!("localhost:{port}"), 200),
+        (format!("GATEWAY.example:{port}"), 200),
+        ("gateway.example".to_string(), 200),
+        // A site whose name was rebound to 127.0.0.1 sends its own name.
+        (format!("rebound.example:{port}"), 403),
+        (format!("127.0.0.2:{port}"), 403),
+    ];
+    for (host, expected) in cases {
+        let mut stream = connect(&addr);
+        send_get(&mut stream, &host, "/api/info");
+        let (status, body) = read_response(&mut stream).unwrap();
+        assert_eq!(status, expected, "Host {host}: {body}");
+        if expected == 403 {
+            assert!(body.contains("--http-allow-host"), "{body}");
+        }
+    }
+    // The proxy is behind the same check.
+    let mut stream = connect(&addr);
+    send_get(&mut stream, "rebound.example", "/hc/coap://127.0.0.1:1/x");
+    assert_eq!(read_response(&mut stream).unwrap().0, 403);
+}
+
+#[test]
+fn http_connections_beyond_the_bound_wait_until_one_closes() {
+    let scratch = Scratch::new("http-proxy-connections");
+    let (_gateway, base) =
+        gateway_with_http_and(&scratch.join("e.db"), &["--http-max-connections", "2"]);
+    let addr = base.trim_start_matches("http://").to_string();
+    // Two kept-alive connections, each served once, take both places.
+    let mut held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = connect(&addr);
+            send_get(&mut s, &addr, "/api/info");
+            assert_eq!(read_response(&mut s).unwrap().0, 200);
+            s
+        })
+        .collect();
+    // A third client is not served while they stay open...
+    let mut third = connect(&addr);
+    third
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    send_get(&mut third, &addr, "/api/info");
+    let waiting = read_response(&mut third).unwrap_err();
+    assert!(
+        matches!(
+            waiting.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "{waiting}"
+    );
+    // ...and is once one of them closes; the others are still served meanwhile.
+    send_get(&mut held[1], &addr, "/api/info");
+    assert_eq!(read_response(&mut held[1]).unwrap().0, 200);
+    drop(held.remove(0));
+    third
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(read_response(&mut third).unwrap().0, 200);
+}
+
+#[test]
+fn no_http_connections_at_all_is_a_usage_error() {
+    let out = gateway_started_with(
+        "http-proxy-zero-connections",
+        &["--http-max-connections", "0"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--http-max-connections"));
+}
+
+/// Runs `covey gateway` on a free port with a scratch database and `extra` arguments, for a
+/// start that is expected to fail.
+fn gateway_started_with(tag: &str, extra: &[&str]) -> std::process::Output {
+    let scratch = Scratch::new(tag);
+    let db = scratch.join("e.db");
+    let port = format!("127.0.0.1:{}", free_port());
+    let mut args = vec!["gateway", "--bind", &port, "--db", db.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    covey_run(&args)
 }

@@ -43,7 +43,8 @@ pub struct Config {
     /// response) or after sending a NON request.
     pub response_timeout: Duration,
     /// Minimum time before a message ID is reused towards the same peer. The RFC demands
-    /// EXCHANGE_LIFETIME; `None` uses that.
+    /// EXCHANGE_LIFETIME; `None` uses that. A request that finds no ID free fails with
+    /// `Failure::MessageIdsExhausted`.
     pub mid_reuse_interval: Option<Duration>,
     /// Length of the tokens this endpoint generates (1–8 bytes).
     pub token_length: usize,

@@ -34,6 +34,9 @@ pub enum Failure {
     Unreachable,
     /// The response violated the protocol (e.g. a changed ETag during a block-wise transfer).
     ProtocolError,
+    /// No message ID towards the peer is free for reuse yet: 65 536 were used within
+    /// `Config::mid_reuse_interval` (RFC 7252 §4.4).
+    MessageIdsExhausted,
 }
 
 impl core::fmt::Display for Failure {
@@ -45,6 +48,7 @@ impl core::fmt::Display for Failure {
             Failure::Overload => "local resources exhausted",
             Failure::Unreachable => "peer unreachable",
             Failure::ProtocolError => "protocol error in the response",
+            Failure::MessageIdsExhausted => "no message ID free for reuse towards the peer",
         })
     }
 }

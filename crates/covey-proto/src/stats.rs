@@ -73,7 +73,7 @@ pub struct Stats {
     pub rtt_samples: u64,
     /// Sum of RTT samples, for the mean.
     pub rtt_total: Duration,
-    /// Requests delayed because no message ID was free for reuse yet.
+    /// Requests failed because no message ID was free for reuse yet.
     pub mid_exhausted: u64,
     /// Empty ACKs sent because the application was slower than the piggyback window.
     pub separate_responses: u64,

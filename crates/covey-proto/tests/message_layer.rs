@@ -886,6 +886,106 @@ fn message_id_reuse_interval_bounds_one_peer_and_the_receiver_does_not() {
     assert_eq!((served, exhausted, duplicates), (150_000, 0, 0));
 }
 
+/// The message-ID failures among the client's pending events, in order.
+fn message_id_failures(client: &mut Endpoint) -> Vec<covey_proto::RequestId> {
+    std::iter::from_fn(|| client.poll_event())
+        .filter_map(|ev| match ev {
+            Event::Failed {
+                id,
+                failure: Failure::MessageIdsExhausted,
+            } => Some(id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Sends and at once cancels GETs to `remote` while each goes out, at most `limit` of them:
+/// each takes a message ID. Returns how many went out, and the request that did not.
+fn take_message_ids(
+    client: &mut Endpoint,
+    now: Instant,
+    remote: std::net::SocketAddr,
+    limit: usize,
+) -> (usize, Option<covey_proto::RequestId>) {
+    let mut buf = [0u8; 1500];
+    for sent in 0..limit {
+        let id = client
+            .send_request(
+                now,
+                remote,
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+        if client.poll_transmit(now, &mut buf).is_none() {
+            return (sent, Some(id));
+        }
+        client.cancel(now, id);
+    }
+    (limit, None)
+}
+
+#[test]
+fn a_request_that_finds_no_message_id_free_fails_at_once_instead_of_waiting_unseen() {
+    // With the RFC's reuse interval (EXCHANGE_LIFETIME) one peer gets at most 65 536 message
+    // IDs (fewer when the first block was entered midway); the next request used to wait,
+    // with no event and no end, for an ID to come free (up to 247 s), so a caller saw it
+    // neither answered nor timed out.
+    let server = addr(2);
+    let now = Instant::from_secs(1);
+    let mut buf = [0u8; 1500];
+    let mut client = Endpoint::new(Config::default(), 1);
+    let (free, stuck) = take_message_ids(&mut client, now, server, 65_537);
+    assert!((65_536 - 4096..=65_536).contains(&free), "{free} IDs");
+    let stuck = stuck.expect("the IDs ran out");
+    assert_eq!(message_id_failures(&mut client), vec![stuck]);
+    assert_eq!(client.outstanding_requests(), 0);
+    assert_eq!(
+        client.poll_timeout(),
+        None,
+        "no timer left for the failed request"
+    );
+    assert_eq!(client.stats().mid_exhausted, 1);
+    // Once the first IDs may be reused, requests go out again.
+    let later = now + Config::default().mid_reuse();
+    client
+        .send_request(
+            later,
+            server,
+            &Request::new(Code::GET),
+            RequestParams::default(),
+        )
+        .unwrap();
+    assert!(client.poll_transmit(later, &mut buf).is_some());
+    assert!(message_id_failures(&mut client).is_empty());
+
+    // The same again (same seed, same IDs), but A takes the last free ID while B and C
+    // wait behind it for the NSTART slot: when A ends, B starts, finds no ID and fails,
+    // and so does C after it.
+    let mut client = Endpoint::new(Config::default(), 1);
+    assert_eq!(
+        take_message_ids(&mut client, now, server, free - 1).0,
+        free - 1
+    );
+    let mut send = || {
+        client
+            .send_request(
+                now,
+                server,
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap()
+    };
+    let (a, b, c) = (send(), send(), send());
+    assert!(client.poll_transmit(now, &mut buf).is_some(), "A goes out");
+    assert!(message_id_failures(&mut client).is_empty());
+    client.cancel(now, a);
+    assert_eq!(message_id_failures(&mut client), vec![b, c]);
+    assert!(client.poll_transmit(now, &mut buf).is_none());
+    assert_eq!(client.outstanding_requests(), 0);
+}
+
 #[test]
 fn response_with_an_unrecognised_critical_option_is_rejected_and_fails_its_request() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);

@@ -43,6 +43,13 @@ pub enum Error {
     /// The endpoint's tables are full.
     #[error("too many outstanding requests")]
     Overload,
+    /// Every message ID towards the peer was used within the reuse interval, so no request
+    /// may go to it until one comes free (RFC 7252 §4.4).
+    #[error(
+        "no message ID free for {0}: 65 536 were used within the reuse interval \
+         (Config::mid_reuse_interval, EXCHANGE_LIFETIME by default)"
+    )]
+    MessageIdsExhausted(SocketAddr),
     /// The request's body is over `Config::max_body_size`, or its options do not fit into a
     /// datagram.
     #[error(
@@ -94,7 +101,21 @@ impl Error {
                 reason: "the network reported it unreachable".into(),
             },
             Failure::ProtocolError => Error::Protocol(remote),
+            Failure::MessageIdsExhausted => Error::MessageIdsExhausted(remote),
             _ => Error::Protocol(remote),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_out_of_message_ids_names_the_peer_and_the_setting_to_change() {
+        let peer: SocketAddr = "127.0.0.1:5683".parse().unwrap();
+        let text = Error::from_failure(Failure::MessageIdsExhausted, peer).to_string();
+        assert!(text.contains("127.0.0.1:5683"), "{text}");
+        assert!(text.contains("mid_reuse_interval"), "{text}");
     }
 }

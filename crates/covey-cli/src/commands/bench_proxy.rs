@@ -18,7 +18,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
 use crate::exit::{ExitKind, Failure};
-use crate::web::WebServer;
+use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
 /// A request unanswered this long fails the run: past MAX_TRANSMIT_WAIT (93 s), when the
 /// client gives up on a confirmable request by itself.
@@ -98,8 +98,8 @@ async fn measure(
     duration: Duration,
     concurrency: usize,
 ) -> Result<serde_json::Value, Failure> {
-    let mut config = covey::Config::default();
-    config.transmission.nstart = concurrency;
+    // Both paths use the proxy's client configuration, so they differ only by the proxy.
+    let config = crate::web::coap_client::config(concurrency);
     let coap = covey::Client::builder()
         .config(config.clone())
         .build()
@@ -110,14 +110,16 @@ async fn measure(
         .config(config.clone())
         .build()
         .map_err(|e| other(e.to_string()))?;
-    let web = WebServer::bind(
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        proxy_client,
-        String::new(),
-        config.max_body_size,
-    )
-    .await
-    .map_err(|e| other(format!("cannot listen: {e}")))?;
+    let options = WebOptions {
+        em_uri: String::new(),
+        max_body: config.max_body_size,
+        host_names: Vec::new(),
+        // The pooled HTTP client opens up to one connection per outstanding request.
+        max_connections: concurrency.max(DEFAULT_MAX_CONNECTIONS),
+    };
+    let web = WebServer::bind(SocketAddr::from(([127, 0, 0, 1], 0)), proxy_client, options)
+        .await
+        .map_err(|e| other(format!("cannot listen: {e}")))?;
     let http_addr = web.local_addr().map_err(|e| other(e.to_string()))?;
     web.spawn();
     let http: HttpClient<_, Empty<Bytes>> = HttpClient::builder(TokioExecutor::new()).build_http();

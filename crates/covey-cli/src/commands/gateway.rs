@@ -13,7 +13,7 @@ use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use crate::exit::{ExitKind, Failure};
-use crate::web::WebServer;
+use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
@@ -101,6 +101,16 @@ pub struct GatewayArgs {
     #[command(flatten)]
     management: super::management::ManagementArgs,
 
+    /// A host name the web console answers to besides its address and localhost (say, the
+    /// gateway's DNS name); repeat for more. Requests naming other hosts are refused, so a
+    /// site whose name was rebound to this address cannot use the console.
+    #[arg(long, value_name = "NAME", action = ArgAction::Append)]
+    http_allow_host: Vec<String>,
+
+    /// HTTP connections served at once; further clients wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    http_max_connections: usize,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -132,6 +142,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     };
     if args.target_rate == 0 {
         return Err(usage("--target-rate must be at least 1 byte/s"));
+    }
+    if !(1..=65_536).contains(&args.http_max_connections) {
+        return Err(usage("--http-max-connections must be 1 to 65536"));
     }
     if !(1..=64).contains(&args.nstart) {
         return Err(usage("--nstart must be 1 to 64"));
@@ -177,8 +190,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
 /// Starts the web console and the HTTP-CoAP proxy. A busy default port only costs the
 /// console (other gateways may run beside this one); a busy `--http` given by hand is an error.
 async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Result<(), Failure> {
-    let mut config = covey::Config::default();
-    config.transmission.nstart = args.nstart;
+    let config = crate::web::coap_client::config(args.nstart);
     let max_body = config.max_body_size;
     let client = covey::Client::builder()
         .config(config)
@@ -190,7 +202,13 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
         .first()
         .map(|a| SocketAuthority(reachable(*a)).to_string())
         .unwrap_or_default();
-    let server = match WebServer::bind(args.http, client, format!("coap://{em}"), max_body).await {
+    let options = WebOptions {
+        em_uri: format!("coap://{em}"),
+        max_body,
+        host_names: args.http_allow_host.clone(),
+        max_connections: args.http_max_connections,
+    };
+    let server = match WebServer::bind(args.http, client, options).await {
         Ok(s) => s,
         Err(e) if !http_given() => {
             tracing::warn!("no web console: cannot listen on {}: {e}", args.http);

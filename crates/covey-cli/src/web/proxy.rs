@@ -155,7 +155,9 @@ pub fn coap_failure(e: Error) -> Response {
         | Error::Resolve { .. } => StatusCode::BAD_GATEWAY,
         Error::InvalidUri { .. } | Error::InvalidRequest(_) => StatusCode::BAD_REQUEST,
         Error::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        Error::Overload | Error::Shutdown => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Overload | Error::Shutdown | Error::MessageIdsExhausted(_) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     failure(status, e)

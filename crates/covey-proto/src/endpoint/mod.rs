@@ -92,6 +92,9 @@ pub struct Endpoint {
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
+    /// The peer whose NSTART queue is being started now: a queued request that fails as it
+    /// starts does not start the queue again from inside (the running loop goes on).
+    pub(crate) starting_queue_of: Option<PeerKey>,
     /// The Apps' own random stream, apart from the engine's so Apps do not shift it.
     pub(crate) app_rng: Rng,
     pub(crate) timers: TimerQueue,
@@ -148,6 +151,7 @@ impl Endpoint {
             replying_from: LocalId::default(),
             events: VecDeque::new(),
             acting_app: AppId(0),
+            starting_queue_of: None,
             app_rng: Rng::new(rng.next_u64()),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,

@@ -30,9 +30,6 @@ pub(crate) struct ExchangeSetup {
     transfer: Option<Box<BlockTransfer>>,
 }
 
-/// Time to wait before retrying when no message ID may be reused yet.
-const MID_RETRY: Duration = Duration::from_millis(100);
-
 impl Endpoint {
     /// Starts a request to `remote`; the response arrives as [`Event::Response`] or the
     /// failure as [`Event::Failed`]. A payload larger than one block is uploaded with
@@ -307,12 +304,11 @@ impl Endpoint {
             return;
         }
         let Some(mid) = p.allocate_mid(now, reuse) else {
-            // Every message ID of the next block is still within its reuse interval.
+            // Every message ID of the next block is still within its reuse interval, which
+            // may last EXCHANGE_LIFETIME: the request fails now rather than wait unseen
+            // past the time any exchange may take (as the server's own messages do).
             self.stats.mid_exhausted += 1;
-            if let Some(ex) = self.exchanges.get_mut(key) {
-                ex.state = ExchangeState::Queued;
-            }
-            self.set_timer_for(TimerKind::Exchange, key, now + MID_RETRY);
+            self.fail_exchange(now, key, Failure::MessageIdsExhausted);
             return;
         };
         let ongoing = p.in_flight;

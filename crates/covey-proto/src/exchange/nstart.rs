@@ -60,6 +60,15 @@ impl Endpoint {
 
     /// Starts queued exchanges while the peer has free NSTART slots.
     pub(crate) fn start_queued(&mut self, now: Instant, peer: PeerKey) {
+        if self.starting_queue_of == Some(peer) {
+            return;
+        }
+        let outer = self.starting_queue_of.replace(peer);
+        self.start_queued_of(now, peer);
+        self.starting_queue_of = outer;
+    }
+
+    fn start_queued_of(&mut self, now: Instant, peer: PeerKey) {
         let nstart = self.config.transmission.nstart;
         loop {
             let Some(p) = self.peers.get_mut(peer) else {
