@@ -360,8 +360,13 @@ fn the_papers_multicast_session_runs_in_chromium() {
     let prefix = format!("covey-console-{}", std::process::id());
     let mut lab = Lab::new(&prefix, Duration::from_secs(20));
     lab.build_ipv6(MC_MEMBERS.len() + 1, MC_SUBNET);
+    // The EM on another host moves the members into the entity's group through /mc, as in
+    // the paper, which had no security: open it to the LAN.
     for n in MC_MEMBERS {
-        lab.start(n, &["serve", "--bind", "[::]:5683", "--mc"]);
+        lab.start(
+            n,
+            &["serve", "--bind", "[::]:5683", "--mc", "--open-management"],
+        );
     }
     for n in MC_MEMBERS {
         lab.wait_until_serving(n, ula(MC_SUBNET, n), MC_GATEWAY);
