@@ -45,6 +45,8 @@ pub(crate) struct Session {
     pub dtls: Dtls,
     /// Whether the handshake is over.
     pub established: bool,
+    /// Whether this side opened the session (the client role).
+    pub opened_here: bool,
     /// Whether the peer has shown it receives at its address: it returned the server's cookie
     /// (always true for sessions this side opened).
     pub verified: bool,
@@ -64,11 +66,12 @@ pub(crate) struct Session {
 
 impl Session {
     /// A session around a fresh dimpl state machine.
-    pub fn new(dtls: Dtls, verified: bool, now: Instant) -> Session {
+    pub fn new(dtls: Dtls, opened_here: bool, now: Instant) -> Session {
         Session {
             dtls,
             established: false,
-            verified,
+            opened_here,
+            verified: opened_here,
             identity: None,
             pending_identity: None,
             created: now,

@@ -2,7 +2,7 @@
 //! handshakes bounded per peer address and in total, and idle sessions expired. Records come
 //! in and go out; plaintext CoAP datagrams go to and come from the engine unchanged.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +54,8 @@ pub struct SessionTable {
     buf: Vec<u8>,
     stats: DtlsStats,
     next_sweep: Option<Instant>,
+    /// Handshakes this side opened that failed: (peer, why), for the requests waiting on them.
+    failures: VecDeque<(SocketAddr, String)>,
 }
 
 impl std::fmt::Debug for SessionTable {
@@ -137,6 +139,7 @@ impl SessionTable {
             buf: vec![0; 2048],
             stats: DtlsStats::default(),
             next_sweep: None,
+            failures: VecDeque::new(),
         })
     }
 
@@ -280,17 +283,12 @@ impl SessionTable {
         }
         let progress = session.drain(key, &mut self.buf, &mut self.outputs);
         if let Err(e) = result {
-            tracing::debug!(remote = %key.remote, "DTLS handshake failed: {e}");
-            self.handshakes.remove(&key);
-            self.stats.handshakes_failed += 1;
+            self.fail_handshake(key, e.to_string());
             return;
         }
         match progress {
             Progress::Running => {}
-            Progress::Closed => {
-                self.handshakes.remove(&key);
-                self.stats.handshakes_failed += 1;
-            }
+            Progress::Closed => self.fail_handshake(key, "the peer closed the session".into()),
             Progress::Connected => {
                 let Some(mut session) = self.handshakes.remove(&key) else {
                     return;
@@ -318,6 +316,22 @@ impl SessionTable {
                 self.schedule_sweep(now);
             }
         }
+    }
+
+    /// Drops a failed handshake, telling the requests waiting for it why.
+    fn fail_handshake(&mut self, key: SessionKey, reason: String) {
+        tracing::debug!(remote = %key.remote, "DTLS handshake failed: {reason}");
+        if let Some(session) = self.handshakes.remove(&key) {
+            self.stats.handshakes_failed += 1;
+            if session.opened_here {
+                self.failures.push_back((key.remote, reason));
+            }
+        }
+    }
+
+    /// The next handshake this side opened that failed: the peer and why.
+    pub fn poll_failure(&mut self) -> Option<(SocketAddr, String)> {
+        self.failures.pop_front()
     }
 
     fn evict_least_active(&mut self) {
@@ -440,8 +454,10 @@ impl SessionTable {
                 continue;
             };
             if now >= session.created + self.limits.handshake_timeout {
-                self.handshakes.remove(&key);
-                self.stats.handshakes_failed += 1;
+                self.fail_handshake(
+                    key,
+                    "no answer in time (a wrong key or certificate?)".into(),
+                );
                 continue;
             }
             let result = session.dtls.handle_timeout(now);
