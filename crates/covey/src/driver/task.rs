@@ -299,17 +299,19 @@ impl Task {
     /// Fails the requests waiting on DTLS handshakes that failed, with the reason.
     fn fail_handshakes(&mut self) {
         let now = self.clock.now();
-        while let Some((remote, reason)) = self.dtls.as_mut().and_then(SessionTable::poll_failure) {
-            for id in self.node.apps.exchanges.towards(remote) {
-                self.node.endpoint.cancel(now, id);
-                self.node.apps.exchanges.fail(
-                    id,
-                    Error::Handshake {
-                        addr: remote,
-                        reason: reason.clone(),
-                    },
-                );
-            }
+        while let Some((addr, reason)) = self.dtls.as_mut().and_then(SessionTable::poll_failure) {
+            self.fail_towards(now, addr, || Error::Handshake {
+                addr,
+                reason: reason.clone(),
+            });
+        }
+    }
+
+    /// Fails the async API's exchanges towards `destination` now, with `error`.
+    fn fail_towards(&mut self, now: Instant, destination: SocketAddr, error: impl Fn() -> Error) {
+        for id in self.node.apps.exchanges.towards(destination) {
+            self.node.endpoint.cancel(now, id);
+            self.node.apps.exchanges.fail(id, error());
         }
     }
 
@@ -499,16 +501,10 @@ impl Task {
     /// A send failed: exchanges towards that address fail now instead of timing out.
     fn on_send_error(&mut self, now: Instant, destination: SocketAddr, e: io::Error) {
         tracing::debug!(%destination, "send failed: {e}");
-        for id in self.node.apps.exchanges.towards(destination) {
-            self.node.endpoint.cancel(now, id);
-            self.node.apps.exchanges.fail(
-                id,
-                Error::Unreachable {
-                    addr: destination,
-                    reason: e.to_string(),
-                },
-            );
-        }
+        self.fail_towards(now, destination, || Error::Unreachable {
+            addr: destination,
+            reason: e.to_string(),
+        });
     }
 
     /// Reads the ICMP errors queued on socket `i`: requests to a destination the network
@@ -528,16 +524,10 @@ impl Task {
             reason,
         } = unreachable;
         tracing::debug!(%destination, "unreachable: {reason}");
-        for id in self.node.apps.exchanges.towards(destination) {
-            self.node.endpoint.cancel(now, id);
-            self.node.apps.exchanges.fail(
-                id,
-                Error::Unreachable {
-                    addr: destination,
-                    reason: reason.to_string(),
-                },
-            );
-        }
+        self.fail_towards(now, destination, || Error::Unreachable {
+            addr: destination,
+            reason: reason.to_string(),
+        });
         self.node.endpoint.handle_unreachable(now, destination);
     }
 
