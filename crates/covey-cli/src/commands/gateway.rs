@@ -11,14 +11,16 @@ use covey_core::uri::SocketAuthority;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
+use super::dtls_args::{bind_or_default, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::web::WebServer;
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
-    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port.
-    #[arg(long, value_name = "ADDR", default_value = "[::]:5683")]
+    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port
+    /// [default: [::]:5683, or [::]:5684 with DTLS].
+    #[arg(long, value_name = "ADDR")]
     bind: Vec<SocketAddr>,
 
     /// The entity database (SQLite, created if missing) [default:
@@ -100,6 +102,11 @@ pub struct GatewayArgs {
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
+
+    /// DTLS credentials: with them the gateway speaks coaps:// only, to clients and to
+    /// members alike (presenting the same credentials to members).
+    #[command(flatten)]
+    dtls: DtlsArgs,
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -139,10 +146,12 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
+    let dtls = args.dtls.config()?;
     let sockets = Sockets {
-        binds: args.bind.clone(),
+        binds: bind_or_default(&args.bind, dtls.is_some()),
         share_port: args.reuse_port,
         trace: super::request_log::tracer(args.verbose),
+        dtls,
     };
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
@@ -172,8 +181,15 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure>
     let mut config = covey::Config::default();
     config.transmission.nstart = args.nstart;
     let max_body = config.max_body_size;
-    let client = covey::Client::builder()
-        .config(config)
+    let mut client = covey::Client::builder().config(config);
+    let scheme = match args.dtls.config()? {
+        Some(dtls) => {
+            client = client.dtls(dtls);
+            "coaps"
+        }
+        None => "coap",
+    };
+    let client = client
         .build()
         .map_err(|e| other(format!("cannot start the HTTP proxy's CoAP client: {e}")))?;
     let em = gateway
@@ -182,19 +198,20 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway) -> Result<(), Failure>
         .first()
         .map(|a| SocketAuthority(reachable(*a)).to_string())
         .unwrap_or_default();
-    let server = match WebServer::bind(args.http, client, format!("coap://{em}"), max_body).await {
-        Ok(s) => s,
-        Err(e) if !http_given() => {
-            tracing::warn!("no web console: cannot listen on {}: {e}", args.http);
-            return Ok(());
-        }
-        Err(e) => {
-            return Err(other(format!(
-                "cannot listen on {} (--http): {e}",
-                args.http
-            )))
-        }
-    };
+    let server =
+        match WebServer::bind(args.http, client, format!("{scheme}://{em}"), max_body).await {
+            Ok(s) => s,
+            Err(e) if !http_given() => {
+                tracing::warn!("no web console: cannot listen on {}: {e}", args.http);
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(other(format!(
+                    "cannot listen on {} (--http): {e}",
+                    args.http
+                )))
+            }
+        };
     let addr = server.local_addr().map_err(|e| other(e.to_string()))?;
     let reach = if addr.ip().is_loopback() {
         "loopback only; --http ADDR to listen elsewhere"
