@@ -321,6 +321,13 @@ impl Driver {
         rx.await.map_err(|_| Error::Shutdown)
     }
 
+    /// The DTLS session table's sessions, handshakes and counters (`None` without DTLS).
+    pub async fn dtls_state(&self) -> Result<Option<crate::dtls::DtlsState>, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.command(Command::DtlsState(tx)).await?;
+        rx.await.map_err(|_| Error::Shutdown)
+    }
+
     /// Stops the driver once in-flight exchanges have finished or failed (see
     /// [`DriverBuilder::shutdown_grace`]); returns when it has stopped.
     pub async fn shutdown(&self) {

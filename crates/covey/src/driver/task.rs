@@ -393,6 +393,9 @@ impl Task {
             Command::Stats(reply) => {
                 let _ = reply.send(self.node.endpoint.stats().clone());
             }
+            Command::DtlsState(reply) => {
+                let _ = reply.send(self.dtls.as_ref().map(SessionTable::state));
+            }
             Command::Shutdown(done) => self.begin_closing(Some(done)),
         }
     }

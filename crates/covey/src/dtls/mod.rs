@@ -14,7 +14,7 @@ mod stats;
 pub use config::{DtlsConfig, DtlsLimits};
 pub use credentials::{CertifiedKey, CredentialsError, PskKeys, MAX_PSK_IDENTITY, MAX_PSK_KEY};
 pub use session_table::{SessionTable, TableTransmit};
-pub use stats::DtlsStats;
+pub use stats::{DtlsState, DtlsStats};
 
 /// The default port of `coaps://` (RFC 7252 §6.2).
 pub const DEFAULT_PORT: u16 = 5684;

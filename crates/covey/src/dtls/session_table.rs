@@ -16,7 +16,7 @@ use super::credentials::CredentialsError;
 use super::psk_resolver::KeyResolver;
 use super::record;
 use super::session::{Outputs, Progress, Session, SessionKey};
-use super::stats::DtlsStats;
+use super::stats::{DtlsState, DtlsStats};
 
 /// The longest gap between two sweeps for idle sessions.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -146,6 +146,15 @@ impl SessionTable {
     /// The counters.
     pub fn stats(&self) -> &DtlsStats {
         &self.stats
+    }
+
+    /// Sessions, handshakes and counters at once.
+    pub fn state(&self) -> DtlsState {
+        DtlsState {
+            sessions: self.sessions.len(),
+            handshakes: self.handshakes.len(),
+            stats: self.stats.clone(),
+        }
     }
 
     /// Established sessions.

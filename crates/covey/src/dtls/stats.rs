@@ -23,3 +23,14 @@ pub struct DtlsStats {
     /// for a handshake.
     pub plaintext_dropped: u64,
 }
+
+/// A snapshot of the session table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DtlsState {
+    /// Established sessions.
+    pub sessions: usize,
+    /// Handshakes in progress.
+    pub handshakes: usize,
+    /// The counters.
+    pub stats: DtlsStats,
+}
