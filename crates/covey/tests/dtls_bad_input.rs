@@ -18,7 +18,7 @@ fn psk() -> DtlsConfig {
 fn client_hello(server: SocketAddr) -> Vec<u8> {
     let mut table = SessionTable::new(psk()).unwrap();
     let local: SocketAddr = "127.0.0.1:1".parse().unwrap();
-    assert!(table.send(Instant::now(), local, server, b"x"));
+    assert!(table.send(Instant::now(), local, server, &[0x40, 0x01, 0x00, 0x01]));
     table.poll_transmit().expect("a ClientHello").datagram
 }
 

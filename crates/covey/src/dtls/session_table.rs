@@ -386,7 +386,11 @@ impl SessionTable {
             }
             return true;
         }
-        if !self.handshakes.contains_key(&key) && !self.connect(now, key) {
+        // Only a request (or a ping) opens a session: a response, ACK, RST or notification to
+        // a peer whose session is gone has no one waiting for it.
+        if !self.handshakes.contains_key(&key)
+            && !(opens_session(plaintext) && self.connect(now, key))
+        {
             self.stats.plaintext_dropped += 1;
             return false;
         }
@@ -516,9 +520,31 @@ impl SessionTable {
         }
     }
 
+    /// Closes the session of (`local`, `remote`), telling the peer with close_notify.
+    pub fn close(&mut self, local: SocketAddr, remote: SocketAddr) {
+        let key = SessionKey { local, remote };
+        if let Some(mut session) = self.sessions.remove(&key) {
+            let _ = session.dtls.close();
+            session.drain(key, &mut self.buf, &mut self.outputs);
+        }
+        self.handshakes.remove(&key);
+    }
+
     /// Whether an established session with `remote` exists (through any local socket).
     pub fn has_session(&self, remote: SocketAddr) -> bool {
         self.sessions.keys().any(|k| k.remote == remote)
+    }
+}
+
+/// Whether a plaintext CoAP datagram may open a session: a request, or a ping (an empty CON).
+fn opens_session(plaintext: &[u8]) -> bool {
+    const CON: u8 = 0;
+    match plaintext {
+        [first, code, ..] => {
+            let kind = (first >> 4) & 0b11;
+            (1..32).contains(code) || (*code == 0 && kind == CON)
+        }
+        _ => false,
     }
 }
 

@@ -10,6 +10,9 @@ use crate::dtls::{CertifiedKey, PskKeys};
 const CLIENT: &str = "192.0.2.10:40000";
 const SERVER: &str = "198.51.100.1:5684";
 
+/// The 4-byte header of a CON GET, MID 1.
+const GET: [u8; 4] = [0x40, 0x01, 0x00, 0x01];
+
 fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
@@ -74,16 +77,23 @@ impl Pair {
         panic!("the handshake did not settle");
     }
 
+    /// Sends a CoAP request (a CON GET) carrying `plaintext` after its header.
     fn client_sends(&mut self, plaintext: &[u8]) -> bool {
+        let datagram = [&GET[..], plaintext].concat();
+        self.client.send(self.now, addr(CLIENT), addr(SERVER), &datagram)
+    }
+
+    fn client_sends_raw(&mut self, plaintext: &[u8]) -> bool {
         self.client
             .send(self.now, addr(CLIENT), addr(SERVER), plaintext)
     }
 
+    /// What the server received, CoAP headers removed.
     fn server_received(&mut self) -> Vec<Vec<u8>> {
         std::iter::from_fn(|| self.server.poll_received())
             .map(|(local, remote, d)| {
                 assert_eq!((local, remote), (addr(SERVER), addr(CLIENT)));
-                d
+                d[GET.len()..].to_vec()
             })
             .collect()
     }
@@ -293,6 +303,20 @@ fn idle_sessions_expire_and_a_new_handshake_replaces_them() {
 }
 
 #[test]
+fn only_requests_and_pings_open_a_session() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    let ack = [0x60, 0x45, 0x00, 0x01];
+    let rst = [0x70, 0x00, 0x00, 0x01];
+    let non_notification = [0x50, 0x45, 0x00, 0x02];
+    for response in [&ack[..], &rst, &non_notification, &[0x40]] {
+        assert!(!pair.client_sends_raw(response));
+    }
+    assert_eq!(pair.client.handshakes(), 0);
+    assert!(pair.client_sends_raw(&[0x40, 0x00, 0x00, 0x03]), "a ping");
+    assert_eq!(pair.client.handshakes(), 1);
+}
+
+#[test]
 fn plaintext_waiting_for_a_handshake_is_bounded() {
     let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
     let max = pair.client.limits().max_queued;
@@ -314,7 +338,7 @@ fn sessions_beyond_the_bound_evict_the_least_active() {
     for port in 1..=3u16 {
         let mut client = SessionTable::new(psk("ward-3:k")).unwrap();
         let from = SocketAddr::new(IpAddr::from([192, 0, 2, 1]), port);
-        client.send(now, from, addr(SERVER), b"x");
+        client.send(now, from, addr(SERVER), &GET);
         for _ in 0..16 {
             while let Some(t) = client.poll_transmit() {
                 server.handle_datagram(now, t.remote, t.local, &t.datagram);
