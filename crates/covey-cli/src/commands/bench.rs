@@ -147,6 +147,11 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             "--window, --sockets and --threads must be at least 1".into(),
         ));
     }
+    if args.floor && args.dtls.config()?.is_some() {
+        return Err(usage(
+            "--floor is a plain UDP echo: it cannot be loaded over DTLS".into(),
+        ));
+    }
     if args.handshakes && args.dtls.config()?.is_none() {
         return Err(usage(
             "--handshakes needs DTLS credentials (-u/-k, --psk-file or --cert/--key)".into(),
@@ -427,7 +432,12 @@ fn server_dtls(args: &BenchArgs) -> Result<Option<ServerDtls>, Failure> {
         })?;
         (
             vec!["-k".into(), key.to_string()],
-            vec!["-u".into(), identity.to_string(), "-k".into(), key.to_string()],
+            vec![
+                "-u".into(),
+                identity.to_string(),
+                "-k".into(),
+                key.to_string(),
+            ],
         )
     };
     Ok(Some(ServerDtls {

@@ -388,9 +388,9 @@ impl SessionTable {
         }
         // Only a request (or a ping) opens a session: a response, ACK, RST or notification to
         // a peer whose session is gone has no one waiting for it.
-        if !self.handshakes.contains_key(&key)
-            && !(opens_session(plaintext) && self.connect(now, key))
-        {
+        let waiting = self.handshakes.contains_key(&key)
+            || (opens_session(plaintext) && self.connect(now, key));
+        if !waiting {
             self.stats.plaintext_dropped += 1;
             return false;
         }
@@ -530,9 +530,14 @@ impl SessionTable {
         self.handshakes.remove(&key);
     }
 
-    /// Whether an established session with `remote` exists (through any local socket).
-    pub fn has_session(&self, remote: SocketAddr) -> bool {
-        self.sessions.keys().any(|k| k.remote == remote)
+    /// Whether the session of (`local`, `remote`) is established.
+    pub fn is_established(&self, local: SocketAddr, remote: SocketAddr) -> bool {
+        self.sessions.contains_key(&SessionKey { local, remote })
+    }
+
+    /// Whether a handshake of (`local`, `remote`) is in progress.
+    pub fn is_handshaking(&self, local: SocketAddr, remote: SocketAddr) -> bool {
+        self.handshakes.contains_key(&SessionKey { local, remote })
     }
 }
 

@@ -80,7 +80,8 @@ impl Pair {
     /// Sends a CoAP request (a CON GET) carrying `plaintext` after its header.
     fn client_sends(&mut self, plaintext: &[u8]) -> bool {
         let datagram = [&GET[..], plaintext].concat();
-        self.client.send(self.now, addr(CLIENT), addr(SERVER), &datagram)
+        self.client
+            .send(self.now, addr(CLIENT), addr(SERVER), &datagram)
     }
 
     fn client_sends_raw(&mut self, plaintext: &[u8]) -> bool {

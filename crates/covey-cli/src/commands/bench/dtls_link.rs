@@ -25,7 +25,8 @@ impl DtlsLink {
 
     /// Encrypts a plaintext datagram to `remote` (opening a session first if needed).
     pub fn send(&mut self, remote: SocketAddr, plaintext: &[u8]) {
-        self.table.send(Instant::now(), self.local, remote, plaintext);
+        self.table
+            .send(Instant::now(), self.local, remote, plaintext);
     }
 
     /// Decrypts a received datagram; the plaintext datagrams it held.
@@ -48,20 +49,5 @@ impl DtlsLink {
     /// The next record to send.
     pub fn poll_record(&mut self) -> Option<TableTransmit> {
         self.table.poll_transmit()
-    }
-
-    /// Established sessions.
-    pub fn sessions(&self) -> usize {
-        self.table.sessions()
-    }
-
-    /// Handshakes this link gave up on.
-    pub fn failed(&self) -> u64 {
-        self.table.stats().handshakes_failed
-    }
-
-    /// Closes the session with `remote` (close_notify).
-    pub fn close(&mut self, remote: SocketAddr) {
-        self.table.close(self.local, remote);
     }
 }

@@ -9,9 +9,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use covey::dtls::DtlsConfig;
 use covey::socket::{BatchSocket, PollSet, RecvBatch, SendBatch, SEND_BATCH_MAX};
 use covey_core::{CoapOption, Code, OptionNumber};
-use covey::dtls::DtlsConfig;
 use covey_proto::{Config, Endpoint, Event, Failure, LocalAddr, Request, RequestId, RequestParams};
 use hdrhistogram::Histogram;
 

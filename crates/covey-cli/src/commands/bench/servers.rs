@@ -6,8 +6,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use covey_core::{CoapOption, Code, OptionNumber};
 use covey::dtls::DtlsConfig;
+use covey_core::{CoapOption, Code, OptionNumber};
 use covey_proto::{Config, Endpoint, Event, LocalAddr, Request, RequestParams};
 
 use super::dtls_link::DtlsLink;
