@@ -256,3 +256,32 @@ fn bad_credentials_are_one_line_errors() {
         stderr(&out)
     );
 }
+
+#[test]
+fn covey_gateway_serves_coaps_only() {
+    let dir = TempDir::new("gateway");
+    let keys = dir.file("keys.txt");
+    std::fs::write(&keys, "ward-3:secret-key\n").unwrap();
+    let port = free_port();
+    let mut cmd = covey();
+    cmd.args(["gateway", "--no-http", "--psk-file", &keys])
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--db", &dir.file("entities.db")]);
+    let _gateway = Background::start(cmd);
+    let uri = format!("coaps://127.0.0.1:{port}/e");
+    let mut out = covey_get(&PSK, &uri);
+    for _ in 0..20 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = covey_get(&PSK, &uri);
+    }
+    assert!(out.status.success(), "{out:?}");
+    // libcoap's client reaches it too; plain CoAP does not.
+    let out = libcoap_client("openssl", &[&PSK[..], &["-m", "get", &uri]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let mut cmd = covey();
+    cmd.args(["get", "-B", "1", &format!("coap://127.0.0.1:{port}/e")]);
+    assert!(!run_limited(cmd, LIMIT).status.success());
+}
