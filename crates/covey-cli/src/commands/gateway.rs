@@ -147,6 +147,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
     let dtls = args.dtls.config()?;
+    let scheme = if dtls.is_some() { "coaps" } else { "coap" };
     let sockets = Sockets {
         binds: bind_or_default(&args.bind, dtls.is_some()),
         share_port: args.reuse_port,
@@ -155,10 +156,10 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     };
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
-        tracing::info!("listening on {addr}");
+        tracing::info!("listening on {addr} ({scheme})");
     }
     tracing::info!(
-        "entity database {} ({}); entities named coap://{}/e/<name>",
+        "entity database {} ({}); entities named {scheme}://{}/e/<name>",
         path.display(),
         covey_group::plural::count(gateway.entities, "entity", "entities"),
         gateway
