@@ -3,10 +3,14 @@
 //! a handshake error instead of a timeout.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use covey::dtls::{CertifiedKey, DtlsConfig, PskKeys};
-use covey::{Client, Code, ContentFormat, Error, Resource, Response, Server};
+use covey::{
+    Client, Code, ContentFormat, Error, Resource, Response, Server, Trace, TraceDirection,
+};
 use covey_proto::{App, AppContext, Event, Received};
 
 /// A test never waits longer than this for one exchange.
@@ -56,6 +60,11 @@ fn start(config: DtlsConfig) -> Server {
         .resource(
             "/hello",
             Resource::new().get(|_| async { Response::content(ContentFormat::TEXT_PLAIN, "hi") }),
+        )
+        .resource(
+            "/big",
+            Resource::new()
+                .get(|_| async { Response::content(ContentFormat::TEXT_PLAIN, vec![b'x'; 900]) }),
         )
         .start()
         .unwrap()
@@ -160,4 +169,35 @@ async fn schemes_must_match_what_the_client_speaks() {
     let clear = format!("coap://{}/hello", server.local_addrs()[0]);
     let e = secured.request(Code::GET, clear).await.unwrap_err();
     assert!(matches!(e, Error::InvalidUri { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn cookie_verified_peers_get_large_responses_without_an_echo_challenge() {
+    // In the clear, a 900-byte answer to a short request from a new peer is over the
+    // amplification budget (3x) and is cut with an Echo challenge; over DTLS the cookie
+    // exchange has verified the address, so it comes whole in one datagram.
+    let server = start(psk("ward-3:secret"));
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let client = Client::builder()
+        .dtls(psk("ward-3:secret"))
+        .trace(Arc::new(move |t: &Trace<'_>| {
+            if t.direction == TraceDirection::Received {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }))
+        .build()
+        .unwrap();
+    let big = client
+        .request(Code::GET, uri(&server, "/big"))
+        .timeout(LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(big.payload.len(), 900);
+    assert_eq!(
+        received.load(Ordering::Relaxed),
+        1,
+        "one response, no Echo round"
+    );
+    assert!(big.options.get(covey::OptionNumber::ECHO).is_none());
 }
