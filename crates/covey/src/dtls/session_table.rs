@@ -469,7 +469,8 @@ impl SessionTable {
             if now >= session.created + self.limits.handshake_timeout {
                 self.fail_handshake(
                     key,
-                    "no answer in time (a wrong key or certificate?)".into(),
+                    "no answer in time (no coaps server there, or a wrong key or certificate)"
+                        .into(),
                 );
                 continue;
             }
