@@ -11,6 +11,8 @@ log() { printf '\n== %s\n' "$*"; }
 need_debs=()
 command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
 command -v tshark >/dev/null || need_debs+=(tshark)
+# The coaps interop tests make their certificates with the openssl command.
+command -v openssl >/dev/null || need_debs+=(openssl)
 # The emulator's protocols scenario runs Debian's MQTT broker.
 [ -x /usr/sbin/mosquitto ] || need_debs+=(mosquitto)
 # The web console's browser tests: chromium driven through chromedriver.

@@ -170,3 +170,36 @@ fn bench_registers_observers_and_reports_server_memory() {
     assert!(number(&v, "notifications") >= 200.0, "{v}");
     assert!(number(&v, "server_rss_kib_registered") > 0.0, "{v}");
 }
+
+#[test]
+fn bench_over_dtls_loads_both_servers_and_counts_handshakes() {
+    let psk = ["-u", "ward-3", "-k", "secret-key"];
+    let short = [
+        "--json",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.5",
+        "--sockets",
+        "1",
+        "--window",
+        "2",
+    ];
+    peer("coap-server-openssl", "libcoap3-bin");
+    let v = bench(&[&["--against", "libcoap"][..], &psk, &short].concat());
+    assert_eq!(v["setup"]["dtls"], "psk", "{v}");
+    for server in v["servers"].as_array().expect("servers") {
+        check_measurement(server);
+        assert!(
+            server["server_command"]
+                .as_str()
+                .unwrap_or("")
+                .contains("-k secret-key"),
+            "{server}"
+        );
+    }
+    let v = bench(&[&["--serve", "--handshakes"][..], &psk, &short].concat());
+    assert_eq!(v["setup"]["measured"], "handshakes", "{v}");
+    assert!(number(&v, "completed") > 0.0, "{v}");
+    assert_eq!(number(&v, "failures"), 0.0, "{v}");
+}

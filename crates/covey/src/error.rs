@@ -37,6 +37,17 @@ pub enum Error {
         /// What the operating system said.
         reason: String,
     },
+    /// The DTLS handshake with the peer failed (wrong key or certificate, no answer).
+    #[error("DTLS handshake with {addr} failed: {reason}")]
+    Handshake {
+        /// The peer.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// DTLS cannot be set up as configured.
+    #[error("DTLS: {0}")]
+    Dtls(String),
     /// The request was cancelled.
     #[error("request cancelled")]
     Cancelled,

@@ -13,6 +13,7 @@
 pub mod client;
 mod clock;
 pub mod driver;
+pub mod dtls;
 mod error;
 pub mod multicast;
 mod options;

@@ -5,7 +5,9 @@
 //! `covey serve` in turn on the same pinned CPU and compares them; `--observers N` registers
 //! N observations and reports the server's memory.
 
+mod dtls_link;
 mod echo;
+mod handshakes;
 mod load;
 mod observers;
 mod servers;
@@ -20,7 +22,9 @@ use serde_json::{json, Value};
 
 use crate::exit::{ExitKind, Failure};
 use load::{LoadSpec, Measurement};
-use servers::{ServerKind, Spawned};
+use servers::{ServerDtls, ServerKind, Spawned};
+
+use super::dtls_args::DtlsArgs;
 
 /// The path benchmarked on a server `covey bench` starts itself: `/time` is served by both
 /// libcoap's example server and `covey serve` (a short text with the current time).
@@ -123,6 +127,16 @@ pub struct BenchArgs {
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
+
+    /// coaps: measure DTLS handshakes per second (each slot of --sockets opens a session
+    /// from a fresh port, closes it once established, and starts again) instead of requests.
+    #[arg(long)]
+    handshakes: bool,
+
+    /// DTLS credentials: load coaps:// (the servers --against and --serve start use the
+    /// same ones; libcoap's is then coap-server-openssl).
+    #[command(flatten)]
+    dtls: DtlsArgs,
 }
 
 /// Runs the benchmark.
@@ -131,6 +145,16 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     if args.window == 0 || args.sockets == 0 || args.threads == 0 {
         return Err(usage(
             "--window, --sockets and --threads must be at least 1".into(),
+        ));
+    }
+    if args.floor && args.dtls.config()?.is_some() {
+        return Err(usage(
+            "--floor is a plain UDP echo: it cannot be loaded over DTLS".into(),
+        ));
+    }
+    if args.handshakes && args.dtls.config()?.is_none() {
+        return Err(usage(
+            "--handshakes needs DTLS credentials (-u/-k, --psk-file or --cert/--key)".into(),
         ));
     }
     let duration_ok = args.duration > 0.0 && args.duration.is_finite();
@@ -243,7 +267,11 @@ fn run_against(args: &BenchArgs) -> Result<(), Failure> {
     println!(
         "{:<8} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9}",
         "server",
-        "requests/s",
+        if args.handshakes {
+            "handshakes/s"
+        } else {
+            "requests/s"
+        },
         "p50 µs",
         "p90 µs",
         "p99 µs",
@@ -367,8 +395,56 @@ fn start(
         None => servers::free_port()
             .map_err(|e| Failure::new(ExitKind::Other, format!("no free port: {e}")))?,
     };
-    servers::spawn(kind, port, args.server_cpu, args.busy_poll_us, options)
-        .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))
+    let dtls = server_dtls(args)?;
+    servers::spawn(
+        kind,
+        port,
+        args.server_cpu,
+        args.busy_poll_us,
+        options,
+        dtls.as_ref(),
+    )
+    .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))
+}
+
+/// The DTLS flags of the servers the benchmark starts, from its own credentials.
+fn server_dtls(args: &BenchArgs) -> Result<Option<ServerDtls>, Failure> {
+    let Some(client) = args.dtls.config()? else {
+        return Ok(None);
+    };
+    let d = &args.dtls;
+    let (libcoap, covey) = if let (Some(cert), Some(key)) = (&d.cert, &d.key) {
+        let (cert, key) = (cert.display().to_string(), key.display().to_string());
+        (
+            vec!["-c".into(), cert.clone(), "-j".into(), key.clone()],
+            vec!["--cert".into(), cert, "--key".into(), key],
+        )
+    } else {
+        let keys = client.psk.as_ref().map(|k| k.client());
+        let Some((identity, key)) = keys else {
+            return Ok(None);
+        };
+        let key = std::str::from_utf8(key).map_err(|_| {
+            Failure::new(
+                ExitKind::Usage,
+                "the servers started by covey bench need a text pre-shared key",
+            )
+        })?;
+        (
+            vec!["-k".into(), key.to_string()],
+            vec![
+                "-u".into(),
+                identity.to_string(),
+                "-k".into(),
+                key.to_string(),
+            ],
+        )
+    };
+    Ok(Some(ServerDtls {
+        libcoap,
+        covey,
+        client,
+    }))
 }
 
 fn measure(
@@ -390,8 +466,14 @@ fn measure(
         cpu: args.cpu,
         mid_reuse: Duration::from_millis(args.mid_reuse_ms),
         server_pid,
+        dtls: args.dtls.config()?,
     };
-    load::run(&spec).map_err(|e| Failure::new(ExitKind::Other, format!("load run failed: {e}")))
+    let run = if args.handshakes {
+        handshakes::run
+    } else {
+        load::run
+    };
+    run(&spec).map_err(|e| Failure::new(ExitKind::Other, format!("load run failed: {e}")))
 }
 
 /// The server address and Uri-* options of `uri`.
@@ -469,6 +551,8 @@ fn setup_json(args: &BenchArgs, target: &str) -> Value {
         "generator_cpu": args.cpu,
         "server_cpu": args.server_cpu,
         "client_mid_reuse_ms": args.mid_reuse_ms,
+        "dtls": args.dtls.config().ok().flatten().map(|c| if c.certificate.is_some() { "ecdsa" } else { "psk" }),
+        "measured": if args.handshakes { "handshakes" } else { "requests" },
     })
 }
 
@@ -533,7 +617,12 @@ fn print_single(
         println!("  server: {c}");
     }
     let q = |p: f64| micros(m.latency.value_at_quantile(p));
-    println!("  requests/s       {:.0}", m.rate());
+    let unit = if args.handshakes {
+        "handshakes/s"
+    } else {
+        "requests/s"
+    };
+    println!("  {unit:<16} {:.0}", m.rate());
     println!(
         "  completed        {} ({} error responses)",
         m.completed, m.error_responses

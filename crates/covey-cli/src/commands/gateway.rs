@@ -12,14 +12,16 @@ use covey_group::authorization::Access;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
+use super::dtls_args::{bind_or_default, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
-    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port.
-    #[arg(long, value_name = "ADDR", default_value = "[::]:5683")]
+    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port
+    /// [default: [::]:5683, or [::]:5684 with DTLS].
+    #[arg(long, value_name = "ADDR")]
     bind: Vec<SocketAddr>,
 
     /// The entity database (SQLite, created if missing) [default:
@@ -114,6 +116,11 @@ pub struct GatewayArgs {
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
+
+    /// DTLS credentials: with them the gateway speaks coaps:// only, to clients and to
+    /// members alike (presenting the same credentials to members).
+    #[command(flatten)]
+    dtls: DtlsArgs,
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -127,6 +134,7 @@ pub fn run(args: GatewayArgs) -> Result<(), Failure> {
 }
 
 async fn serve(args: GatewayArgs) -> Result<(), Failure> {
+    let dtls = args.dtls.config()?;
     let mut em = EmConfig {
         group_pool: args.group_pool.parse::<GroupPool>().map_err(usage)?,
         target_rate: args.target_rate,
@@ -136,8 +144,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         query_budget: args.query_budget,
         client_rate: args.client_rate,
         entity_share: args.entity_share,
-        // The DTLS options turn security on too, once the driver has them.
-        access: args.management.access(false, &args.bind)?,
+        access: args.management.access(dtls.is_some(), &args.bind)?,
         ..EmConfig::default()
     };
     if args.target_rate == 0 {
@@ -158,18 +165,20 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
+    let scheme = if dtls.is_some() { "coaps" } else { "coap" };
     let sockets = Sockets {
-        binds: args.bind.clone(),
+        binds: bind_or_default(&args.bind, dtls.is_some()),
         share_port: args.reuse_port,
         trace: super::request_log::tracer(args.verbose),
+        dtls,
     };
     let access = em.access.clone();
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
     for addr in gateway.driver.local_addrs() {
-        tracing::info!("listening on {addr}");
+        tracing::info!("listening on {addr} ({scheme})");
     }
     tracing::info!(
-        "entity database {} ({}); entities named coap://{}/e/<name>",
+        "entity database {} ({}); entities named {scheme}://{}/e/<name>",
         path.display(),
         covey_group::plural::count(gateway.entities, "entity", "entities"),
         gateway
@@ -192,8 +201,15 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
 async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Result<(), Failure> {
     let config = crate::web::coap_client::config(args.nstart);
     let max_body = config.max_body_size;
-    let client = covey::Client::builder()
-        .config(config)
+    let mut client = covey::Client::builder().config(config);
+    let scheme = match args.dtls.config()? {
+        Some(dtls) => {
+            client = client.dtls(dtls);
+            "coaps"
+        }
+        None => "coap",
+    };
+    let client = client
         .build()
         .map_err(|e| other(format!("cannot start the HTTP proxy's CoAP client: {e}")))?;
     let em = gateway
@@ -203,7 +219,7 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
         .map(|a| SocketAuthority(reachable(*a)).to_string())
         .unwrap_or_default();
     let options = WebOptions {
-        em_uri: format!("coap://{em}"),
+        em_uri: format!("{scheme}://{em}"),
         max_body,
         host_names: args.http_allow_host.clone(),
         max_connections: args.http_max_connections,

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_proxy;
 pub mod client;
 pub mod decode;
+pub mod dtls_args;
 pub mod entity;
 pub mod gateway;
 pub mod lab;

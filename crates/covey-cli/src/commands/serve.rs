@@ -9,6 +9,7 @@ use covey::multicast::parse_group;
 use covey::server::ServerBuilder;
 use covey::Server;
 
+use super::dtls_args::{bind_or_default, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
 use crate::resources::demo::DemoApp;
@@ -19,8 +20,9 @@ mod tuning;
 /// Arguments of `covey serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (repeatable); `[::]` also accepts IPv4.
-    #[arg(long, value_name = "ADDR", default_value = "[::]:5683")]
+    /// Address to listen on (repeatable); `[::]` also accepts IPv4 [default: [::]:5683, or
+    /// [::]:5684 with DTLS].
+    #[arg(long, value_name = "ADDR")]
     bind: Vec<SocketAddr>,
 
     /// Also serve the ETSI CoAP plugtest resources.
@@ -72,6 +74,10 @@ pub struct ServeArgs {
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
+
+    /// DTLS credentials: with them the server speaks coaps:// only.
+    #[command(flatten)]
+    dtls: DtlsArgs,
 }
 
 /// Starts the server and runs until interrupted.
@@ -109,7 +115,12 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(trace) = super::request_log::tracer(args.verbose) {
         builder = builder.trace(trace);
     }
-    for addr in &args.bind {
+    let dtls = args.dtls.config()?;
+    let secured = dtls.is_some();
+    if let Some(dtls) = dtls {
+        builder = builder.dtls(dtls);
+    }
+    for addr in &bind_or_default(&args.bind, secured) {
         builder = builder.bind(*addr);
     }
     for text in &args.group {
@@ -125,8 +136,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         ));
     }
     let mc_access = if args.mc {
-        // The DTLS options turn security on too, once the driver has them.
-        let access = args.management.access(false, &args.bind)?;
+        let access = args.management.access(secured, &args.bind)?;
         builder = builder
             .app(Box::new(covey_group::GroupMembershipResource::with_access(
                 access.clone(),
@@ -137,8 +147,9 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         None
     };
     let server = builder.start().map_err(super::start_error::start_failure)?;
+    let scheme = if secured { "coaps" } else { "coap" };
     for addr in server.local_addrs() {
-        tracing::info!("listening on {addr}");
+        tracing::info!("listening on {addr} ({scheme})");
     }
     if let Some(access) = mc_access {
         tracing::info!("{}", access.describe("/mc (joining and leaving groups)"));

@@ -62,13 +62,19 @@ impl Drop for Background {
 
 /// Starts `covey serve --bind 127.0.0.1:PORT` with `extra` flags and waits until it answers.
 pub fn covey_server(extra: &[&str]) -> (Background, u16) {
+    covey_server_probed(extra, "coap", &[])
+}
+
+/// [`covey_server`] for a server reached at `scheme` with the client flags `probe` (e.g. DTLS
+/// credentials).
+pub fn covey_server_probed(extra: &[&str], scheme: &str, probe: &[&str]) -> (Background, u16) {
     for _ in 0..5 {
         let port = free_port();
         let mut cmd = covey();
         cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .args(extra);
         let mut server = Background::start(cmd);
-        if wait_until_serving(&mut server, port) {
+        if wait_until_serving(&mut server, port, scheme, probe) {
             return (server, port);
         }
     }
@@ -76,19 +82,16 @@ pub fn covey_server(extra: &[&str]) -> (Background, u16) {
 }
 
 /// Polls with `covey get` until the server on `port` answers (at most about 5 s).
-fn wait_until_serving(server: &mut Background, port: u16) -> bool {
+fn wait_until_serving(server: &mut Background, port: u16, scheme: &str, probe: &[&str]) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if !server.running() {
             return false; // e.g. the port was taken meanwhile
         }
         let out = covey()
-            .args([
-                "get",
-                "-B",
-                "0.2",
-                &format!("coap://127.0.0.1:{port}/.well-known/core"),
-            ])
+            .args(["get", "-B", "0.4"])
+            .args(probe)
+            .arg(format!("{scheme}://127.0.0.1:{port}/.well-known/core"))
             .output()
             .expect("run covey get");
         if out.status.success() {

@@ -20,6 +20,8 @@ pub struct Sockets {
     pub share_port: bool,
     /// Called for every datagram (the request log).
     pub trace: Option<covey::driver::TraceFn>,
+    /// DTLS credentials: the gateway then speaks coaps only, to clients and members alike.
+    pub dtls: Option<covey::dtls::DtlsConfig>,
 }
 
 impl Sockets {
@@ -29,6 +31,7 @@ impl Sockets {
             binds: binds.to_vec(),
             share_port: false,
             trace: None,
+            dtls: None,
         }
     }
 }
@@ -80,6 +83,9 @@ impl Gateway {
             .share_port(sockets.share_port);
         if let Some(trace) = sockets.trace {
             builder = builder.trace(trace);
+        }
+        if let Some(dtls) = sockets.dtls {
+            builder = builder.dtls(dtls);
         }
         for b in &binds {
             builder = builder.bind(*b);

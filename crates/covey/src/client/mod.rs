@@ -17,6 +17,7 @@ pub use stream::ResponseStream;
 pub use target::{resolve_blocking, Target};
 
 use crate::driver::{Command, Driver, DriverBuilder, Outgoing, TraceFn, Waiter};
+use crate::dtls::DtlsConfig;
 use crate::{Error, Response};
 use cancel::CancelGuard;
 
@@ -47,6 +48,12 @@ impl ClientBuilder {
     /// The engine's configuration.
     pub fn config(mut self, config: Config) -> ClientBuilder {
         self.driver = self.driver.config(config);
+        self
+    }
+
+    /// Speaks DTLS (`coaps://`) with these credentials.
+    pub fn dtls(mut self, config: DtlsConfig) -> ClientBuilder {
+        self.driver = self.driver.dtls(config);
         self
     }
 
@@ -118,6 +125,7 @@ impl Client {
     /// Sends a CoAP ping (an empty CON) and returns the round-trip time of its reset.
     pub async fn ping(&self, uri: &str) -> Result<Duration, Error> {
         let target = target::resolve(uri).await?;
+        target::check_scheme(uri, &target, self.driver.is_secured())?;
         let start = tokio::time::Instant::now();
         let ticket = self.driver.ticket();
         let (tx, rx) = oneshot::channel();
@@ -147,6 +155,7 @@ impl Client {
         waiter: Waiter,
     ) -> Result<(u64, SocketAddr, Option<Duration>), Error> {
         let target = target::resolve(&request.uri).await?;
+        target::check_scheme(&request.uri, &target, self.driver.is_secured())?;
         let token = request.parsed_token()?;
         let multicast = target.remote.ip().is_multicast();
         let mut options = target.options;

@@ -14,6 +14,8 @@ pub struct Target {
     pub remote: SocketAddr,
     /// The request's Uri-* options (Uri-Host and Uri-Port only where the URI needs them).
     pub options: Options,
+    /// Whether the URI is `coaps://` (DTLS).
+    pub secure: bool,
 }
 
 /// Where a URI points before any name is looked up.
@@ -56,14 +58,7 @@ fn bad(uri: &str, reason: String) -> Error {
 }
 
 fn parse(uri: &str) -> Result<Uri<'_>, Error> {
-    let parsed = Uri::parse(uri).map_err(|e| bad(uri, e.to_string()))?;
-    if parsed.scheme() != Scheme::Coap {
-        return Err(bad(
-            uri,
-            format!("scheme {} is not supported (only coap://)", parsed.scheme()),
-        ));
-    }
-    Ok(parsed)
+    Uri::parse(uri).map_err(|e| bad(uri, e.to_string()))
 }
 
 fn destination(uri: &str, parsed: &Uri<'_>) -> Result<Destination, Error> {
@@ -111,7 +106,24 @@ fn target(parsed: &Uri<'_>, remote: SocketAddr) -> Target {
     for (number, value) in parsed.options(Some(remote)) {
         options.push(number, value.as_bytes());
     }
-    Target { remote, options }
+    Target {
+        remote,
+        options,
+        secure: parsed.scheme() == Scheme::Coaps,
+    }
+}
+
+/// Checks that `target`'s scheme is what the client speaks: `coaps://` needs DTLS
+/// credentials, and a secured client sends nothing in the clear.
+pub(crate) fn check_scheme(uri: &str, target: &Target, secured: bool) -> Result<(), Error> {
+    match (target.secure, secured) {
+        (true, false) => Err(bad(
+            uri,
+            "coaps:// needs DTLS credentials (a pre-shared key or a certificate)".into(),
+        )),
+        (false, true) => Err(bad(uri, "this client speaks DTLS: use coaps://".into())),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -141,5 +153,11 @@ mod tests {
             resolve_blocking("http://[::1]/x"),
             Err(Error::InvalidUri { .. })
         ));
+        let secure = resolve_blocking("coaps://[::1]/x").unwrap();
+        assert_eq!(secure.remote, "[::1]:5684".parse().unwrap());
+        assert!(secure.secure && !blocking.secure);
+        assert!(check_scheme("coaps://[::1]/x", &secure, false).is_err());
+        assert!(check_scheme("coap://[::1]/x", &blocking, true).is_err());
+        assert!(check_scheme("coaps://[::1]/x", &secure, true).is_ok());
     }
 }

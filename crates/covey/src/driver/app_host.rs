@@ -2,15 +2,18 @@
 //! lines to `tracing`.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
-use covey_proto::{GroupError, Host, LogLevel};
+use covey_proto::{GroupError, Host, LogLevel, PeerIdentity};
 
+use crate::dtls::SessionTable;
 use crate::multicast::{Membership, MulticastError};
 
 /// What a hosted App sees of the driver.
 pub(crate) struct DriverHost<'a> {
     pub membership: &'a Membership,
+    /// The DTLS sessions, when the sockets speak coaps.
+    pub dtls: Option<&'a SessionTable>,
 }
 
 impl Host for DriverHost<'_> {
@@ -27,6 +30,10 @@ impl Host for DriverHost<'_> {
 
     fn groups(&self) -> Vec<IpAddr> {
         self.membership.groups().iter().map(|g| g.address).collect()
+    }
+
+    fn peer_identity(&self, remote: SocketAddr, local: Option<SocketAddr>) -> Option<PeerIdentity> {
+        self.dtls?.peer_identity(remote, local)
     }
 
     fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>) {

@@ -84,6 +84,8 @@ pub(crate) enum Command {
     },
     /// Report the engine's counters.
     Stats(oneshot::Sender<Stats>),
+    /// The DTLS session table's state (`None` on a driver without DTLS).
+    DtlsState(oneshot::Sender<Option<crate::dtls::DtlsState>>),
     /// Stop once in-flight exchanges have finished (or the grace period ran out).
     Shutdown(oneshot::Sender<()>),
 }

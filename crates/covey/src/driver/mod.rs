@@ -27,6 +27,7 @@ pub(crate) use command::{Command, Outgoing, Waiter};
 pub use service::{ResponseFuture, Service};
 pub use trace::{Trace, TraceDirection, TraceFn};
 
+use crate::dtls::{DtlsConfig, SessionTable};
 use crate::multicast::Membership;
 use crate::socket::{self, RecvBatch, SendBatch};
 use crate::Error;
@@ -48,6 +49,7 @@ pub struct DriverBuilder {
     groups: Vec<(IpAddr, Option<u32>)>,
     grace: Duration,
     busy_poll: Duration,
+    dtls: Option<DtlsConfig>,
 }
 
 impl std::fmt::Debug for DriverBuilder {
@@ -75,6 +77,7 @@ impl Default for DriverBuilder {
             groups: Vec::new(),
             grace: Duration::from_secs(5),
             busy_poll: Duration::ZERO,
+            dtls: None,
         }
     }
 }
@@ -166,9 +169,25 @@ impl DriverBuilder {
         self
     }
 
+    /// Secures every socket with DTLS (`coaps`): datagrams on the wire are DTLS records, one
+    /// session per peer, and requests carry the identity the peer proved.
+    pub fn dtls(mut self, config: DtlsConfig) -> DriverBuilder {
+        self.dtls = Some(config);
+        self
+    }
+
     /// Binds the sockets and starts the driver task on the current tokio runtime.
-    pub fn spawn(self) -> Result<Driver, Error> {
+    pub fn spawn(mut self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let dtls = match self.dtls.take() {
+            Some(config) => {
+                // A DTLS peer's address is verified by the cookie exchange: no Echo needed.
+                self.config.amplification.enabled = false;
+                Some(SessionTable::new(config).map_err(|e| Error::Dtls(e.to_string()))?)
+            }
+            None => None,
+        };
+        let secured = dtls.is_some();
         let _entered = runtime.enter();
         let sockets = bind_all(&self.binds, self.share_port)?;
         let local_addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr()).collect();
@@ -210,6 +229,7 @@ impl DriverBuilder {
             closing: None,
             sleep: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             next_socket: 0,
+            dtls,
         };
         tracing::debug!(?local_addrs, "driver started");
         runtime.spawn(task.run());
@@ -219,6 +239,7 @@ impl DriverBuilder {
                 local_addrs,
                 membership,
                 next_ticket: AtomicU64::new(1),
+                secured,
             }),
         })
     }
@@ -264,6 +285,7 @@ struct Inner {
     local_addrs: Vec<SocketAddr>,
     membership: Membership,
     next_ticket: AtomicU64,
+    secured: bool,
 }
 
 impl Driver {
@@ -282,6 +304,11 @@ impl Driver {
         &self.inner.local_addrs
     }
 
+    /// Whether the sockets speak DTLS (`coaps`).
+    pub fn is_secured(&self) -> bool {
+        self.inner.secured
+    }
+
     /// The multicast memberships of the sockets.
     pub fn membership(&self) -> &Membership {
         &self.inner.membership
@@ -291,6 +318,13 @@ impl Driver {
     pub async fn stats(&self) -> Result<Stats, Error> {
         let (tx, rx) = oneshot::channel();
         self.command(Command::Stats(tx)).await?;
+        rx.await.map_err(|_| Error::Shutdown)
+    }
+
+    /// The DTLS session table's sessions, handshakes and counters (`None` without DTLS).
+    pub async fn dtls_state(&self) -> Result<Option<crate::dtls::DtlsState>, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.command(Command::DtlsState(tx)).await?;
         rx.await.map_err(|_| Error::Shutdown)
     }
 

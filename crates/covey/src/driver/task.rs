@@ -21,6 +21,7 @@ use super::command::{Command, Outgoing};
 use super::driver_apps::{respond, DriverApps, HandlerDone};
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
+use crate::dtls::SessionTable;
 use crate::multicast::Membership;
 use crate::socket::{
     canonical_ip, canonical_socket_addr, ErrorWatch, RecvBatch, SendBatch, Socket, Unreachable,
@@ -57,6 +58,9 @@ pub(crate) struct Task {
     pub closing: Option<Closing>,
     pub sleep: Pin<Box<Sleep>>,
     pub next_socket: usize,
+    /// The DTLS sessions when the sockets speak coaps: records on the wire, plaintext in
+    /// the engine.
+    pub dtls: Option<SessionTable>,
 }
 
 /// A shutdown in progress.
@@ -82,6 +86,7 @@ impl Task {
     pub async fn run(mut self) {
         let mut host = DriverHost {
             membership: &self.membership,
+            dtls: self.dtls.as_ref(),
         };
         self.node.start(self.clock.now(), &mut host);
         loop {
@@ -119,10 +124,18 @@ impl Task {
                 Wakeup::SocketErrors(socket) => self.on_socket_errors(socket),
                 Wakeup::Timer => {}
             }
+            if let Some(table) = &mut self.dtls {
+                let now = std::time::Instant::now();
+                if table.poll_timeout().is_some_and(|t| t <= now) {
+                    table.handle_timeout(now);
+                }
+            }
+            self.fail_handshakes();
             let now = self.clock.now();
             if self.node.poll_timeout().is_some_and(|t| t <= now) {
                 let mut host = DriverHost {
                     membership: &self.membership,
+                    dtls: self.dtls.as_ref(),
                 };
                 self.node.handle_timeout(now, &mut host);
             }
@@ -213,6 +226,9 @@ impl Task {
         if let Some(c) = &self.closing {
             at = at.min(c.deadline);
         }
+        if let Some(t) = self.dtls.as_ref().and_then(SessionTable::poll_timeout) {
+            at = at.min(tokio::time::Instant::from_std(t));
+        }
         // Only ever moved earlier: a sleep that fires before the engine's (later) deadline
         // is one cheap spurious wake-up, while resetting it for every request is not.
         if at < self.sleep.deadline() || self.sleep.is_elapsed() {
@@ -237,6 +253,34 @@ impl Task {
     fn on_datagram(&mut self, socket: usize, meta: &RecvMeta, datagram: &[u8]) {
         let remote = canonical_socket_addr(meta.addr);
         let group = meta.dst_ip.map(canonical_ip).filter(|ip| ip.is_multicast());
+        let mut local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
+        if self.sockets.len() > 1 {
+            // The engine answers from the socket a peer last reached.
+            local = local.on_socket(self.sockets[socket].local_addr());
+        }
+        let Some(table) = &mut self.dtls else {
+            self.deliver(remote, local, datagram);
+            return;
+        };
+        if group.is_some() {
+            // DTLS has no multicast: a secured endpoint ignores group traffic.
+            return;
+        }
+        table.handle_datagram(
+            std::time::Instant::now(),
+            self.sockets[socket].local_addr(),
+            remote,
+            datagram,
+        );
+        while let Some((_, remote, plaintext)) =
+            self.dtls.as_mut().and_then(SessionTable::poll_received)
+        {
+            self.deliver(remote, local, &plaintext);
+        }
+    }
+
+    /// Hands a plaintext datagram to the engine.
+    fn deliver(&mut self, remote: SocketAddr, local: LocalAddr, datagram: &[u8]) {
         if let Some(trace) = &self.trace {
             trace(&Trace {
                 direction: TraceDirection::Received,
@@ -244,16 +288,31 @@ impl Task {
                 datagram,
             });
         }
-        let mut local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
-        if self.sockets.len() > 1 {
-            // The engine answers from the socket a peer last reached.
-            local = local.on_socket(self.sockets[socket].local_addr());
-        }
         let mut host = DriverHost {
             membership: &self.membership,
+            dtls: self.dtls.as_ref(),
         };
         self.node
             .handle_datagram(self.clock.now(), remote, local, datagram, &mut host);
+    }
+
+    /// Fails the requests waiting on DTLS handshakes that failed, with the reason.
+    fn fail_handshakes(&mut self) {
+        let now = self.clock.now();
+        while let Some((addr, reason)) = self.dtls.as_mut().and_then(SessionTable::poll_failure) {
+            self.fail_towards(now, addr, || Error::Handshake {
+                addr,
+                reason: reason.clone(),
+            });
+        }
+    }
+
+    /// Fails the async API's exchanges towards `destination` now, with `error`.
+    fn fail_towards(&mut self, now: Instant, destination: SocketAddr, error: impl Fn() -> Error) {
+        for id in self.node.apps.exchanges.towards(destination) {
+            self.node.endpoint.cancel(now, id);
+            self.node.apps.exchanges.fail(id, error());
+        }
     }
 
     /// Hands the engine's pending events to the async API, the service and the Apps (after
@@ -261,6 +320,7 @@ impl Task {
     fn dispatch(&mut self) {
         let mut host = DriverHost {
             membership: &self.membership,
+            dtls: self.dtls.as_ref(),
         };
         self.node.dispatch(self.clock.now(), &mut host);
     }
@@ -333,6 +393,9 @@ impl Task {
             Command::Stats(reply) => {
                 let _ = reply.send(self.node.endpoint.stats().clone());
             }
+            Command::DtlsState(reply) => {
+                let _ = reply.send(self.dtls.as_ref().map(SessionTable::state));
+            }
             Command::Shutdown(done) => self.begin_closing(Some(done)),
         }
     }
@@ -380,11 +443,34 @@ impl Task {
                 self.on_send_error(now, t.destination, e);
                 continue;
             };
+            if let Some(table) = &mut self.dtls {
+                if t.destination.ip().is_multicast() {
+                    // DTLS has no multicast.
+                    continue;
+                }
+                let local = self.sockets[i].local_addr();
+                table.send(std::time::Instant::now(), local, t.destination, datagram);
+                continue;
+            }
             if self.send_batches[i].is_full() {
                 self.send_pending(now, i).await;
             }
             self.send_batches[i].push(t.destination, &self.send_buf[..t.size]);
         }
+        while let Some(record) = self.dtls.as_mut().and_then(SessionTable::poll_transmit) {
+            let Some(i) = self
+                .sockets
+                .iter()
+                .position(|s| s.local_addr() == record.local)
+            else {
+                continue;
+            };
+            if self.send_batches[i].is_full() {
+                self.send_pending(now, i).await;
+            }
+            self.send_batches[i].push(record.remote, &record.datagram);
+        }
+        self.fail_handshakes();
         for i in 0..self.send_batches.len() {
             if !self.send_batches[i].is_empty() {
                 self.send_pending(now, i).await;
@@ -418,16 +504,10 @@ impl Task {
     /// A send failed: exchanges towards that address fail now instead of timing out.
     fn on_send_error(&mut self, now: Instant, destination: SocketAddr, e: io::Error) {
         tracing::debug!(%destination, "send failed: {e}");
-        for id in self.node.apps.exchanges.towards(destination) {
-            self.node.endpoint.cancel(now, id);
-            self.node.apps.exchanges.fail(
-                id,
-                Error::Unreachable {
-                    addr: destination,
-                    reason: e.to_string(),
-                },
-            );
-        }
+        self.fail_towards(now, destination, || Error::Unreachable {
+            addr: destination,
+            reason: e.to_string(),
+        });
     }
 
     /// Reads the ICMP errors queued on socket `i`: requests to a destination the network
@@ -447,16 +527,10 @@ impl Task {
             reason,
         } = unreachable;
         tracing::debug!(%destination, "unreachable: {reason}");
-        for id in self.node.apps.exchanges.towards(destination) {
-            self.node.endpoint.cancel(now, id);
-            self.node.apps.exchanges.fail(
-                id,
-                Error::Unreachable {
-                    addr: destination,
-                    reason: reason.to_string(),
-                },
-            );
-        }
+        self.fail_towards(now, destination, || Error::Unreachable {
+            addr: destination,
+            reason: reason.to_string(),
+        });
         self.node.endpoint.handle_unreachable(now, destination);
     }
 

@@ -17,6 +17,7 @@ pub use router::Router;
 pub use well_known::WELL_KNOWN_CORE;
 
 use crate::driver::{Driver, DriverBuilder, TraceFn};
+use crate::dtls::DtlsConfig;
 use crate::multicast::Membership;
 use crate::{Client, Error, Response};
 
@@ -25,13 +26,15 @@ use crate::{Client, Error, Response};
 pub struct ServerBuilder {
     driver: DriverBuilder,
     bound: bool,
+    secured: bool,
     routes: Vec<(String, bool, Resource)>,
     /// Link-format entries of resources the Apps serve.
     app_links: Vec<String>,
 }
 
 impl ServerBuilder {
-    /// A builder with no resources; it binds `[::]:5683` unless told otherwise.
+    /// A builder with no resources; it binds `[::]:5683` (`[::]:5684` with DTLS) unless told
+    /// otherwise.
     pub fn new() -> ServerBuilder {
         ServerBuilder::default()
     }
@@ -53,6 +56,13 @@ impl ServerBuilder {
     /// The engine's configuration.
     pub fn config(mut self, config: Config) -> ServerBuilder {
         self.driver = self.driver.config(config);
+        self
+    }
+
+    /// Serves `coaps://` only, with these credentials (the default port becomes 5684).
+    pub fn dtls(mut self, config: DtlsConfig) -> ServerBuilder {
+        self.driver = self.driver.dtls(config);
+        self.secured = true;
         self
     }
 
@@ -123,9 +133,12 @@ impl ServerBuilder {
     /// Binds and starts serving on the current tokio runtime.
     pub fn start(mut self) -> Result<Server, Error> {
         if !self.bound {
-            self.driver = self
-                .driver
-                .bind(SocketAddr::from(([0u16; 8], crate::DEFAULT_PORT)));
+            let port = if self.secured {
+                crate::dtls::DEFAULT_PORT
+            } else {
+                crate::DEFAULT_PORT
+            };
+            self.driver = self.driver.bind(SocketAddr::from(([0u16; 8], port)));
         }
         let mut router = Router::new(self.routes);
         router.add_links(&self.app_links);

@@ -9,10 +9,13 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use covey::dtls::DtlsConfig;
 use covey::socket::{BatchSocket, PollSet, RecvBatch, SendBatch, SEND_BATCH_MAX};
 use covey_core::{CoapOption, Code, OptionNumber};
 use covey_proto::{Config, Endpoint, Event, Failure, LocalAddr, Request, RequestId, RequestParams};
 use hdrhistogram::Histogram;
+
+use super::dtls_link::DtlsLink;
 
 /// Largest datagram the generator sends or accepts.
 const MAX_DATAGRAM: usize = 1280;
@@ -47,6 +50,9 @@ pub struct LoadSpec {
     pub mid_reuse: Duration,
     /// Process id of the server, to measure its CPU use during the measured time.
     pub server_pid: Option<u32>,
+    /// DTLS credentials: each socket then speaks coaps over one session (set up in the
+    /// warm-up).
+    pub dtls: Option<DtlsConfig>,
 }
 
 /// What one run measured.
@@ -245,6 +251,10 @@ struct Conn {
     rx: RecvBatch,
     /// Send time (ns since the origin) of each outstanding request.
     started: Started,
+    /// The socket's DTLS session, for coaps.
+    dtls: Option<DtlsLink>,
+    /// A plaintext datagram on its way into the DTLS session.
+    plaintext: Vec<u8>,
 }
 
 fn generate(
@@ -278,15 +288,21 @@ fn generate(
         .enumerate()
         .map(|(i, socket)| {
             let seed = (thread << 32) ^ (i as u64) ^ 0x5eed_c0de_u64.rotate_left(17);
-            Conn {
+            let dtls = match &spec.dtls {
+                Some(config) => Some(DtlsLink::new(config.clone(), socket.as_std())?),
+                None => None,
+            };
+            Ok(Conn {
                 rx: socket.recv_batch(MAX_DATAGRAM),
                 socket,
                 ep: Endpoint::new(client_config(window, spec.mid_reuse), seed),
                 out: SendBatch::new(SEND_BATCH_MAX, MAX_DATAGRAM),
                 started: Started::with_capacity_and_hasher(window * 2, Default::default()),
-            }
+                dtls,
+                plaintext: vec![0; MAX_DATAGRAM],
+            })
         })
-        .collect();
+        .collect::<io::Result<_>>()?;
     let start_ns = nanos(origin, start);
     let end_ns = nanos(origin, end);
     let sockets: Vec<&BatchSocket> = conns.iter().map(|c| &c.socket).collect();
@@ -335,12 +351,26 @@ fn generate(
                     }
                 }
             }
-            while let Some(buf) = c.out.next_buf() {
-                match c.ep.poll_transmit(now, buf) {
-                    Some(t) => {
-                        c.out.commit(t.destination, t.size);
+            if let Some(link) = &mut c.dtls {
+                while let Some(t) = c.ep.poll_transmit(now, &mut c.plaintext) {
+                    link.send(t.destination, &c.plaintext[..t.size]);
+                }
+                link.tick();
+                // Records that do not fit wait in the table for the next pass.
+                while !c.out.is_full() {
+                    match link.poll_record() {
+                        Some(r) => c.out.push(r.remote, &r.datagram),
+                        None => break,
+                    };
+                }
+            } else {
+                while let Some(buf) = c.out.next_buf() {
+                    match c.ep.poll_transmit(now, buf) {
+                        Some(t) => {
+                            c.out.commit(t.destination, t.size);
+                        }
+                        None => break,
                     }
-                    None => break,
                 }
             }
             if !c.out.is_empty() {
@@ -366,7 +396,21 @@ fn generate(
                     Ok(n) => {
                         worked = true;
                         for (from, datagram) in c.rx.received(n) {
-                            c.ep.handle_datagram(done, from, LocalAddr::UNICAST, datagram);
+                            match &mut c.dtls {
+                                Some(link) => {
+                                    for plaintext in link.receive(from, datagram) {
+                                        c.ep.handle_datagram(
+                                            done,
+                                            from,
+                                            LocalAddr::UNICAST,
+                                            &plaintext,
+                                        );
+                                    }
+                                }
+                                None => {
+                                    c.ep.handle_datagram(done, from, LocalAddr::UNICAST, datagram);
+                                }
+                            }
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -421,7 +465,7 @@ fn generate(
 }
 
 /// User plus system CPU time of process `pid` (all threads), from `/proc/PID/stat`.
-fn cpu_time(pid: u32) -> Option<Duration> {
+pub fn cpu_time(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
     let rest = stat.get(stat.rfind(')')? + 2..)?;

@@ -6,11 +6,29 @@ use std::net::{SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use covey::dtls::DtlsConfig;
 use covey_core::{CoapOption, Code, OptionNumber};
 use covey_proto::{Config, Endpoint, Event, LocalAddr, Request, RequestParams};
 
+use super::dtls_link::DtlsLink;
+
 /// libcoap's server binary (Debian `libcoap3-bin`).
 pub const LIBCOAP_SERVER: &str = "coap-server-notls";
+
+/// libcoap's server with DTLS (OpenSSL back end).
+pub const LIBCOAP_DTLS_SERVER: &str = "coap-server-openssl";
+
+/// How the started servers and the generator speak coaps: the servers' flags and the
+/// generator's credentials.
+#[derive(Debug, Clone)]
+pub struct ServerDtls {
+    /// Flags of libcoap's server (`-k KEY` or `-c CERT -j KEY`).
+    pub libcoap: Vec<String>,
+    /// Flags of `covey serve` (`-u ID -k KEY` or `--cert CERT --key KEY`).
+    pub covey: Vec<String>,
+    /// The generator's credentials.
+    pub client: DtlsConfig,
+}
 
 /// Which server to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,19 +86,30 @@ pub fn spawn(
     cpu: Option<usize>,
     busy_poll_us: Option<u64>,
     path_options: &[(OptionNumber, Vec<u8>)],
+    dtls: Option<&ServerDtls>,
 ) -> io::Result<Spawned> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut command = match kind {
-        ServerKind::Libcoap => {
+    let mut command = match (kind, dtls) {
+        (ServerKind::Libcoap, None) => {
             let mut c = Command::new(LIBCOAP_SERVER);
             c.args(["-A", "127.0.0.1", "-p", &port.to_string()]);
             c
         }
-        ServerKind::Covey => {
+        (ServerKind::Libcoap, Some(dtls)) => {
+            // libcoap serves coaps on the port after its coap port.
+            let mut c = Command::new(LIBCOAP_DTLS_SERVER);
+            c.args(["-A", "127.0.0.1", "-p", &port.saturating_sub(1).to_string()])
+                .args(&dtls.libcoap);
+            c
+        }
+        (ServerKind::Covey, _) => {
             let mut c = Command::new(std::env::current_exe()?);
             c.args(["serve", "--bind", &addr.to_string()]);
             if let Some(us) = busy_poll_us {
                 c.args(["--busy-poll-us", &us.to_string()]);
+            }
+            if let Some(dtls) = dtls {
+                c.args(&dtls.covey);
             }
             c
         }
@@ -122,7 +151,9 @@ pub fn spawn(
                 spawned.command
             )));
         }
-        if probe(addr, path_options, Duration::from_millis(200)) {
+        // A probe over DTLS first needs a handshake.
+        let wait = Duration::from_millis(if dtls.is_some() { 2000 } else { 200 });
+        if probe(addr, path_options, wait, dtls.map(|d| &d.client)) {
             return Ok(spawned);
         }
     }
@@ -132,8 +163,14 @@ pub fn spawn(
     ))
 }
 
-/// Whether a CON GET of `options` to `addr` is answered within `wait`.
-pub fn probe(addr: SocketAddr, options: &[(OptionNumber, Vec<u8>)], wait: Duration) -> bool {
+/// Whether a CON GET of `options` to `addr` is answered within `wait` (over DTLS with
+/// `dtls`).
+pub fn probe(
+    addr: SocketAddr,
+    options: &[(OptionNumber, Vec<u8>)],
+    wait: Duration,
+    dtls: Option<&DtlsConfig>,
+) -> bool {
     let bind = if addr.is_ipv6() {
         "[::]:0"
     } else {
@@ -164,13 +201,37 @@ pub fn probe(addr: SocketAddr, options: &[(OptionNumber, Vec<u8>)], wait: Durati
     {
         return false;
     }
+    let mut link = match dtls.map(|d| DtlsLink::new(d.clone(), &socket)).transpose() {
+        Ok(link) => link,
+        Err(_) => return false,
+    };
     let mut buf = [0u8; 1500];
     while origin.elapsed() < wait {
         while let Some(t) = ep.poll_transmit(now(), &mut buf) {
-            let _ = socket.send_to(&buf[..t.size], t.destination);
+            match &mut link {
+                Some(link) => link.send(t.destination, &buf[..t.size]),
+                None => {
+                    let _ = socket.send_to(&buf[..t.size], t.destination);
+                }
+            }
+        }
+        if let Some(link) = &mut link {
+            link.tick();
+            while let Some(record) = link.poll_record() {
+                let _ = socket.send_to(&record.datagram, record.remote);
+            }
         }
         if let Ok((n, from)) = socket.recv_from(&mut buf) {
-            ep.handle_datagram(now(), from, LocalAddr::UNICAST, &buf[..n]);
+            match &mut link {
+                Some(link) => {
+                    for plaintext in link.receive(from, &buf[..n]) {
+                        ep.handle_datagram(now(), from, LocalAddr::UNICAST, &plaintext);
+                    }
+                }
+                None => {
+                    ep.handle_datagram(now(), from, LocalAddr::UNICAST, &buf[..n]);
+                }
+            }
         }
         while let Some(event) = ep.poll_event() {
             if matches!(event, Event::Response { .. }) {

@@ -3,6 +3,8 @@
 use clap::{ArgAction, Args};
 
 /// The engine's limit on a block-wise body unless --max-body-size changes it (1 MiB).
+use crate::commands::dtls_args::DtlsArgs;
+
 pub const DEFAULT_MAX_BODY_SIZE: usize = 1 << 20;
 
 /// Arguments of `covey get|put|post|delete|fetch|observe|discover`.
@@ -65,4 +67,8 @@ pub struct ClientArgs {
     /// Print one JSON object per response (code, options, payload, timing).
     #[arg(long)]
     pub json: bool,
+
+    /// DTLS credentials for coaps:// URIs.
+    #[command(flatten)]
+    pub dtls: DtlsArgs,
 }

@@ -3,6 +3,7 @@
 use clap::{ArgAction, Args};
 
 use super::ClientArgs;
+use crate::commands::dtls_args::DtlsArgs;
 
 /// Examples shown by `covey discover --help`.
 pub const DISCOVER_EXAMPLES: &str = "\
@@ -51,6 +52,10 @@ pub struct DiscoverArgs {
     /// Print one JSON object per response (code, options, payload, timing).
     #[arg(long)]
     pub json: bool,
+
+    /// DTLS credentials for coaps:// URIs.
+    #[command(flatten)]
+    pub dtls: DtlsArgs,
 }
 
 impl From<DiscoverArgs> for ClientArgs {
@@ -70,6 +75,7 @@ impl From<DiscoverArgs> for ClientArgs {
             timeout: d.timeout,
             verbose: d.verbose,
             json: d.json,
+            dtls: d.dtls,
         }
     }
 }

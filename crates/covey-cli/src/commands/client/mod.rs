@@ -199,6 +199,12 @@ fn build_request(
 
 async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
     let mut builder = ClientBuilder::new().config(plan.config.clone());
+    if let Some(dtls) = args
+        .dtls
+        .client_config(Duration::from_secs_f64(args.timeout))?
+    {
+        builder = builder.dtls(dtls);
+    }
     if args.verbose > 0 {
         builder = builder.trace(Arc::new(print::trace));
     }

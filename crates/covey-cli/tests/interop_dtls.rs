@@ -1,0 +1,287 @@
+//! coaps:// interop with libcoap (Debian libcoap3-bin), both directions, both of its DTLS
+//! back ends (OpenSSL and GnuTLS), with pre-shared keys and with ECDSA certificates made by
+//! the openssl command for the test; a wrong key fails cleanly on both sides.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use support::{
+    covey, covey_server_probed, free_port, peer, run_limited, stderr, stdout, Background,
+};
+
+const LIMIT: Duration = Duration::from_secs(40);
+const PACKAGE: &str = "libcoap3-bin";
+const BACKENDS: [&str; 2] = ["openssl", "gnutls"];
+const PSK: [&str; 4] = ["-u", "ward-3", "-k", "secret-key"];
+
+/// A directory of its own under the system's temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("covey-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create a temporary directory");
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A self-signed P-256 certificate `NAME.crt` and its key `NAME.key` in `dir`.
+fn make_certificate(dir: &Path, name: &str) {
+    let out = run_limited(
+        {
+            let mut cmd = Command::new("openssl");
+            cmd.args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+                .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+                .arg("-keyout")
+                .arg(dir.join(format!("{name}.key")))
+                .arg("-out")
+                .arg(dir.join(format!("{name}.crt")))
+                .args(["-subj", &format!("/CN={name}")]);
+            cmd
+        },
+        LIMIT,
+    );
+    assert!(out.status.success(), "openssl: {out:?}");
+}
+
+fn libcoap_client(backend: &str, args: &[&str]) -> Output {
+    let mut cmd = peer(&format!("coap-client-{backend}"), PACKAGE);
+    cmd.args(["-B", "5"]).args(args);
+    run_limited(cmd, LIMIT)
+}
+
+fn covey_get(args: &[&str], uri: &str) -> Output {
+    let mut cmd = covey();
+    cmd.args(["get", "-B", "4"]).args(args).arg(uri);
+    run_limited(cmd, LIMIT)
+}
+
+/// Starts libcoap's server with `args` on a free port pair; returns it and its coaps port.
+fn libcoap_server(backend: &str, args: &[&str]) -> (Background, u16) {
+    let port = free_port().saturating_sub(1).max(1024);
+    let mut cmd = peer(&format!("coap-server-{backend}"), PACKAGE);
+    cmd.args(["-A", "127.0.0.1", "-p", &port.to_string()])
+        .args(args);
+    (Background::start(cmd), port + 1)
+}
+
+/// `covey get` of libcoap's root until it answers (bounded: libcoap takes a moment to start).
+fn get_libcoap_root(client: &[&str], port: u16) -> Output {
+    let uri = format!("coaps://127.0.0.1:{port}/");
+    let mut out = covey_get(client, &uri);
+    for _ in 0..10 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = covey_get(client, &uri);
+    }
+    out
+}
+
+#[test]
+fn libcoap_clients_reach_covey_with_psk_and_a_wrong_key_is_refused() {
+    let dir = TempDir::new("psk-server");
+    let keys = dir.file("keys.txt");
+    std::fs::write(&keys, "em:other-key\nward-3:secret-key\n").unwrap();
+    let (mut server, port) = covey_server_probed(&["--psk-file", &keys], "coaps", &PSK);
+    let base = format!("coaps://127.0.0.1:{port}");
+    for backend in BACKENDS {
+        let out = libcoap_client(
+            backend,
+            &[&PSK[..], &["-m", "get", &format!("{base}/large")]].concat(),
+        );
+        assert!(out.status.success(), "{backend}: {out:?}");
+        assert_eq!(
+            stdout(&out).trim_end().len(),
+            2048,
+            "{backend}: block-wise body"
+        );
+        let out = libcoap_client(
+            backend,
+            &[
+                &PSK[..],
+                &["-m", "put", "-e", "over-dtls", &format!("{base}/echo")],
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{backend}: {out:?}");
+        let out = libcoap_client(
+            backend,
+            &[&PSK[..], &["-m", "get", &format!("{base}/echo")]].concat(),
+        );
+        assert_eq!(stdout(&out).trim(), "over-dtls", "{backend}");
+        // A wrong key: libcoap gets no answer, the server stays up.
+        let out = libcoap_client(
+            backend,
+            &[
+                "-u",
+                "ward-3",
+                "-k",
+                "guess",
+                "-m",
+                "get",
+                &format!("{base}/echo"),
+            ],
+        );
+        assert!(!stdout(&out).contains("over-dtls"), "{backend}: {out:?}");
+        assert!(server.running());
+    }
+    // Plain CoAP to the coaps port gets nothing either.
+    let out = covey_get(&[], &format!("coap://127.0.0.1:{port}/echo"));
+    assert!(!out.status.success());
+    let out = covey_get(&PSK, &format!("{base}/echo"));
+    assert_eq!(stdout(&out).trim(), "over-dtls");
+}
+
+#[test]
+fn covey_reaches_libcoap_servers_with_psk_and_reports_a_wrong_key() {
+    for backend in BACKENDS {
+        let (_server, port) = libcoap_server(backend, &["-u", "ward-3", "-k", "secret-key"]);
+        let out = get_libcoap_root(&PSK, port);
+        assert!(out.status.success(), "{backend}: {out:?}");
+        assert!(
+            stdout(&out).contains("libcoap"),
+            "{backend}: {}",
+            stdout(&out)
+        );
+        let out = covey_get(
+            &["-u", "ward-3", "-k", "guess"],
+            &format!("coaps://127.0.0.1:{port}/"),
+        );
+        assert_eq!(out.status.code(), Some(1), "{backend}: {out:?}");
+        assert!(
+            stderr(&out).contains("DTLS handshake"),
+            "{backend}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            stderr(&out).trim().lines().count(),
+            1,
+            "one line: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn certificates_work_both_ways() {
+    let dir = TempDir::new("certs");
+    make_certificate(&dir.0, "server");
+    make_certificate(&dir.0, "client");
+    let (server_crt, server_key) = (dir.file("server.crt"), dir.file("server.key"));
+    let (client_crt, client_key) = (dir.file("client.crt"), dir.file("client.key"));
+    let covey_cert = ["--cert", client_crt.as_str(), "--key", client_key.as_str()];
+    let (_server, port) = covey_server_probed(
+        &["--cert", &server_crt, "--key", &server_key],
+        "coaps",
+        &covey_cert,
+    );
+    for backend in BACKENDS {
+        let out = libcoap_client(
+            backend,
+            &[
+                "-c",
+                &client_crt,
+                "-j",
+                &client_key,
+                "-m",
+                "get",
+                &format!("coaps://127.0.0.1:{port}/sensors/temp"),
+            ],
+        );
+        assert!(out.status.success(), "{backend}: {out:?}");
+        assert!(
+            stdout(&out).trim().parse::<f64>().is_ok(),
+            "{backend}: {}",
+            stdout(&out)
+        );
+    }
+    for backend in BACKENDS {
+        let (_server, port) = libcoap_server(backend, &["-c", &server_crt, "-j", &server_key]);
+        let out = get_libcoap_root(&covey_cert, port);
+        assert!(out.status.success(), "{backend}: {out:?}");
+        assert!(stdout(&out).contains("libcoap"), "{backend}");
+    }
+}
+
+#[test]
+fn bad_credentials_are_one_line_errors() {
+    let dir = TempDir::new("bad-credentials");
+    let keys = dir.file("keys.txt");
+    std::fs::write(&keys, "no colon here\n").unwrap();
+    let not_pem = dir.file("not.pem");
+    std::fs::write(&not_pem, "hello\n").unwrap();
+    let missing = dir.file("missing.txt");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--psk-file", &keys],
+        vec!["--psk-file", &missing],
+        vec!["--cert", &not_pem, "--key", &not_pem],
+        vec!["-u", "", "-k", "x"],
+    ];
+    for case in &cases {
+        for command in ["get", "serve"] {
+            let mut cmd = covey();
+            cmd.arg(command).args(case);
+            if command == "get" {
+                cmd.arg("coaps://127.0.0.1:9/");
+            } else {
+                cmd.args(["--bind", "127.0.0.1:0"]);
+            }
+            let out = run_limited(cmd, LIMIT);
+            assert!(!out.status.success(), "{case:?} {command}: {out:?}");
+            let text = stderr(&out);
+            assert_eq!(text.trim().lines().count(), 1, "{case:?} {command}: {text}");
+        }
+    }
+    // coaps:// without credentials says what is missing.
+    let out = covey_get(&[], "coaps://127.0.0.1:9/");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("DTLS credentials"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn covey_gateway_serves_coaps_only() {
+    let dir = TempDir::new("gateway");
+    let keys = dir.file("keys.txt");
+    std::fs::write(&keys, "ward-3:secret-key\n").unwrap();
+    let port = free_port();
+    let mut cmd = covey();
+    cmd.args(["gateway", "--no-http", "--psk-file", &keys])
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--db", &dir.file("entities.db")]);
+    let _gateway = Background::start(cmd);
+    let uri = format!("coaps://127.0.0.1:{port}/e");
+    let mut out = covey_get(&PSK, &uri);
+    for _ in 0..20 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = covey_get(&PSK, &uri);
+    }
+    assert!(out.status.success(), "{out:?}");
+    // libcoap's client reaches it too; plain CoAP does not.
+    let out = libcoap_client("openssl", &[&PSK[..], &["-m", "get", &uri]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let mut cmd = covey();
+    cmd.args(["get", "-B", "1", &format!("coap://127.0.0.1:{port}/e")]);
+    assert!(!run_limited(cmd, LIMIT).status.success());
+}

@@ -1,0 +1,72 @@
+//! How a DTLS session table is set up: credentials and the bounds that keep its memory fixed.
+
+use std::time::Duration;
+
+use super::credentials::{CertifiedKey, PskKeys};
+
+/// What a DTLS endpoint proves itself with, and its limits.
+#[derive(Debug, Clone, Default)]
+pub struct DtlsConfig {
+    /// Pre-shared keys: a client presents the first, a server accepts any (suite
+    /// TLS_PSK_WITH_AES_128_CCM_8).
+    pub psk: Option<PskKeys>,
+    /// An ECDSA certificate and key (suites TLS_ECDHE_ECDSA_WITH_AES_*_GCM); used instead of
+    /// the pre-shared keys when both are given.
+    pub certificate: Option<CertifiedKey>,
+    /// Whether a server asks clients for a certificate of their own (certificate mode only).
+    pub require_client_certificate: bool,
+    /// Bounds on sessions and handshakes.
+    pub limits: DtlsLimits,
+}
+
+/// Bounds on the session table: its memory is at most about
+/// `(max_sessions + max_handshakes)` sessions.
+#[derive(Debug, Clone)]
+pub struct DtlsLimits {
+    /// Established sessions at once; beyond, the least recently active one is dropped.
+    pub max_sessions: usize,
+    /// Handshakes in progress at once.
+    pub max_handshakes: usize,
+    /// Handshakes in progress from one IP address (whatever the port).
+    pub max_handshakes_per_ip: usize,
+    /// How long an established session may stay silent before it is closed.
+    pub idle_timeout: Duration,
+    /// How long a handshake may take.
+    pub handshake_timeout: Duration,
+    /// Plaintext datagrams that may wait for a client's handshake to finish.
+    pub max_queued: usize,
+    /// The largest record sent (dimpl's MTU).
+    pub mtu: usize,
+}
+
+impl Default for DtlsLimits {
+    fn default() -> DtlsLimits {
+        DtlsLimits {
+            max_sessions: 1024,
+            max_handshakes: 64,
+            max_handshakes_per_ip: 8,
+            idle_timeout: Duration::from_secs(600),
+            handshake_timeout: Duration::from_secs(30),
+            max_queued: 32,
+            mtu: 1400,
+        }
+    }
+}
+
+impl DtlsConfig {
+    /// Pre-shared keys with default limits.
+    pub fn psk(keys: PskKeys) -> DtlsConfig {
+        DtlsConfig {
+            psk: Some(keys),
+            ..DtlsConfig::default()
+        }
+    }
+
+    /// A certificate with default limits; a server does not ask clients for one.
+    pub fn certificate(certified: CertifiedKey) -> DtlsConfig {
+        DtlsConfig {
+            certificate: Some(certified),
+            ..DtlsConfig::default()
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! DTLS 1.2 for `coaps://` (RFC 7252 §9): a sans-IO session table that wraps the engine's
+//! plaintext datagrams in records, one session per (local socket, peer), through the `dimpl`
+//! DTLS engine.
+
+mod config;
+mod credentials;
+mod peer_certificate;
+mod psk_resolver;
+mod record;
+mod session;
+mod session_table;
+mod stats;
+
+pub use config::{DtlsConfig, DtlsLimits};
+pub use credentials::{CertifiedKey, CredentialsError, PskKeys, MAX_PSK_IDENTITY, MAX_PSK_KEY};
+pub use session_table::{SessionTable, TableTransmit};
+pub use stats::{DtlsState, DtlsStats};
+
+/// The default port of `coaps://` (RFC 7252 §6.2).
+pub const DEFAULT_PORT: u16 = 5684;

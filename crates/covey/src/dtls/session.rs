@@ -1,0 +1,118 @@
+//! One DTLS session with one peer: dimpl's state machine plus what the table needs to bound
+//! and route it.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use covey_proto::PeerIdentity;
+use dimpl::{Dtls, Output};
+
+use super::peer_certificate;
+use super::record;
+
+/// Which socket and which peer a session belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct SessionKey {
+    /// The local socket's address.
+    pub local: SocketAddr,
+    /// The peer's address.
+    pub remote: SocketAddr,
+}
+
+/// A record to send, a plaintext received: what the table collects from its sessions.
+#[derive(Debug, Default)]
+pub(crate) struct Outputs {
+    /// Records to send, with the session they belong to.
+    pub transmits: VecDeque<(SessionKey, Vec<u8>)>,
+    /// Plaintext datagrams received, with the session they came through.
+    pub received: VecDeque<(SessionKey, Vec<u8>)>,
+}
+
+/// What became of a session after it was driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Still going.
+    Running,
+    /// The handshake completed in this step.
+    Connected,
+    /// The peer closed the session.
+    Closed,
+}
+
+/// A DTLS session.
+pub(crate) struct Session {
+    pub dtls: Dtls,
+    /// Whether the handshake is over.
+    pub established: bool,
+    /// Whether this side opened the session (the client role).
+    pub opened_here: bool,
+    /// Whether the peer has shown it receives at its address: it returned the server's cookie
+    /// (always true for sessions this side opened).
+    pub verified: bool,
+    /// Who the peer proved to be, once established.
+    pub identity: Option<PeerIdentity>,
+    /// The identity learnt during the handshake, kept until it completes.
+    pub pending_identity: Option<PeerIdentity>,
+    /// When the session was created.
+    pub created: Instant,
+    /// When a record last came from the peer or went to it.
+    pub last_active: Instant,
+    /// When dimpl next wants `handle_timeout`.
+    pub next_timeout: Option<Instant>,
+    /// Plaintext datagrams waiting for the handshake to complete.
+    pub waiting: Vec<Vec<u8>>,
+}
+
+impl Session {
+    /// A session around a fresh dimpl state machine.
+    pub fn new(dtls: Dtls, opened_here: bool, now: Instant) -> Session {
+        Session {
+            dtls,
+            established: false,
+            opened_here,
+            verified: opened_here,
+            identity: None,
+            pending_identity: None,
+            created: now,
+            last_active: now,
+            next_timeout: None,
+            waiting: Vec::new(),
+        }
+    }
+
+    /// Drains dimpl's output into `out` (records to send, plaintext received), growing `buf`
+    /// when a record needs more room.
+    pub fn drain(&mut self, key: SessionKey, buf: &mut Vec<u8>, out: &mut Outputs) -> Progress {
+        let mut progress = Progress::Running;
+        loop {
+            match self.dtls.poll_output(buf) {
+                Output::Packet(p) => {
+                    if !self.verified && record::is_server_hello(p) {
+                        self.verified = true;
+                    }
+                    out.transmits.push_back((key, p.to_vec()));
+                }
+                Output::BufferTooSmall { needed } => buf.resize(needed, 0),
+                Output::Timeout(at) => {
+                    self.next_timeout = Some(at);
+                    break;
+                }
+                Output::Connected => {
+                    self.established = true;
+                    self.identity = self.pending_identity.take();
+                    progress = Progress::Connected;
+                }
+                Output::PeerCert(der) => {
+                    self.pending_identity = Some(peer_certificate::identity(der));
+                }
+                Output::ApplicationData(data) => {
+                    out.received.push_back((key, data.to_vec()));
+                }
+                Output::CloseNotify => progress = Progress::Closed,
+                _ => {}
+            }
+        }
+        progress
+    }
+}

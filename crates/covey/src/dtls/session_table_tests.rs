@@ -1,0 +1,355 @@
+//! Two session tables talking through an in-memory wire on a virtual clock.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::*;
+use crate::dtls::{CertifiedKey, PskKeys};
+
+const CLIENT: &str = "192.0.2.10:40000";
+const SERVER: &str = "198.51.100.1:5684";
+
+/// The 4-byte header of a CON GET, MID 1.
+const GET: [u8; 4] = [0x40, 0x01, 0x00, 0x01];
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn psk(line: &str) -> DtlsConfig {
+    DtlsConfig::psk(PskKeys::parse(line, "test").unwrap())
+}
+
+fn certified(name: &str) -> CertifiedKey {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");
+    CertifiedKey::from_pem_files(
+        &dir.join(format!("{name}.crt")),
+        &dir.join(format!("{name}.key")),
+    )
+    .unwrap()
+}
+
+/// Two tables and the records in flight between them, on a clock that only moves on demand.
+struct Pair {
+    client: SessionTable,
+    server: SessionTable,
+    now: Instant,
+    /// Every record the client sent, for replays.
+    client_records: Vec<Vec<u8>>,
+    /// Record types (first byte, handshake type) the server sent, in order.
+    server_kinds: Vec<(u8, u8)>,
+}
+
+impl Pair {
+    fn new(client: DtlsConfig, server: DtlsConfig) -> Pair {
+        Pair {
+            client: SessionTable::new(client).unwrap(),
+            server: SessionTable::new(server).unwrap(),
+            now: Instant::now(),
+            client_records: Vec::new(),
+            server_kinds: Vec::new(),
+        }
+    }
+
+    /// Moves records both ways until both sides are quiet (bounded).
+    fn pump(&mut self) {
+        for _ in 0..64 {
+            let mut moved = false;
+            while let Some(t) = self.client.poll_transmit() {
+                assert_eq!((t.local, t.remote), (addr(CLIENT), addr(SERVER)));
+                self.client_records.push(t.datagram.clone());
+                self.server
+                    .handle_datagram(self.now, t.remote, t.local, &t.datagram);
+                moved = true;
+            }
+            while let Some(t) = self.server.poll_transmit() {
+                self.server_kinds
+                    .push((t.datagram[0], t.datagram.get(13).copied().unwrap_or(0)));
+                self.client
+                    .handle_datagram(self.now, t.remote, t.local, &t.datagram);
+                moved = true;
+            }
+            if !moved {
+                return;
+            }
+        }
+        panic!("the handshake did not settle");
+    }
+
+    /// Sends a CoAP request (a CON GET) carrying `plaintext` after its header.
+    fn client_sends(&mut self, plaintext: &[u8]) -> bool {
+        let datagram = [&GET[..], plaintext].concat();
+        self.client
+            .send(self.now, addr(CLIENT), addr(SERVER), &datagram)
+    }
+
+    fn client_sends_raw(&mut self, plaintext: &[u8]) -> bool {
+        self.client
+            .send(self.now, addr(CLIENT), addr(SERVER), plaintext)
+    }
+
+    /// What the server received, CoAP headers removed.
+    fn server_received(&mut self) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| self.server.poll_received())
+            .map(|(local, remote, d)| {
+                assert_eq!((local, remote), (addr(SERVER), addr(CLIENT)));
+                d[GET.len()..].to_vec()
+            })
+            .collect()
+    }
+
+    fn client_received(&mut self) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| self.client.poll_received())
+            .map(|(_, _, d)| d)
+            .collect()
+    }
+}
+
+#[test]
+fn psk_session_carries_plaintext_both_ways_after_a_cookie_exchange() {
+    let mut pair = Pair::new(psk("ward-3:secret-key"), psk("em:other\nward-3:secret-key"));
+    assert!(pair.client_sends(b"request"));
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"request".to_vec()]);
+    // The server's first answer is a HelloVerifyRequest (handshake type 3), then ServerHello.
+    assert_eq!(pair.server_kinds[0], (22, 3));
+    assert_eq!(pair.server_kinds[1], (22, 2));
+    assert_eq!(
+        pair.server.peer_identity(addr(CLIENT), Some(addr(SERVER))),
+        Some(PeerIdentity::Psk("ward-3".into()))
+    );
+    assert_eq!(
+        pair.server.peer_identity(addr(CLIENT), None),
+        Some(PeerIdentity::Psk("ward-3".into()))
+    );
+    assert_eq!(pair.server.peer_identity(addr(SERVER), None), None);
+    assert!(pair
+        .server
+        .send(pair.now, addr(SERVER), addr(CLIENT), b"response"));
+    pair.pump();
+    assert_eq!(pair.client_received(), vec![b"response".to_vec()]);
+    assert_eq!((pair.client.sessions(), pair.server.sessions()), (1, 1));
+    assert_eq!(pair.server.handshakes(), 0);
+    assert_eq!(pair.server.stats().handshakes_completed, 1);
+}
+
+#[test]
+fn a_wrong_key_fails_the_handshake_on_both_sides_and_delivers_nothing() {
+    let mut pair = Pair::new(psk("ward-3:wrong"), psk("ward-3:secret-key"));
+    pair.client_sends(b"request");
+    pair.pump();
+    assert!(pair.server_received().is_empty());
+    assert_eq!(pair.server.sessions(), 0);
+    assert_eq!(pair.client.sessions(), 0);
+    assert_eq!(pair.server.handshakes(), 0, "the failed handshake is gone");
+    assert_eq!(pair.server.stats().handshakes_failed, 1);
+    // The client learns it from the server's alert, or else from its handshake timeout.
+    if pair.client.handshakes() > 0 {
+        pair.now += pair.client.limits().handshake_timeout;
+        pair.client.handle_timeout(pair.now);
+    }
+    assert_eq!(pair.client.handshakes(), 0);
+    assert_eq!(pair.client.stats().handshakes_failed, 1);
+}
+
+#[test]
+fn certificate_sessions_name_the_peer_by_subject_and_fingerprint() {
+    let mut server = DtlsConfig::certificate(certified("server"));
+    server.require_client_certificate = true;
+    let client_key = certified("client");
+    let fingerprint: [u8; 32] = Sha256::digest(&client_key.certificate).into();
+    let mut pair = Pair::new(DtlsConfig::certificate(client_key), server);
+    pair.client_sends(b"hello");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"hello".to_vec()]);
+    assert_eq!(
+        pair.server.peer_identity(addr(CLIENT), None),
+        Some(PeerIdentity::Certificate {
+            subject: "CN=covey-test-client".into(),
+            fingerprint,
+        })
+    );
+    let server_identity = pair.client.peer_identity(addr(SERVER), None);
+    assert!(
+        matches!(&server_identity, Some(PeerIdentity::Certificate { subject, .. }) if subject == "CN=covey-test-server"),
+        "{server_identity:?}"
+    );
+}
+
+#[test]
+fn handshake_floods_from_many_ports_stay_within_bounds_and_spare_sessions() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    pair.client_sends(b"before");
+    pair.pump();
+    assert_eq!(pair.server_received().len(), 1);
+    // A ClientHello the client really sent, replayed from thousands of (spoofed) addresses.
+    let hello = pair.client_records[0].clone();
+    assert!(record::is_client_hello(&hello));
+    let limits = pair.server.limits().clone();
+    for i in 0..4000u32 {
+        let ip = IpAddr::from([203, 0, 113, (i % 7) as u8]);
+        let from = SocketAddr::new(ip, 1024 + (i / 7) as u16);
+        pair.server
+            .handle_datagram(pair.now, addr(SERVER), from, &hello);
+        assert!(pair.server.handshakes() <= limits.max_handshakes);
+        assert!(pair.server.sessions() <= limits.max_sessions);
+    }
+    for ip in 0..7u8 {
+        let from_ip = pair
+            .server
+            .handshakes
+            .keys()
+            .filter(|k| k.remote.ip() == IpAddr::from([203, 0, 113, ip]))
+            .count();
+        assert!(from_ip <= limits.max_handshakes_per_ip);
+    }
+    assert!(pair.server.stats().unverified_evicted > 3000);
+    // Only HelloVerifyRequests went to the spoofed addresses: no ServerHello without a cookie.
+    let mut hellos = 0;
+    while let Some(t) = pair.server.poll_transmit() {
+        assert!(!record::is_server_hello(&t.datagram));
+        hellos += 1;
+    }
+    assert_eq!(hellos, 4000);
+    // The established session still works.
+    pair.client_sends(b"after");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"after".to_vec()]);
+}
+
+#[test]
+fn garbage_replays_and_unknown_epochs_are_dropped_and_the_session_lives_on() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    pair.client_sends(b"one");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"one".to_vec()]);
+    let data_record = pair.client_records.last().unwrap().clone();
+    // A replay of the application record is not delivered again.
+    pair.server
+        .handle_datagram(pair.now, addr(SERVER), addr(CLIENT), &data_record);
+    assert!(pair.server_received().is_empty());
+    // The same record claiming another epoch, truncated, bit-flipped, or plain garbage.
+    let mut other_epoch = data_record.clone();
+    other_epoch[4] = 7;
+    let mut flipped = data_record.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let inputs: Vec<Vec<u8>> = vec![
+        other_epoch,
+        flipped,
+        data_record[..data_record.len() / 2].to_vec(),
+        vec![23, 0xfe, 0xfd, 0, 1],
+        vec![0xff; 300],
+        vec![],
+    ];
+    for input in &inputs {
+        pair.server
+            .handle_datagram(pair.now, addr(SERVER), addr(CLIENT), input);
+        pair.server
+            .handle_datagram(pair.now, addr(SERVER), addr("192.0.2.99:1"), input);
+    }
+    assert!(pair.server_received().is_empty());
+    assert_eq!(pair.server.sessions(), 1);
+    assert_eq!(pair.server.handshakes(), 0);
+    pair.client_sends(b"two");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"two".to_vec()]);
+}
+
+#[test]
+fn a_spoofed_client_hello_from_a_session_address_does_not_end_the_session() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    pair.client_sends(b"one");
+    pair.pump();
+    pair.server_received();
+    let hello = pair.client_records[0].clone();
+    pair.server
+        .handle_datagram(pair.now, addr(SERVER), addr(CLIENT), &hello);
+    assert_eq!(pair.server.sessions(), 1);
+    while pair.server.poll_transmit().is_some() {}
+    pair.client_sends(b"two");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"two".to_vec()]);
+}
+
+#[test]
+fn idle_sessions_expire_and_a_new_handshake_replaces_them() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    pair.client_sends(b"one");
+    pair.pump();
+    pair.server_received();
+    let idle = pair.server.limits().idle_timeout;
+    let start = pair.now;
+    let mut steps = 0;
+    while pair.server.sessions() > 0 {
+        let at = pair.server.poll_timeout().expect("a sweep is scheduled");
+        assert!(at <= pair.now + idle + MAX_SWEEP_INTERVAL);
+        pair.now = at;
+        pair.server.handle_timeout(pair.now);
+        steps += 1;
+        assert!(steps < 1000);
+    }
+    assert!(
+        pair.now >= start + idle,
+        "not closed before it was idle long enough"
+    );
+    assert_eq!(pair.server.stats().sessions_expired, 1);
+    // The close_notify reaches the client, which then starts afresh.
+    pair.pump();
+    assert_eq!(pair.client.sessions(), 0);
+    assert!(pair.client_sends(b"two"));
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"two".to_vec()]);
+}
+
+#[test]
+fn only_requests_and_pings_open_a_session() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    let ack = [0x60, 0x45, 0x00, 0x01];
+    let rst = [0x70, 0x00, 0x00, 0x01];
+    let non_notification = [0x50, 0x45, 0x00, 0x02];
+    for response in [&ack[..], &rst, &non_notification, &[0x40]] {
+        assert!(!pair.client_sends_raw(response));
+    }
+    assert_eq!(pair.client.handshakes(), 0);
+    assert!(pair.client_sends_raw(&[0x40, 0x00, 0x00, 0x03]), "a ping");
+    assert_eq!(pair.client.handshakes(), 1);
+}
+
+#[test]
+fn plaintext_waiting_for_a_handshake_is_bounded() {
+    let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
+    let max = pair.client.limits().max_queued;
+    for _ in 0..max {
+        assert!(pair.client_sends(b"x"));
+    }
+    assert!(!pair.client_sends(b"x"));
+    assert_eq!(pair.client.stats().plaintext_dropped, 1);
+    pair.pump();
+    assert_eq!(pair.server_received().len(), max);
+}
+
+#[test]
+fn sessions_beyond_the_bound_evict_the_least_active() {
+    let mut server = psk("ward-3:k");
+    server.limits.max_sessions = 2;
+    let mut server = SessionTable::new(server).unwrap();
+    let now = Instant::now();
+    for port in 1..=3u16 {
+        let mut client = SessionTable::new(psk("ward-3:k")).unwrap();
+        let from = SocketAddr::new(IpAddr::from([192, 0, 2, 1]), port);
+        client.send(now, from, addr(SERVER), &GET);
+        for _ in 0..16 {
+            while let Some(t) = client.poll_transmit() {
+                server.handle_datagram(now, t.remote, t.local, &t.datagram);
+            }
+            while let Some(t) = server.poll_transmit() {
+                client.handle_datagram(now, t.remote, t.local, &t.datagram);
+            }
+        }
+        assert_eq!(client.sessions(), 1);
+    }
+    assert_eq!(server.sessions(), 2);
+    assert_eq!(server.stats().sessions_evicted, 1);
+}
