@@ -22,6 +22,11 @@ fn server_with_observers(n: usize) -> (Endpoint, Instant) {
         max_buffers: 2 * n + 1024,
         ..Config::default()
     };
+    server_with(config, n)
+}
+
+/// A server with `config` and `n` observers registered.
+fn server_with(config: Config, n: usize) -> (Endpoint, Instant) {
     let mut server = Endpoint::new(config, 3);
     let mut now = Instant::from_secs(10);
     let (mut buf, mut out) = (vec![0u8; 1280], vec![0u8; 1280]);
@@ -364,4 +369,191 @@ fn a_notification_too_large_for_the_datagram_is_dropped_and_counted() {
     let small = Response::with_payload(Code::CONTENT, b"tick");
     assert_eq!(server.notify(now, RESOURCE, &small), 3);
     assert_eq!(deliver(&mut server, now, &mut out, b"tick", &mut seen), 3);
+}
+
+/// Acknowledges CON notification `mid` from observer `k`'s socket.
+fn ack(server: &mut Endpoint, now: Instant, k: usize, mid: u16) {
+    let mut buf = [0u8; 4];
+    let size = MessageEncoder::new(
+        &mut buf,
+        MessageType::Acknowledgement,
+        Code::EMPTY,
+        mid,
+        &[],
+    )
+    .expect("header")
+    .finish();
+    server.handle_datagram(now, source(k), LocalAddr::UNICAST, &buf[..size]);
+}
+
+#[test]
+fn a_con_notification_is_written_from_the_round_and_replaced_by_newer_state() {
+    const N: usize = 5;
+    let config = Config {
+        max_observers: N,
+        observe_con_every: 1,
+        ..Config::default()
+    };
+    let (mut server, mut now) = server_with(config, N);
+    let mut out = vec![0u8; 1280];
+    let first = Response::with_payload(Code::CONTENT, b"first");
+    assert_eq!(server.notify(now, RESOURCE, &first), N);
+    let mut sent: Vec<Option<Vec<u8>>> = vec![None; N];
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        assert_eq!(t.message_type, MessageType::Confirmable);
+        assert_eq!(t.retransmission, 0);
+        let (k, _, payload) = notification_of(&out[..t.size]);
+        assert_eq!(payload, b"first");
+        assert!(
+            sent[k].replace(out[..t.size].to_vec()).is_none(),
+            "one copy each"
+        );
+    }
+    // Unacknowledged, each is retransmitted byte for byte (RFC 7252 §4.2).
+    now = server.poll_timeout().expect("retransmission timers");
+    now = now + Duration::from_secs(3);
+    server.handle_timeout(now);
+    let mut resent = 0;
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        assert_eq!(t.retransmission, 1);
+        let (k, _, _) = notification_of(&out[..t.size]);
+        assert_eq!(
+            Some(&out[..t.size]),
+            sent[k].as_deref(),
+            "observer {k}'s copy again"
+        );
+        resent += 1;
+    }
+    assert_eq!(resent, N);
+    // A newer state replaces each CON in flight: a new message ID and Observe value, the
+    // retransmission count kept (RFC 7641 §4.5.2), and the retransmissions carry it too.
+    let second = Response::with_payload(Code::CONTENT, b"second");
+    assert_eq!(server.notify(now, RESOURCE, &second), N);
+    let mut replaced = [0u16; N];
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        let (k, observe, payload) = notification_of(&out[..t.size]);
+        let old = Message::parse(sent[k].as_deref().unwrap()).unwrap();
+        let (_, old_observe, _) = notification_of(sent[k].as_deref().unwrap());
+        assert_eq!(
+            (t.message_type, t.retransmission, payload),
+            (MessageType::Confirmable, 1, &b"second"[..])
+        );
+        assert_ne!(t.message_id, old.message_id());
+        assert!(covey_proto::observe::is_newer(
+            observe,
+            now,
+            old_observe,
+            now
+        ));
+        replaced[k] = t.message_id;
+    }
+    now = server.poll_timeout().expect("retransmission timers") + Duration::from_secs(6);
+    server.handle_timeout(now);
+    let mut acked = 0;
+    while let Some(t) = server.poll_transmit(now, &mut out) {
+        let (k, _, payload) = notification_of(&out[..t.size]);
+        assert_eq!(
+            (t.message_id, t.retransmission, payload),
+            (replaced[k], 2, &b"second"[..])
+        );
+        ack(&mut server, now, k, t.message_id);
+        acked += 1;
+    }
+    assert_eq!(acked, N);
+    assert_eq!(
+        server.observer_count(RESOURCE),
+        N,
+        "acknowledged: all still observe"
+    );
+    assert_eq!(server.poll_timeout(), None, "nothing left to retransmit");
+    // The next round, CON again, allocates nothing: the round's representation and the
+    // transmissions' entries are reused.
+    let third = Response::with_payload(Code::CONTENT, b"third");
+    let (acked, c) = count(|| {
+        now = now + Duration::from_secs(1);
+        server.notify(now, RESOURCE, &third);
+        let mut acked = 0;
+        while let Some(t) = server.poll_transmit(now, &mut out) {
+            let (k, _, _) = notification_of(&out[..t.size]);
+            ack(&mut server, now, k, t.message_id);
+            acked += 1;
+        }
+        acked
+    });
+    assert_eq!(acked, N);
+    assert_eq!(
+        (c.count, c.net_bytes),
+        (0, 0),
+        "a warm CON round allocates nothing"
+    );
+}
+
+#[test]
+fn periodic_con_notifications_to_10_000_observers_hold_no_copy_of_the_representation() {
+    const N: usize = 10_000;
+    // As `covey serve` sizes its tables: 1 280 transmissions (256 exchanges, 1 024 incoming).
+    let config = Config {
+        max_observers: N,
+        max_buffers: 2 * N + 1024,
+        max_incoming: 1024,
+        mid_reuse_interval: Some(Duration::from_secs(1)),
+        ..Config::default()
+    };
+    let transmissions = config.max_exchanges + config.max_incoming;
+    let (mut server, mut now) = server_with(config, N);
+    let mut out = vec![0u8; 1280];
+    let mut acks = Vec::with_capacity(transmissions);
+    let mut con_of = vec![0usize; N];
+    let (mut con_rounds, mut non_heap, mut con_heap) = (0, 0i64, 0i64);
+    // Each observer's 20th notification is due CON, and all registered at once: from the
+    // 19th round on the CONs go as the transmission table allows, the rest NON meanwhile;
+    // 20 notifications later comes the second wave.
+    for round in 0..47u8 {
+        now = now + Duration::from_secs(1);
+        let state = [b'0' + round; 8];
+        let response = Response::with_payload(Code::CONTENT, &state);
+        let (sent, c) = count(|| {
+            server.handle_timeout(now);
+            assert_eq!(server.notify(now, RESOURCE, &response), N);
+            let mut sent = 0;
+            while let Some(t) = server.poll_transmit(now, &mut out) {
+                let (k, _, payload) = notification_of(&out[..t.size]);
+                assert_eq!(payload, state);
+                if t.message_type == MessageType::Confirmable {
+                    acks.push((k, t.message_id));
+                }
+                sent += 1;
+            }
+            sent
+        });
+        assert_eq!(sent, N, "round {round}: every observer gets the state once");
+        let cons = acks.len();
+        assert!(cons <= transmissions);
+        let later = now + Duration::from_millis(20);
+        for (k, mid) in acks.drain(..) {
+            con_of[k] += 1;
+            ack(&mut server, later, k, mid);
+        }
+        match cons {
+            0 => non_heap += c.net_bytes,
+            _ => {
+                con_rounds += 1;
+                con_heap += c.net_bytes;
+            }
+        }
+    }
+    assert!(
+        con_of.iter().all(|&c| c == 2),
+        "each observer's periodic CON went twice"
+    );
+    assert_eq!(con_rounds, 2 * N.div_ceil(transmissions));
+    assert_eq!(server.observer_count(RESOURCE), N);
+    // What the CON rounds left: the tables that track transmissions (entry, message-ID
+    // index), grown to the 1 280 in flight at once; no copy of the representation per CON,
+    // which with its buffer, queue entry and a map entry came to about 400 B.
+    let per_con = con_heap / transmissions as i64;
+    println!(
+        "NON rounds held {non_heap} B, CON rounds {con_heap} B: {per_con} B per CON in flight"
+    );
+    assert!(per_con <= 160, "{per_con} B per CON notification in flight");
 }

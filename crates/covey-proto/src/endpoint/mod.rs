@@ -11,7 +11,7 @@ use crate::storage::timer_layout::TimerLayout;
 use crate::config::Config;
 use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
-use crate::hash::{seeded_map, Map, MidKey, SeededState};
+use crate::hash::{seeded_map, Map, SeededState};
 use crate::message::dedup::DedupCache;
 use crate::message::outbox::{LocalId, OutSource, Outbox};
 use crate::message::peer::{PeerKey, PeerTable};
@@ -36,6 +36,7 @@ use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::transmission::{Transmission, TransmissionOwner};
+use crate::message::transmission_index::TransmissionIndex;
 use crate::observe::notification_mids::NotificationMids;
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
@@ -69,7 +70,8 @@ pub struct Endpoint {
     pub(crate) tokens: Map<Token, SlabKey>,
     pub(crate) transmissions: Slab<Transmission>,
     pub(crate) transmission_bufs: SlotBufs,
-    pub(crate) transmissions_by_mid: Map<MidKey, SlabKey>,
+    /// Transmissions by (destination, message ID), for ACK and RST matching.
+    pub(crate) transmission_index: TransmissionIndex,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: SlotBufs,
     /// The incoming table was found full with every holder within its share, and nothing
@@ -135,7 +137,7 @@ impl Endpoint {
             tokens: seeded_map(rng.next_u64()),
             transmissions: Slab::with_capacity(transmissions),
             transmission_bufs: SlotBufs::default(),
-            transmissions_by_mid: seeded_map(rng.next_u64()),
+            transmission_index: TransmissionIndex::new(rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
             incoming_shared_fairly: false,
@@ -263,23 +265,33 @@ impl Endpoint {
     fn transmit_queued(&mut self, buf: &mut [u8]) -> Option<Transmit> {
         while let Some((destination, source, local)) = self.outbox.pop() {
             let meta = self.transmit_meta(source, local);
-            let bytes: &[u8] = match source {
-                OutSource::Slot(slot) => self.outbox.buf(slot),
-                OutSource::Transmission(key) => match self.transmissions.get(key) {
-                    Some(_) => self.transmission_bufs.get(key.index()),
-                    None => &[],
+            let (size, fits) = match self.shared_notification(source) {
+                // A CON notification is written from its round's representation.
+                Some((observer, mid)) => match self.write_confirmable(observer, mid, buf) {
+                    Some(size) => (size, true),
+                    None => (1, false),
                 },
-                OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
-                OutSource::Incoming(key) => match self.incoming.get(key) {
-                    Some(_) => self.incoming_bufs.get(key.index()),
-                    None => &[],
-                },
+                None => {
+                    let bytes: &[u8] = match source {
+                        OutSource::Slot(slot) => self.outbox.buf(slot),
+                        OutSource::Transmission(key) => match self.transmissions.get(key) {
+                            Some(_) => self.transmission_bufs.get(key.index()),
+                            None => &[],
+                        },
+                        OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
+                        OutSource::Incoming(key) => match self.incoming.get(key) {
+                            Some(_) => self.incoming_bufs.get(key.index()),
+                            None => &[],
+                        },
+                    };
+                    let size = bytes.len();
+                    let fits = size > 0 && size <= buf.len();
+                    if fits {
+                        buf[..size].copy_from_slice(bytes);
+                    }
+                    (size, fits)
+                }
             };
-            let size = bytes.len();
-            let fits = size > 0 && size <= buf.len();
-            if fits {
-                buf[..size].copy_from_slice(bytes);
-            }
             match source {
                 OutSource::Slot(slot) => self.outbox.release(slot, &mut self.pool),
                 OutSource::Incoming(key) => self.finish_delayed_response(key),
@@ -312,6 +324,19 @@ impl Endpoint {
             }
         }
         None
+    }
+
+    /// The observer and message ID of a queued CON notification, which has no bytes of its
+    /// own to copy.
+    fn shared_notification(&self, source: OutSource) -> Option<(SlabKey, u16)> {
+        let OutSource::Transmission(key) = source else {
+            return None;
+        };
+        let t = self.transmissions.get(key)?;
+        match t.owner {
+            TransmissionOwner::Notification(observer) => Some((observer, t.message_id)),
+            _ => None,
+        }
     }
 
     /// What a queued datagram is, as far as its queue entry tells.

@@ -97,10 +97,10 @@ impl Endpoint {
             self.stats.drop(DropCause::FormatError);
             return;
         }
-        let Some(&tx) = self
-            .transmissions_by_mid
-            .get(&MidKey::new(remote, message.message_id()))
-        else {
+        let Some(tx) = self.transmission_index.find(
+            &self.transmissions,
+            MidKey::new(remote, message.message_id()),
+        ) else {
             // An RST may reject a NON notification, ending that observation.
             if !(reset && self.reset_notification(now, remote, message.message_id())) {
                 self.stats.drop(DropCause::Unmatched);

@@ -12,4 +12,5 @@ pub(crate) mod peer;
 pub(crate) mod reliability;
 pub(crate) mod reply_cache;
 pub(crate) mod transmission;
+pub(crate) mod transmission_index;
 pub(crate) mod wire;

@@ -24,6 +24,22 @@ impl Endpoint {
         owner: TransmissionOwner,
         ongoing: usize,
     ) {
+        self.arm_transmission(now, key, message_id, owner, ongoing);
+        if let Some(destination) = self.transmissions.get(key).map(|t| t.destination) {
+            self.queue_datagram(destination, OutSource::Transmission(key));
+        }
+    }
+
+    /// Like [`Endpoint::start_transmission`] without queueing the first copy: the caller
+    /// sends it (a CON notification goes out with its round).
+    pub(crate) fn arm_transmission(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        message_id: u16,
+        owner: TransmissionOwner,
+        ongoing: usize,
+    ) {
         let Some((peer, destination)) =
             self.transmissions.get(key).map(|t| (t.peer, t.destination))
         else {
@@ -52,9 +68,7 @@ impl Endpoint {
                 first_sent: now,
             };
         }
-        self.transmissions_by_mid
-            .insert(MidKey::new(destination, message_id), key);
-        self.queue_datagram(destination, OutSource::Transmission(key));
+        self.transmission_index.insert(&self.transmissions, key);
         self.set_timer_for(TimerKind::Transmission, key, now + timeout);
     }
 
@@ -78,6 +92,17 @@ impl Endpoint {
             .ok()
     }
 
+    /// Gives transmission `key` message ID `mid` (a newer notification replacing the one in
+    /// flight); returns the ID it had.
+    pub(crate) fn renumber_transmission(&mut self, key: SlabKey, mid: u16) -> Option<u16> {
+        let t = self.transmissions.get_mut(key)?;
+        let old = MidKey::new(t.destination, t.message_id);
+        t.message_id = mid;
+        self.transmission_index.remove(key, old);
+        self.transmission_index.insert(&self.transmissions, key);
+        Some(old.mid)
+    }
+
     /// Ends a transmission; on ACK an RTT sample goes to the peer's estimator.
     pub(crate) fn end_transmission(
         &mut self,
@@ -87,8 +112,14 @@ impl Endpoint {
     ) -> Option<Transmission> {
         let t = self.transmissions.remove(key)?;
         self.transmission_bufs.release(key.index(), &mut self.pool);
-        self.transmissions_by_mid
-            .remove(&MidKey::new(t.destination, t.message_id));
+        if let TransmissionOwner::Notification(observer) = t.owner {
+            // Its copy was its round's representation, which it no longer needs.
+            if let Some(resource) = self.observers.get(observer).map(|o| o.resource) {
+                self.rounds.release(resource, &mut self.pool);
+            }
+        }
+        self.transmission_index
+            .remove(key, MidKey::new(t.destination, t.message_id));
         self.cancel_timer_for(TimerKind::Transmission, key);
         if let Some(p) = self.peers.get_mut(t.peer) {
             p.refs = p.refs.saturating_sub(1);

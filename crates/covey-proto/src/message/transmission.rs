@@ -14,7 +14,7 @@ pub(crate) enum TransmissionOwner {
     Ping(SlabKey),
     /// A separate CON response of the server.
     SeparateResponse,
-    /// A CON notification to an observer.
+    /// A CON notification to an observer, written from its round's representation.
     Notification(SlabKey),
 }
 

@@ -50,15 +50,20 @@ pub(crate) fn reencode(
 }
 
 /// Writes one observer's notification into `buf`: the round's `template` (options and
-/// payload) with the observer's `token`, `message_id` and Observe option in `extra`.
+/// payload) as a `message_type` message with the observer's `token`, `message_id` and
+/// Observe option in `extra`.
 pub(crate) fn notification_into(
     template: &[u8],
+    message_type: MessageType,
     message_id: u16,
     token: &[u8],
     extra: &[CoapOption<'_>],
     buf: &mut [u8],
 ) -> Result<usize, EncodeError> {
-    reencode_into(template, message_id, Some(token), &[], extra, None, buf)
+    let size = reencode_into(template, message_id, Some(token), &[], extra, None, buf)?;
+    // The type is bits 5–4 of the first byte (RFC 7252 §3); the template's is NON.
+    buf[0] = (buf[0] & !0x30) | ((message_type as u8) << 4);
+    Ok(size)
 }
 
 /// Re-encodes `template` with a new message ID, and a new token and payload where given

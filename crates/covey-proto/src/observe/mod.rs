@@ -1,6 +1,7 @@
 //! Observe (RFC 7641): the client's freshness rule for notifications and the server's
 //! registry of observers.
 
+mod confirmable;
 mod freshness;
 pub(crate) mod notification_mids;
 pub(crate) mod observer;

@@ -4,9 +4,8 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::IncomingState;
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::hash::MidKey;
 use crate::message::outbox::OutSource;
-use crate::message::transmission::TransmissionOwner;
+use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::message::wire::Outgoing;
 use crate::observe::notification_mids::MidRole;
 use crate::observe::observer::{NotificationType, Observer};
@@ -59,6 +58,14 @@ impl Endpoint {
             self.respond(now, id, response)?;
             return Ok(false);
         };
+        if let Some(tx) = self.observers.get(o).and_then(|obs| obs.in_flight) {
+            // The response carries the current state with a newer Observe value, so a CON
+            // notification still in flight is obsolete; the request shows the client is there.
+            self.end_transmission(now, tx, TransmissionEnd::TimedOut);
+            if let Some(obs) = self.observers.get_mut(o) {
+                obs.in_flight = None;
+            }
+        }
         let sequence = match self.observers.get_mut(o) {
             Some(obs) => {
                 // The response carries the current state: a notification still due in a
@@ -81,7 +88,7 @@ impl Endpoint {
 
     /// Sends `response` as a notification to every observer of `resource`; returns how
     /// many were notified or are due to be. A non-2.xx response ends those observations.
-    /// NON notifications are written as `poll_transmit` sends them, from one copy of the
+    /// Notifications are written as `poll_transmit` sends them, from one copy of the
     /// representation; an observer still due from an earlier call gets only the newest.
     pub fn notify(&mut self, now: Instant, resource: u64, response: &Response<'_>) -> usize {
         self.notify_as(now, resource, response, NotificationType::Auto)
@@ -97,7 +104,7 @@ impl Endpoint {
         kind: NotificationType,
     ) -> usize {
         let mut notified = 0;
-        // The shared representation, encoded when the first NON observer is met.
+        // The shared representation, encoded when the first observer is met.
         let mut round: Option<bool> = None;
         for index in 0..self.observers.slots_created() {
             let Some(key) = self.observers.key_at(index) else {
@@ -107,29 +114,33 @@ impl Endpoint {
                 Some(o) if o.resource == resource => self.is_confirmable(now, o, response, kind),
                 _ => continue,
             };
-            // An error ends the observation right away, so it cannot wait in a round.
-            if !confirmable && response.code.is_success() {
-                let started = *round.get_or_insert_with(|| self.start_round(resource, response));
-                if let Some(o) = self.observers.get_mut(key).filter(|_| started) {
-                    self.rounds.mark_due(o);
+            if !response.code.is_success() {
+                // An error ends the observation right away, so it cannot wait in a round.
+                if let Some(o) = self.observers.get_mut(key) {
+                    self.rounds.settle(o, &mut self.pool);
+                }
+                if self.notify_error(now, key, response, confirmable) {
                     notified += 1;
                 }
+                self.remove_observer(now, key);
                 continue;
             }
-            if let Some(o) = self.observers.get_mut(key) {
-                self.rounds.settle(o, &mut self.pool);
+            let started = *round.get_or_insert_with(|| self.start_round(resource, response));
+            if !started {
+                continue;
             }
-            if self.notify_one(now, key, response, confirmable) {
-                notified += 1;
-            }
-            if !response.code.is_success() {
-                // The error notification itself stays in flight; only the registration goes.
-                if let Some(tx) = self.observers.get_mut(key).and_then(|o| o.in_flight.take()) {
-                    if let Some(t) = self.transmissions.get_mut(tx) {
-                        t.owner = TransmissionOwner::SeparateResponse;
+            let due = match confirmable {
+                true => self.confirm_notification(now, key),
+                false => match self.observers.get_mut(key) {
+                    Some(o) => {
+                        self.rounds.mark_due(o);
+                        true
                     }
-                }
-                self.remove_observer(now, key);
+                    None => false,
+                },
+            };
+            if due {
+                notified += 1;
             }
         }
         if round == Some(true) {
@@ -150,15 +161,10 @@ impl Endpoint {
             extra: &[],
             payload: response.payload,
         };
-        // An observer's copy that then does not fit the caller's buffer (its token and
+        // An observer's NON copy that then does not fit the caller's buffer (its token and
         // Observe option added) is dropped and counted as it is sent, as a queued one was.
-        let encoded = self
-            .rounds
-            .template_mut(resource)
-            .encode(&m, &mut self.pool)
-            .is_ok();
+        let encoded = self.rounds.set_template(resource, &m, &mut self.pool);
         if !encoded {
-            self.rounds.end_if_idle(resource, &mut self.pool);
             self.stats.drop(crate::stats::DropCause::TooLarge);
         }
         encoded
@@ -264,6 +270,10 @@ impl Endpoint {
     pub(crate) fn remove_observer(&mut self, now: Instant, key: SlabKey) {
         self.set_notification_mid(key, MidRole::LastNon, None);
         self.set_notification_mid(key, MidRole::Replaced, None);
+        // Ended while the observer is still there: its round learns the CON is gone.
+        if let Some(tx) = self.observers.get(key).and_then(|o| o.in_flight) {
+            self.end_transmission(now, tx, TransmissionEnd::TimedOut);
+        }
         let Some(mut o) = self.observers.remove(key) else {
             return;
         };
@@ -272,19 +282,15 @@ impl Endpoint {
         if let Some(remote) = self.observer_addr(&o) {
             self.observer_index.remove(key, remote, o.token);
         }
-        if let Some(tx) = o.in_flight {
-            self.end_transmission(
-                now,
-                tx,
-                crate::message::transmission::TransmissionEnd::TimedOut,
-            );
-        }
         if let Some(p) = self.peers.get_mut(o.peer) {
             p.refs = p.refs.saturating_sub(1);
         }
     }
 
-    fn notify_one(
+    /// Sends the error `response` that ends observer `key`'s observation (RFC 7641 §4.2),
+    /// with no Observe option; a CON replaces the one in flight, if any. The message is
+    /// the server's own from then on: the caller removes the observer.
+    fn notify_error(
         &mut self,
         now: Instant,
         key: SlabKey,
@@ -292,12 +298,10 @@ impl Endpoint {
         confirmable: bool,
     ) -> bool {
         let reuse = self.lifetimes.mid_reuse;
-        let Some(o) = self.observers.get_mut(key) else {
+        let Some(o) = self.observers.get(key) else {
             return false;
         };
-        o.sequence = (o.sequence + 1) & 0xFF_FFFF;
-        o.since_con += 1;
-        let (token, peer, sequence, replaced) = (o.token, o.peer, o.sequence, o.in_flight);
+        let (token, peer, replaced) = (o.token, o.peer, o.in_flight);
         let Some(remote) = self.peers.get(peer).map(|p| p.addr) else {
             return false;
         };
@@ -307,17 +311,6 @@ impl Endpoint {
             .and_then(|p| p.allocate_mid(now, reuse))
         else {
             return false;
-        };
-        let mut value = [0u8; 4];
-        let observe = [CoapOption {
-            number: OptionNumber::OBSERVE,
-            value: uint::encode(sequence, &mut value),
-        }];
-        // An error ends the observation and carries no Observe option (RFC 7641 §4.2).
-        let extra: &[CoapOption<'_>] = if response.code.is_success() {
-            &observe
-        } else {
-            &[]
         };
         let m = Outgoing {
             message_type: if confirmable {
@@ -329,61 +322,10 @@ impl Endpoint {
             message_id: mid,
             token: token.as_bytes(),
             options: response.options,
-            extra,
+            extra: &[],
             payload: response.payload,
         };
-        if confirmable {
-            if let Some(tx) = replaced {
-                // RFC 7641 §4.5.2: the newer state replaces the one in flight, keeping
-                // its retransmission counter and timer.
-                if self
-                    .transmission_bufs
-                    .slot(tx.index())
-                    .encode(&m, &mut self.pool)
-                    .is_err()
-                {
-                    return false;
-                }
-                if let Some(t) = self.transmissions.get_mut(tx) {
-                    let old = MidKey::new(t.destination, t.message_id);
-                    t.message_id = mid;
-                    self.transmissions_by_mid.remove(&old);
-                    self.transmissions_by_mid
-                        .insert(MidKey::new(remote, mid), tx);
-                    // An RST to the replaced copy still ends the observation.
-                    self.set_notification_mid(key, MidRole::Replaced, Some(old.mid));
-                }
-                self.queue_datagram(remote, OutSource::Transmission(tx));
-            } else {
-                let Some(tx) = self.reserve_transmission(peer, remote) else {
-                    return false;
-                };
-                if self
-                    .transmission_bufs
-                    .slot(tx.index())
-                    .encode(&m, &mut self.pool)
-                    .is_err()
-                {
-                    self.transmissions.remove(tx);
-                    return false;
-                }
-                let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
-                self.start_transmission(
-                    now,
-                    tx,
-                    mid,
-                    TransmissionOwner::Notification(key),
-                    ongoing,
-                );
-                if let Some(o) = self.observers.get_mut(key) {
-                    o.in_flight = Some(tx);
-                }
-            }
-            if let Some(o) = self.observers.get_mut(key) {
-                o.last_con = now;
-                o.since_con = 0;
-            }
-        } else {
+        if !confirmable {
             let Some(slot) = self.outbox.take_slot() else {
                 return false;
             };
@@ -397,7 +339,43 @@ impl Endpoint {
                 return false;
             }
             self.queue_datagram(remote, OutSource::Slot(slot));
-            self.set_notification_mid(key, MidRole::LastNon, Some(mid));
+            return true;
+        }
+        let Some(tx) = replaced.or_else(|| self.reserve_transmission(peer, remote)) else {
+            return false;
+        };
+        if self
+            .transmission_bufs
+            .slot(tx.index())
+            .encode(&m, &mut self.pool)
+            .is_err()
+        {
+            if replaced.is_none() {
+                self.transmissions.remove(tx);
+            }
+            return false;
+        }
+        let resource = self.observers.get(key).map(|o| o.resource);
+        match replaced {
+            Some(tx) => {
+                // RFC 7641 §4.5.2: the error replaces the CON in flight, keeping its
+                // retransmission counter and timer; it has its own copy now.
+                self.renumber_transmission(tx, mid);
+                if let Some(t) = self.transmissions.get_mut(tx) {
+                    t.owner = TransmissionOwner::SeparateResponse;
+                }
+                if let Some(resource) = resource {
+                    self.rounds.release(resource, &mut self.pool);
+                }
+                if let Some(o) = self.observers.get_mut(key) {
+                    o.in_flight = None;
+                }
+                self.queue_datagram(remote, OutSource::Transmission(tx));
+            }
+            None => {
+                let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+                self.start_transmission(now, tx, mid, TransmissionOwner::SeparateResponse, ongoing);
+            }
         }
         true
     }

@@ -1,7 +1,10 @@
 //! Notification rounds (RFC 7641 §4.2): the state a resource notifies its observers with,
 //! encoded once and shared, and a cursor over the observers still due, so a round holds
-//! one representation per resource instead of one datagram per observer.
+//! one representation per resource instead of one datagram per observer. CON
+//! notifications in flight read the same representation for every retransmission, so the
+//! round lasts until the last of them ends too.
 
+use crate::message::wire::Outgoing;
 use crate::observe::observer::Observer;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
@@ -22,6 +25,15 @@ struct Round {
     template: DatagramBuf,
     /// Observers of the resource still due.
     due: usize,
+    /// CON notifications in flight that are written from `template`.
+    confirming: usize,
+}
+
+impl Round {
+    /// Nobody is due and no CON notification reads the template any longer.
+    fn is_idle(&self) -> bool {
+        self.due == 0 && self.confirming == 0
+    }
 }
 
 /// The rounds under way, at most one per resource: a newer state replaces the template, so
@@ -45,21 +57,24 @@ impl Rounds {
         self.due > 0
     }
 
-    /// The buffer to encode `resource`'s newest representation into: its round's, or a new
-    /// round's.
-    pub fn template_mut(&mut self, resource: u64) -> &mut DatagramBuf {
-        let i = match self.rounds.iter().position(|r| r.resource == resource) {
-            Some(i) => i,
-            None => {
-                self.rounds.push(Round {
-                    resource,
-                    template: DatagramBuf::default(),
-                    due: 0,
-                });
-                self.rounds.len() - 1
-            }
-        };
-        &mut self.rounds[i].template
+    /// Makes `m` (a NON message without token) `resource`'s newest representation, in its
+    /// round or a new one. False when it cannot be encoded: the round, if any, keeps the
+    /// representation it had, which CON notifications in flight still read.
+    pub fn set_template(&mut self, resource: u64, m: &Outgoing<'_>, pool: &mut BufferPool) -> bool {
+        let mut encoded = DatagramBuf::default();
+        if encoded.encode(m, pool).is_err() {
+            return false;
+        }
+        match self.rounds.iter_mut().find(|r| r.resource == resource) {
+            Some(r) => core::mem::replace(&mut r.template, encoded).release(pool),
+            None => self.rounds.push(Round {
+                resource,
+                template: encoded,
+                due: 0,
+                confirming: 0,
+            }),
+        }
+        true
     }
 
     /// The newest representation of `resource`, if a round is under way.
@@ -83,29 +98,42 @@ impl Rounds {
         o.due
     }
 
-    /// `o` is no longer due (notified, sent a CON instead, or gone); a round with no one
-    /// left due ends and gives its buffer back.
+    /// `o` is no longer due (notified, or gone); a round with no one left due and no CON
+    /// notification in flight ends and gives its buffer back.
     pub fn settle(&mut self, o: &mut Observer, pool: &mut BufferPool) {
         if !core::mem::take(&mut o.due) {
             return;
         }
         self.due = self.due.saturating_sub(1);
-        if let Some(i) = self.rounds.iter().position(|r| r.resource == o.resource) {
-            let r = &mut self.rounds[i];
+        if let Some(r) = self.rounds.iter_mut().find(|r| r.resource == o.resource) {
             r.due = r.due.saturating_sub(1);
-            if r.due == 0 {
-                self.rounds.swap_remove(i).template.release(pool);
-            }
+        }
+        self.end_if_idle(o.resource, pool);
+    }
+
+    /// A CON notification written from `resource`'s template started; the round (which
+    /// must exist) keeps the template until [`Rounds::release`].
+    pub fn hold(&mut self, resource: u64) {
+        if let Some(r) = self.rounds.iter_mut().find(|r| r.resource == resource) {
+            r.confirming += 1;
         }
     }
 
-    /// Ends `resource`'s round if nobody is due in it (a round whose template was encoded
-    /// but which found no NON observer).
+    /// A CON notification written from `resource`'s template ended.
+    pub fn release(&mut self, resource: u64, pool: &mut BufferPool) {
+        if let Some(r) = self.rounds.iter_mut().find(|r| r.resource == resource) {
+            r.confirming = r.confirming.saturating_sub(1);
+        }
+        self.end_if_idle(resource, pool);
+    }
+
+    /// Ends `resource`'s round if nobody is due in it and no CON notification reads its
+    /// template (e.g. a round whose template was encoded for observers that all left).
     pub fn end_if_idle(&mut self, resource: u64, pool: &mut BufferPool) {
         if let Some(i) = self
             .rounds
             .iter()
-            .position(|r| r.resource == resource && r.due == 0)
+            .position(|r| r.resource == resource && r.is_idle())
         {
             self.rounds.swap_remove(i).template.release(pool);
         }
@@ -127,9 +155,13 @@ impl Rounds {
                 }
             }
         }
-        // Counts out of step with the flags would be a bug; do not loop on them.
+        // Counts out of step with the flags would be a bug; do not loop on them, and keep
+        // the templates CON notifications in flight still read.
         self.due = 0;
-        self.rounds.clear();
+        for r in &mut self.rounds {
+            r.due = 0;
+        }
+        self.rounds.retain(|r| !r.is_idle());
         None
     }
 }

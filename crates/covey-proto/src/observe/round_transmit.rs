@@ -1,19 +1,22 @@
-//! Sending a notification round: `poll_transmit` writes each due observer's NON
-//! notification (its token, a fresh message ID, its Observe value) straight into the
-//! caller's buffer from the round's shared representation.
+//! Sending a notification round: `poll_transmit` writes each due observer's notification
+//! (its token, message ID and Observe value) straight into the caller's buffer from the
+//! round's shared representation: a NON with a fresh message ID, or the first copy of the
+//! observer's CON in flight. Retransmissions of that CON are written the same way.
 
 use crate::endpoint::Endpoint;
 use crate::message::datagram::{LocalAddr, Transmit};
 use crate::message::wire::notification_into;
 use crate::observe::notification_mids::MidRole;
+use crate::observe::observer::Observer;
 use crate::stats::DropCause;
+use crate::storage::slab::SlabKey;
 use crate::Instant;
 use covey_core::{uint, CoapOption, Header, MessageType, OptionNumber};
 
 impl Endpoint {
-    /// Writes the next due observer's NON notification into `buf`; `None` once nobody is
-    /// due. An observer whose notification cannot go (no message ID free towards its
-    /// client, or too large for `buf`) is skipped and the drop counted.
+    /// Writes the next due observer's notification into `buf`; `None` once nobody is due.
+    /// An observer whose NON notification cannot go (no message ID free towards its client,
+    /// or too large for `buf`) is skipped and the drop counted.
     pub(crate) fn transmit_notification(
         &mut self,
         now: Instant,
@@ -21,25 +24,38 @@ impl Endpoint {
     ) -> Option<Transmit> {
         let reuse = self.lifetimes.mid_reuse;
         while let Some(key) = self.rounds.next_due(&self.observers) {
-            let Some(o) = self.observers.get_mut(key) else {
+            let Some(o) = self.observers.get(key) else {
                 continue;
             };
-            let (token, resource) = (o.token, o.resource);
-            let sequence = (o.sequence + 1) & 0xFF_FFFF;
-            let addressed = self
-                .peers
-                .get_mut(o.peer)
-                .and_then(|p| Some((p.addr, p.local, p.allocate_mid(now, reuse)?)));
-            let mut value = [0u8; 4];
-            let observe = [CoapOption {
-                number: OptionNumber::OBSERVE,
-                value: uint::encode(sequence, &mut value),
-            }];
-            let written = addressed.and_then(|(_, _, mid)| {
-                let template = self.rounds.template(resource)?;
-                notification_into(template, mid, token.as_bytes(), &observe, buf).ok()
+            // A CON in flight goes with its own message ID, retransmission count and
+            // Observe value (set when it was made); a NON takes the next of each.
+            let confirmable = o
+                .in_flight
+                .and_then(|tx| self.transmissions.get(tx))
+                .map(|t| (t.message_id, t.retransmissions));
+            let sequence = match confirmable {
+                Some(_) => o.sequence,
+                None => (o.sequence + 1) & 0xFF_FFFF,
+            };
+            let peer = o.peer;
+            let addressed = self.peers.get_mut(peer).and_then(|p| {
+                let mid = match confirmable {
+                    Some((mid, _)) => mid,
+                    None => p.allocate_mid(now, reuse)?,
+                };
+                Some((p.addr, p.local, mid))
             });
-            self.rounds.settle(o, &mut self.pool);
+            let message_type = match confirmable {
+                Some(_) => MessageType::Confirmable,
+                None => MessageType::NonConfirmable,
+            };
+            let written = addressed.and_then(|(_, _, mid)| {
+                let o = self.observers.get(key)?;
+                self.write_notification(o, message_type, mid, sequence, buf)
+            });
+            if let Some(o) = self.observers.get_mut(key) {
+                self.rounds.settle(o, &mut self.pool);
+            }
             let (Some((remote, local, mid)), Some(size)) = (addressed, written) else {
                 let cause = match addressed {
                     Some(_) => DropCause::TooLarge,
@@ -48,9 +64,13 @@ impl Endpoint {
                 self.stats.drop(cause);
                 continue;
             };
-            o.sequence = sequence;
-            o.since_con += 1;
-            self.set_notification_mid(key, MidRole::LastNon, Some(mid));
+            if confirmable.is_none() {
+                if let Some(o) = self.observers.get_mut(key) {
+                    o.sequence = sequence;
+                    o.since_con += 1;
+                }
+                self.set_notification_mid(key, MidRole::LastNon, Some(mid));
+            }
             self.stats.transmissions += 1;
             self.stats.bytes_sent += size as u64;
             let code = Header::parse(&buf[..size]).ok()?.code;
@@ -61,13 +81,45 @@ impl Endpoint {
                     socket: self.local_addr(local),
                     multicast_group: None,
                 },
-                message_type: MessageType::NonConfirmable,
+                message_type,
                 code,
                 message_id: mid,
                 request: None,
-                retransmission: 0,
+                retransmission: confirmable.map_or(0, |(_, r)| r),
             });
         }
         None
+    }
+
+    /// Writes observer `o`'s notification with Observe value `sequence` into `buf` from its
+    /// round's representation; `None` when there is none or it does not fit.
+    pub(crate) fn write_notification(
+        &self,
+        o: &Observer,
+        message_type: MessageType,
+        message_id: u16,
+        sequence: u32,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let template = self.rounds.template(o.resource)?;
+        let mut value = [0u8; 4];
+        let observe = [CoapOption {
+            number: OptionNumber::OBSERVE,
+            value: uint::encode(sequence, &mut value),
+        }];
+        let token = o.token.as_bytes();
+        notification_into(template, message_type, message_id, token, &observe, buf).ok()
+    }
+
+    /// Writes a retransmission of observer `key`'s CON notification (message ID
+    /// `message_id`) into `buf`.
+    pub(crate) fn write_confirmable(
+        &self,
+        key: SlabKey,
+        message_id: u16,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let o = self.observers.get(key)?;
+        self.write_notification(o, MessageType::Confirmable, message_id, o.sequence, buf)
     }
 }
