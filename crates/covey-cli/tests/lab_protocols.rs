@@ -67,6 +67,11 @@ fn quick_run_reproduces_the_low_quality_network_conclusions() {
         let m = &row["metrics"];
         let received = m["received"].as_u64().unwrap();
         assert!(m["wire_bytes"].as_u64().unwrap() >= 2 * 409 * received);
+        // Every delivered message entered both links; the overhead counts only what is
+        // beyond the JSON, so at least the headers.
+        assert!(m["data_bytes"].as_u64().unwrap() >= 2 * 409 * received);
+        let overhead = m["overhead_per_100"].as_f64().unwrap();
+        assert!(overhead > 0.0, "{}: overhead {overhead}", row["protocol"]);
     }
     let mqtt = median_ms(rows, "MQTT QoS 0").min(median_ms(rows, "MQTT QoS 1"));
     assert!(median_ms(rows, "JSON/UDP") < mqtt);

@@ -187,6 +187,66 @@ fn a_missing_program_is_an_error_that_names_it() {
 }
 
 /// A testbed of nodes `a` and `b` joined by the default (unimpaired) link.
+#[test]
+fn messages_are_counted_on_each_link_they_enter() {
+    use covey_lab::emu::stacks::telemetry::{message, MESSAGE_MARKER};
+    if !can_emulate() {
+        return;
+    }
+    let lossy = emu::emulated_link(
+        100_000_000,
+        covey_lab::media::PropagationDelay::Fixed(covey_proto::Duration::ZERO),
+        covey_lab::media::LossSpec::Bernoulli { p: 0.5 },
+        100,
+    );
+    let testbed = Testbed::builder()
+        .seed(3)
+        .message_marker(MESSAGE_MARKER, 1000)
+        .node("gw")
+        .node("srv")
+        .node("cg")
+        .symmetric_link("gw", "srv", lossy)
+        .build()
+        .expect("testbed");
+    let gw = testbed.udp_socket("gw", 0).expect("socket in gw");
+    let srv = testbed.udp_socket("srv", 7000).expect("socket in srv");
+    srv.set_read_timeout(Some(StdDuration::from_millis(500)))
+        .expect("timeout");
+    let srv_addr = (testbed.address("srv").expect("srv"), 7000);
+    let cg_addr = (testbed.address("cg").expect("cg"), 7000);
+    for seq in 0..40 {
+        gw.send_to(&message(seq, 409), srv_addr).expect("send");
+    }
+    gw.send_to(&message(5, 409), srv_addr).expect("a repeat");
+    // The server relays what reached it; a loss on the first hop never enters the second.
+    let mut relayed = std::collections::BTreeSet::new();
+    let mut buf = [0u8; 2048];
+    while let Ok((n, _)) = srv.recv_from(&mut buf) {
+        let seq = covey_lab::emu::stacks::telemetry::sequence_of(&buf[..n]).expect("telemetry");
+        if relayed.insert(seq) {
+            srv.send_to(&buf[..n], cg_addr).expect("relay");
+        }
+    }
+    assert!(
+        !relayed.is_empty() && relayed.len() < 40,
+        "half the first hop's packets are lost: {} relayed",
+        relayed.len()
+    );
+    let counts = |from: &str, to: &str| {
+        testbed
+            .messages()
+            .into_iter()
+            .find(|(f, t, _)| f == from && t == to)
+            .map(|(_, _, c)| c)
+            .unwrap_or_default()
+    };
+    let first_hop = counts("gw", "srv");
+    assert_eq!((first_hop.first, first_hop.repeats), (40, 1));
+    let second_hop = counts("srv", "cg");
+    assert_eq!(second_hop.first, relayed.len() as u64);
+    assert_eq!(second_hop.repeats, 0);
+}
+
 fn two_nodes(a: &str, b: &str) -> Testbed {
     Testbed::builder().node(a).node(b).build().expect("testbed")
 }

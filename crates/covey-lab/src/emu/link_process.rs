@@ -17,6 +17,7 @@ use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFl
 use super::clock::{thread_cpu_nanos, RealClock};
 use super::flow_counters::{Flow, FlowTable};
 use super::link_stats::{DirectionStats, ForwarderStats};
+use super::message_marks::{MessageMarker, MessageTally};
 use super::packet_pool::{PacketPool, SlotMeta};
 use super::realtime::{make_current_thread_realtime, FORWARDER_PRIORITY};
 use super::tun_link::TunPort;
@@ -49,6 +50,8 @@ pub struct ForwarderSetup {
     pub mtu: usize,
     /// Whether to run the thread under SCHED_FIFO, so load elsewhere does not delay it.
     pub realtime: bool,
+    /// How to recognise application messages in packets, if they are to be counted.
+    pub message_marker: Option<MessageMarker>,
 }
 
 /// What the forwarder shares with the testbed: counters, read under a lock.
@@ -60,6 +63,8 @@ pub struct Shared {
     pub directions: Vec<DirectionStats>,
     /// Forwarder-wide counts and timing precision.
     pub stats: ForwarderStats,
+    /// Application messages put on each direction, indexed `from * nodes + to`.
+    pub messages: Vec<MessageTally>,
 }
 
 /// The running forwarder thread.
@@ -78,6 +83,7 @@ impl Forwarder {
             flows: FlowTable::new(setup.max_flows),
             directions: vec![DirectionStats::default(); n * n],
             stats: ForwarderStats::default(),
+            messages: vec![MessageTally::default(); n * n],
         }));
         let stop = Arc::new(
             EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)
@@ -138,6 +144,7 @@ struct State {
     armed: Option<Instant>,
     spin: Duration,
     realtime: bool,
+    message_marker: Option<MessageMarker>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -173,6 +180,7 @@ impl State {
             armed: None,
             spin: setup.spin,
             realtime: setup.realtime,
+            message_marker: setup.message_marker,
             shared,
         })
     }
@@ -308,8 +316,11 @@ impl State {
             let counters = shared.flows.counters_mut(index);
             counters.packets_sent += 1;
             counters.bytes_sent += len as u64;
-            self.pool.meta_mut(slot).flow = index;
             let n = self.ports.len();
+            if let Some(marker) = &self.message_marker {
+                shared.messages[from * n + to].record(marker, packet);
+            }
+            self.pool.meta_mut(slot).flow = index;
             let link = self.pair_link[from * n + to];
             if let Some((_, _, model)) = self.links.get_mut(link) {
                 model.send(

@@ -33,6 +33,7 @@ pub mod flow_counters;
 mod interrupt;
 mod link_process;
 pub mod link_stats;
+pub mod message_marks;
 pub mod namespace;
 mod packet_pool;
 pub mod realtime;
@@ -46,6 +47,7 @@ pub use error::EmuError;
 pub use flow_counters::{Flow, FlowCounters, FlowRecord};
 pub use interrupt::clean_up_after_interrupt;
 pub use link_stats::{DirectionStats, ForwarderStats, Lateness};
+pub use message_marks::{MessageCounts, MessageMarker};
 pub use testbed::{ProcessId, Testbed, TestbedBuilder};
 pub use tun_link::DEVICE;
 

@@ -15,6 +15,7 @@ use super::flow_counters::FlowRecord;
 use super::interrupt;
 use super::link_process::{Forwarder, ForwarderSetup};
 use super::link_stats::{DirectionStats, ForwarderStats};
+use super::message_marks::{MessageCounts, MessageMarker};
 use super::namespace::{ip, namespaces_with_prefix, Namespace};
 use super::supervisor::Supervised;
 use super::tun_link::TunPort;
@@ -44,6 +45,7 @@ pub struct TestbedBuilder {
     max_flows: usize,
     spin: Duration,
     realtime: bool,
+    message_marker: Option<MessageMarker>,
 }
 
 impl Default for TestbedBuilder {
@@ -64,6 +66,7 @@ impl Default for TestbedBuilder {
             max_flows: 4096,
             spin: Duration::from_micros(50),
             realtime: true,
+            message_marker: None,
         }
     }
 }
@@ -139,6 +142,13 @@ impl TestbedBuilder {
     /// scheduling when `chrt` is missing or refused).
     pub fn realtime(mut self, realtime: bool) -> TestbedBuilder {
         self.realtime = realtime;
+        self
+    }
+
+    /// Counts application messages per direction: packets holding `marker` followed by a
+    /// sequence number up to `max_label` (off by default; see [`Testbed::messages`]).
+    pub fn message_marker(mut self, marker: &[u8], max_label: u64) -> TestbedBuilder {
+        self.message_marker = Some(MessageMarker::new(marker, max_label));
         self
     }
 
@@ -249,6 +259,7 @@ impl TestbedBuilder {
             spin: self.spin,
             mtu: usize::from(self.mtu),
             realtime: self.realtime,
+            message_marker: self.message_marker,
         })?);
         Ok(testbed)
     }
@@ -378,6 +389,24 @@ impl Testbed {
         self.forwarder()
             .map(|f| f.shared().flows.records(&self.nodes))
             .unwrap_or_default()
+    }
+
+    /// The application messages put on each direction so far, as (from, to, counts), for
+    /// directions that carried any (empty unless the builder set a message marker).
+    pub fn messages(&self) -> Vec<(String, String, MessageCounts)> {
+        let Ok(forwarder) = self.forwarder() else {
+            return Vec::new();
+        };
+        let n = self.nodes.len();
+        let shared = forwarder.shared();
+        let mut out = Vec::new();
+        for (i, tally) in shared.messages.iter().enumerate() {
+            let counts = tally.counts();
+            if counts != MessageCounts::default() {
+                out.push((self.nodes[i / n].clone(), self.nodes[i % n].clone(), counts));
+            }
+        }
+        out
     }
 
     /// The counts of the direction from `from` to `to`.

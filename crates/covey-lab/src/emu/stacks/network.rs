@@ -7,6 +7,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::agent_process::AgentProcess;
+use crate::emu::MessageCounts;
 use crate::LabError;
 
 /// The impairment of every link, per direction.
@@ -36,14 +37,23 @@ pub struct Traffic {
     pub packets: u64,
     /// IP bytes (headers included, link-layer framing not).
     pub bytes: u64,
+    /// Telemetry messages put on the links, summed over the links: a message that crossed
+    /// both hops counts twice, a copy on a link that already carried it counts as a repeat.
+    pub messages: MessageCounts,
 }
 
 impl Traffic {
     /// What was sent between `earlier` and `self`.
     pub fn since(&self, earlier: &Traffic) -> Traffic {
+        let (m, e) = (&self.messages, &earlier.messages);
         Traffic {
             packets: self.packets.saturating_sub(earlier.packets),
             bytes: self.bytes.saturating_sub(earlier.bytes),
+            messages: MessageCounts {
+                first: m.first.saturating_sub(e.first),
+                repeats: m.repeats.saturating_sub(e.repeats),
+                unlabelled: m.unlabelled.saturating_sub(e.unlabelled),
+            },
         }
     }
 }
@@ -56,6 +66,6 @@ pub trait Network {
     /// Starts `command` inside `node` as a process the network stops when it is dropped or
     /// the run is interrupted; `name` names it in errors.
     fn spawn(&self, node: &str, name: &str, command: Command) -> Result<AgentProcess, LabError>;
-    /// IP traffic every node has sent so far.
+    /// IP traffic every node has sent so far, with the telemetry messages in it.
     fn traffic(&self) -> Result<Traffic, LabError>;
 }

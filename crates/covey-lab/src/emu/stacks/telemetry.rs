@@ -11,6 +11,10 @@ pub const PAPER_MESSAGE_BYTES: usize = 409;
 /// The smallest message [`message`] can build around a sequence number.
 pub const MIN_MESSAGE_BYTES: usize = 96;
 
+/// How every telemetry document starts; its sequence number follows, so the emulator's
+/// forwarder can count the messages on each link.
+pub const MESSAGE_MARKER: &[u8] = b"{\"seq\":";
+
 /// A JSON telemetry document of exactly `size` bytes (at least [`MIN_MESSAGE_BYTES`]) carrying
 /// `seq`; the padding field fills it up.
 pub fn message(seq: u64, size: usize) -> Vec<u8> {
@@ -101,6 +105,9 @@ mod tests {
             let m = message(seq, size);
             assert_eq!(m.len(), size);
             assert_eq!(sequence_of(&m), Some(seq));
+            let marker = crate::emu::MessageMarker::new(MESSAGE_MARKER, u64::MAX);
+            let labels: Vec<_> = marker.labels(&m).collect();
+            assert_eq!(labels, vec![Some(seq)], "the forwarder reads the number");
         }
         assert_eq!(message(1, 10).len(), MIN_MESSAGE_BYTES);
     }

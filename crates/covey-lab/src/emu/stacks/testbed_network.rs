@@ -9,6 +9,7 @@ use covey_proto::Duration;
 
 use super::agent_process::{agent_stdio, AgentProcess, ProcessControl};
 use super::network::{LinkCondition, Network, Traffic};
+use super::telemetry::MESSAGE_MARKER;
 use crate::emu::{emulated_link, paper_jitter, EmuError, ProcessId, Testbed};
 use crate::media::{LinkConfig, LossSpec, PropagationDelay};
 use crate::LabError;
@@ -19,6 +20,10 @@ pub const UNCAPPED_BPS: u64 = 1_000_000_000;
 /// Packets a link direction queues before it drops (drop-tail), as a TBF with a modest
 /// limit would.
 pub const QUEUE_PACKETS: usize = 100;
+
+/// The largest telemetry sequence number the links tell apart (the scenarios send at most
+/// 100 000 messages a trial; 16 KiB of bits per direction at most).
+pub const MAX_MESSAGE_LABEL: u64 = 131_071;
 
 /// A running testbed; dropping it (and the processes started in it) removes every
 /// namespace, device and process.
@@ -85,7 +90,10 @@ impl TestbedNetwork {
         seed: u64,
     ) -> Result<TestbedNetwork, LabError> {
         let link = link_config(condition);
-        let mut builder = Testbed::builder().seed(seed).node(hub);
+        let mut builder = Testbed::builder()
+            .seed(seed)
+            .message_marker(MESSAGE_MARKER, MAX_MESSAGE_LABEL)
+            .node(hub);
         for leaf in leaves {
             builder = builder.node(leaf).symmetric_link(hub, leaf, link);
         }
@@ -146,6 +154,9 @@ impl Network for TestbedNetwork {
         for record in self.lock()?.counters() {
             total.packets += record.counters.packets_sent;
             total.bytes += record.counters.bytes_sent;
+        }
+        for (_, _, counts) in self.lock()?.messages() {
+            total.messages = total.messages.plus(&counts);
         }
         Ok(total)
     }

@@ -78,6 +78,8 @@ fn trials_csv(outcome: &Outcome) -> CsvTable {
         "latency_p95_s",
         "wire_bytes",
         "wire_packets",
+        "data_bytes",
+        "repeated_messages",
         "overhead_per_100",
         "error",
     ]);
@@ -101,11 +103,13 @@ fn trials_csv(outcome: &Outcome) -> CsvTable {
                 cell(m.latency_p95_s, 4),
                 m.wire_bytes.to_string(),
                 m.wire_packets.to_string(),
+                m.data_bytes.to_string(),
+                m.repeated_messages.to_string(),
                 cell(m.overhead_per_100, 1),
                 String::new(),
             ]),
             None => {
-                row.extend(std::iter::repeat_n(String::new(), 9));
+                row.extend(std::iter::repeat_n(String::new(), 11));
                 row.push(r.error.clone().unwrap_or_default());
             }
         }
@@ -274,60 +278,85 @@ fn paper_beside(protocol: &str) -> String {
     }
 }
 
+/// The metrics of every protocol at `condition`; with the paper's numbers beside them at the
+/// low-quality point, the only one the paper gives numbers for.
 fn condition_table(outcome: &Outcome, condition: &Condition) -> MarkdownTable {
-    let mut t = MarkdownTable::new(&[
+    let with_paper = condition.axis == Axis::LowQuality;
+    let mut columns = vec![
         "protocol",
         "mean latency ms",
         "median ms",
         "p95 ms",
         "lost %",
         "bytes on the wire",
+        "data B",
         "overhead per 100 B",
-        "paper (latency, overhead)",
-    ]);
+    ];
+    if with_paper {
+        columns.push("paper (latency, overhead)");
+    }
+    let mut t = MarkdownTable::new(&columns);
     for p in protocols(outcome) {
         let m = |f: fn(&Metrics) -> f64, d| {
             mean_at(outcome, condition, &p, f).map_or("–".into(), |v| cell(v, d))
         };
-        t.push(vec![
+        let mut row = vec![
             p.clone(),
             m(|m| m.latency_mean_s * 1000.0, 0),
             m(|m| m.latency_median_s * 1000.0, 0),
             m(|m| m.latency_p95_s * 1000.0, 0),
             m(|m| m.loss_pct, 1),
             m(|m| m.wire_bytes as f64, 0),
+            m(|m| m.data_bytes as f64, 0),
             m(|m| m.overhead_per_100, 0),
-            paper_beside(&p),
-        ]);
+        ];
+        if with_paper {
+            row.push(paper_beside(&p));
+        }
+        t.push(row);
     }
     t
 }
 
+/// The protocol in `pool` with the lowest `metric` at `condition`, and its value.
+fn best_at(
+    outcome: &Outcome,
+    condition: &Condition,
+    metric: fn(&Metrics) -> f64,
+    pool: &[String],
+) -> Option<(String, f64)> {
+    pool.iter()
+        .filter_map(|p| Some((p.clone(), mean_at(outcome, condition, p, metric)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The protocols that delivered every message at `condition`.
+fn lossless_at(outcome: &Outcome, condition: &Condition) -> Vec<String> {
+    protocols(outcome)
+        .into_iter()
+        .filter(|p| mean_at(outcome, condition, p, |m| m.loss_pct) == Some(0.0))
+        .collect()
+}
+
 /// Who wins what at `condition`: the lowest latency among protocols that lost nothing, the
-/// fewest bytes, and who lost nothing.
+/// fewest bytes, the least overhead, and who lost nothing.
 pub fn winners(outcome: &Outcome, condition: &Condition) -> Vec<String> {
     let all = protocols(outcome);
-    let best = |metric: fn(&Metrics) -> f64, pool: &[String]| {
-        pool.iter()
-            .filter_map(|p| Some((p.clone(), mean_at(outcome, condition, p, metric)?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-    };
-    let lossless: Vec<String> = all
-        .iter()
-        .filter(|p| mean_at(outcome, condition, p, |m| m.loss_pct) == Some(0.0))
-        .cloned()
-        .collect();
+    let lossless = lossless_at(outcome, condition);
     let mut out = Vec::new();
-    if let Some((p, v)) = best(latency_ms, &lossless) {
+    if let Some((p, v)) = best_at(outcome, condition, latency_ms, &lossless) {
         out.push(format!(
             "lowest median latency with nothing lost: {p} ({v:.0} ms)"
         ));
     }
-    if let Some((p, v)) = best(latency_ms, &all) {
+    if let Some((p, v)) = best_at(outcome, condition, latency_ms, &all) {
         out.push(format!("lowest median latency overall: {p} ({v:.0} ms)"));
     }
-    if let Some((p, v)) = best(|m| m.wire_bytes as f64, &all) {
+    if let Some((p, v)) = best_at(outcome, condition, |m| m.wire_bytes as f64, &all) {
         out.push(format!("fewest bytes on the wire: {p} ({v:.0} B)"));
+    }
+    if let Some((p, v)) = best_at(outcome, condition, |m| m.overhead_per_100, &all) {
+        out.push(format!("least overhead per 100 B of data: {p} ({v:.0} B)"));
     }
     out.push(format!(
         "lost nothing: {}",
@@ -340,6 +369,49 @@ pub fn winners(outcome: &Outcome, condition: &Condition) -> Vec<String> {
     out
 }
 
+/// Each protocol's record over every condition: where it delivered everything, where it was
+/// the fastest of those that did, and where it used the fewest bytes.
+pub fn wins_by_protocol(outcome: &Outcome) -> Vec<String> {
+    let all = protocols(outcome);
+    let mut conditions = outcome.conditions.clone();
+    conditions.dedup();
+    let names = |cs: &[&Condition]| {
+        if cs.is_empty() {
+            "nowhere".to_owned()
+        } else {
+            cs.iter().map(|c| c.label()).collect::<Vec<_>>().join("; ")
+        }
+    };
+    all.iter()
+        .map(|p| {
+            let mut lossless = Vec::new();
+            let mut fastest = Vec::new();
+            let mut fewest = Vec::new();
+            for c in &conditions {
+                let pool = lossless_at(outcome, c);
+                if pool.contains(p) {
+                    lossless.push(c);
+                }
+                if best_at(outcome, c, latency_ms, &pool).is_some_and(|(b, _)| &b == p) {
+                    fastest.push(c);
+                }
+                let bytes = best_at(outcome, c, |m| m.wire_bytes as f64, &all);
+                if bytes.is_some_and(|(b, _)| &b == p) {
+                    fewest.push(c);
+                }
+            }
+            format!(
+                "**{p}** lost nothing at {} of {} conditions; fastest of those that lost \
+                 nothing at: {}; fewest bytes at: {}.",
+                lossless.len(),
+                conditions.len(),
+                names(&fastest),
+                names(&fewest)
+            )
+        })
+        .collect()
+}
+
 fn markdown(outcome: &Outcome) -> String {
     let mut md = String::new();
     let p = &outcome.params;
@@ -349,9 +421,16 @@ fn markdown(outcome: &Outcome) -> String {
          Seed 004's medical telemetry: a gateway sends {}-byte JSON, {} messages/s, through a \
          server to a caregiver; {} messages per trial. Real stacks (covey, Mosquitto with \
          rumqttc, Cyclone DDS, a JSON/UDP broker) in network namespaces joined by the \
-         emulator's links (the simulator's link models on real time). Bytes are IP bytes of \
-         every packet on both links, set-up and discovery included; the overhead counts each \
-         message's JSON once per hop as data. CoAP CON and Observe use `{}` congestion control.\n",
+         emulator's links (the simulator's link models on real time). CoAP CON and Observe use \
+         `{}` congestion control.\n\n\
+         Bytes on the wire are the IP bytes of every packet both links carried, set-up, \
+         discovery and tear-down included. Data is the JSON of each message once for every \
+         link it entered, counted by the emulator's forwarder, which finds each message's \
+         sequence number in the packets (a message lost on the first hop never enters the \
+         second; a copy of one a link already carried is a repeat). Overhead per 100 B is \
+         (bytes on the wire − data) / data × 100: headers, acknowledgements, set-up, \
+         discovery, keep-alives and retransmitted copies all count as overhead, so it cannot \
+         go below the share of the headers.\n",
         p.size, p.rate_hz, p.messages, p.cc
     );
     if let Some(reason) = &outcome.skipped {
@@ -374,6 +453,11 @@ fn markdown(outcome: &Outcome) -> String {
         );
         return md;
     }
+    let _ = writeln!(md, "## Where each protocol wins\n");
+    for line in wins_by_protocol(outcome) {
+        let _ = writeln!(md, "- {line}");
+    }
+    md.push('\n');
     if let Some(lq) = low_quality(outcome) {
         let _ = writeln!(
             md,

@@ -44,8 +44,14 @@ pub struct Metrics {
     pub wire_bytes: u64,
     /// IP packets on the links.
     pub wire_packets: u64,
-    /// Bytes beyond the application data per 100 bytes of it; the data counted once per hop
-    /// for every message sent.
+    /// The application data on the links: the JSON of each message once for every link it
+    /// entered (a message lost on the first hop never enters the second).
+    pub data_bytes: u64,
+    /// Copies of messages a link had already carried (retransmissions): part of the
+    /// overhead, not of the data.
+    pub repeated_messages: u64,
+    /// Bytes beyond the data per 100 bytes of it: (wire bytes − data) / data × 100. Headers,
+    /// acknowledgements, set-up, discovery, keep-alives and retransmitted copies all count.
     pub overhead_per_100: f64,
 }
 
@@ -67,8 +73,8 @@ impl Metrics {
         } else {
             l.iter().sum::<f64>() / l.len() as f64
         };
-        let app = 2.0 * size as f64 * outcome.sent as f64;
-        let wire = outcome.traffic.bytes as f64;
+        let data_bytes = outcome.traffic.messages.first * size as u64;
+        let (data, wire) = (data_bytes as f64, outcome.traffic.bytes as f64);
         Metrics {
             sent: outcome.sent,
             received: outcome.received,
@@ -82,8 +88,10 @@ impl Metrics {
             latency_p95_s: quantile(&l, 0.95),
             wire_bytes: outcome.traffic.bytes,
             wire_packets: outcome.traffic.packets,
-            overhead_per_100: if app > 0.0 {
-                100.0 * (wire - app) / app
+            data_bytes,
+            repeated_messages: outcome.traffic.messages.repeats,
+            overhead_per_100: if data > 0.0 {
+                100.0 * (wire - data) / data
             } else {
                 f64::NAN
             },
@@ -94,26 +102,117 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emu::message_marks::MessageTally;
     use crate::emu::stacks::network::Traffic;
+    use crate::emu::stacks::telemetry::{message, MESSAGE_MARKER};
+    use crate::emu::{MessageCounts, MessageMarker};
+
+    /// IPv4 and UDP headers.
+    const HEADERS: u64 = 28;
+
+    fn outcome(sent: u64, received: u64, latencies_s: Vec<f64>, traffic: Traffic) -> TrialOutcome {
+        TrialOutcome {
+            sent,
+            received,
+            duplicates: 0,
+            latencies_s,
+            traffic,
+        }
+    }
 
     #[test]
     fn metrics_follow_their_definitions() {
-        let outcome = TrialOutcome {
-            sent: 4,
-            received: 3,
-            duplicates: 0,
-            latencies_s: vec![0.3, 0.1, 0.2],
-            traffic: Traffic {
-                packets: 20,
-                bytes: 1200,
+        let traffic = Traffic {
+            packets: 20,
+            bytes: 1200,
+            messages: MessageCounts {
+                first: 8,
+                repeats: 1,
+                unlabelled: 0,
             },
         };
-        let m = Metrics::of(&outcome, 100);
+        let m = Metrics::of(&outcome(4, 3, vec![0.3, 0.1, 0.2], traffic), 100);
         assert_eq!(m.loss_pct, 25.0);
         assert!((m.latency_mean_s - 0.2).abs() < 1e-12);
         assert_eq!(m.latency_median_s, 0.2);
         assert_eq!(m.latency_p95_s, 0.3);
-        // 800 bytes of data (4 messages, 2 hops), 400 bytes more on the wire.
+        // 800 bytes of data (8 messages entered a link), 400 bytes more on the wire.
+        assert_eq!((m.data_bytes, m.repeated_messages), (800, 1));
         assert!((m.overhead_per_100 - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_data_on_the_links_leaves_the_overhead_undefined() {
+        let traffic = Traffic {
+            packets: 3,
+            bytes: 300,
+            messages: MessageCounts::default(),
+        };
+        assert!(Metrics::of(&outcome(4, 0, vec![], traffic), 100)
+            .overhead_per_100
+            .is_nan());
+    }
+
+    /// A relay's two hops as the forwarder counts them: each packet is the JSON behind IP and
+    /// UDP headers; hop 1 loses packets the sender may repeat, the relay forwards what it got.
+    fn relayed(size: usize, losses: &[bool], retransmit: bool) -> Traffic {
+        let marker = MessageMarker::new(MESSAGE_MARKER, 1 << 16);
+        let (mut hop1, mut hop2) = (MessageTally::default(), MessageTally::default());
+        let mut traffic = Traffic::default();
+        let mut put = |tally: &mut MessageTally, seq: u64| {
+            let mut packet = vec![0u8; HEADERS as usize];
+            packet.extend_from_slice(&message(seq, size));
+            tally.record(&marker, &packet);
+            traffic.packets += 1;
+            traffic.bytes += packet.len() as u64;
+        };
+        for (seq, lost) in losses.iter().enumerate() {
+            let seq = seq as u64;
+            put(&mut hop1, seq);
+            if *lost && retransmit {
+                put(&mut hop1, seq);
+            }
+            if !*lost || retransmit {
+                put(&mut hop2, seq);
+            }
+        }
+        traffic.messages = hop1.counts().plus(&hop2.counts());
+        traffic
+    }
+
+    #[test]
+    fn overhead_never_goes_negative_when_messages_are_lost_on_the_first_hop() {
+        let size = 409;
+        let header_share = 100.0 * HEADERS as f64 / size as f64;
+        // Loss patterns from none to all but one message lost on the first hop.
+        for lost_every in [0usize, 1, 2, 3, 10] {
+            let losses: Vec<bool> = (0..100)
+                .map(|i| lost_every > 0 && i % lost_every.max(1) == 0 && i != 99)
+                .collect();
+            let sent = losses.len() as u64;
+            let received = losses.iter().filter(|l| !**l).count() as u64;
+            let m = Metrics::of(
+                &outcome(sent, received, vec![], relayed(size, &losses, false)),
+                size,
+            );
+            assert!(
+                (m.overhead_per_100 - header_share).abs() < 1e-9,
+                "without recovery the overhead is the headers: {} at 1 in {lost_every} lost",
+                m.overhead_per_100
+            );
+            let r = Metrics::of(
+                &outcome(sent, sent, vec![], relayed(size, &losses, true)),
+                size,
+            );
+            assert!(
+                r.overhead_per_100 >= m.overhead_per_100,
+                "retransmitted copies are overhead"
+            );
+            assert_eq!(
+                r.data_bytes,
+                2 * sent * size as u64,
+                "every message crossed both hops"
+            );
+        }
     }
 }
