@@ -212,6 +212,7 @@ impl Fanout {
             RequestParams {
                 confirmable,
                 token: None,
+                source: None,
             },
         )
     }
