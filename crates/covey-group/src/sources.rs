@@ -44,27 +44,95 @@ impl Sources {
         }
     }
 
-    /// Checks that every `coaps://` member can be reached over DTLS, and that a multicast
-    /// entity (DTLS has no multicast) has none.
+    /// Checks that every member can be reached in its scheme: a `coaps://` one over DTLS
+    /// (the host has a secured socket of its family), a `coap://` one in the clear (the host
+    /// does not speak coaps only); and that a multicast entity (DTLS has no multicast) has
+    /// no `coaps://` member.
     pub fn check(&self, members: &[Member], multicast: bool) -> Result<(), String> {
-        let Some(m) = members.iter().find(|m| m.secure) else {
-            return Ok(());
-        };
-        if multicast {
+        if let Some(m) = members.iter().find(|m| m.secure && multicast) {
             return Err(format!(
                 "member \"{}\": a multicast entity's members must be coap:// (DTLS has no multicast)",
                 m.uri
             ));
         }
-        match members
-            .iter()
-            .find(|m| m.secure && self.source(m.addr, true).is_none())
-        {
-            Some(m) => Err(format!(
-                "member \"{}\": this EM has no DTLS credentials (no coaps socket for its address family) to reach a coaps:// member",
-                m.uri
-            )),
-            None => Ok(()),
+        for m in members {
+            let f = family(m.addr);
+            if m.secure && self.secure[f].is_none() {
+                return Err(format!(
+                    "member \"{}\": this EM has no DTLS credentials (no coaps socket for its address family) to reach a coaps:// member",
+                    m.uri
+                ));
+            }
+            if !m.secure && self.secure[f].is_some() && self.plain[f].is_none() {
+                return Err(format!(
+                    "member \"{}\": this EM listens in coaps only (no plain socket for its address family) and cannot reach a coap:// member; add a plain socket (covey gateway --bind-plain) or name the member coaps://",
+                    m.uri
+                ));
+            }
         }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members(uris: &[&str]) -> Vec<Member> {
+        uris.iter().map(|u| Member::parse(u).unwrap()).collect()
+    }
+
+    fn host(secure: Option<&str>, plain: Option<&str>) -> Sources {
+        let at = |a: Option<&str>| a.map(|a| a.parse().unwrap());
+        Sources {
+            secure: [at(secure), None],
+            plain: [at(plain), None],
+        }
+    }
+
+    #[test]
+    fn each_scheme_leaves_from_its_own_socket() {
+        let mixed = host(Some("127.0.0.1:5684"), Some("127.0.0.1:5683"));
+        let both = members(&["coap://127.0.0.1:7000/s", "coaps://127.0.0.1:7001/s"]);
+        assert_eq!(mixed.check(&both, false), Ok(()));
+        assert_eq!(
+            mixed.source(both[1].addr, true),
+            Some("127.0.0.1:5684".parse().unwrap())
+        );
+        assert_eq!(
+            mixed.source(both[0].addr, false),
+            Some("127.0.0.1:5683".parse().unwrap())
+        );
+        // No IPv6 socket of either kind: the engine chooses, and coaps cannot be reached.
+        let v6 = members(&["coaps://[::1]:7001/s"]);
+        assert!(mixed
+            .check(&v6, false)
+            .unwrap_err()
+            .contains("no DTLS credentials"));
+    }
+
+    #[test]
+    fn a_member_in_a_scheme_the_host_lacks_is_refused() {
+        let clear = host(None, None);
+        let coap = members(&["coap://127.0.0.1:7000/s"]);
+        let coaps = members(&["coaps://127.0.0.1:7001/s"]);
+        assert_eq!(clear.check(&coap, false), Ok(()));
+        assert!(clear
+            .check(&coaps, false)
+            .unwrap_err()
+            .contains("no DTLS credentials"));
+        let secured_only = host(Some("127.0.0.1:5684"), None);
+        assert_eq!(secured_only.check(&coaps, false), Ok(()));
+        let e = secured_only.check(&coap, false).unwrap_err();
+        assert!(
+            e.contains("coaps only") && e.contains("--bind-plain"),
+            "{e}"
+        );
+        let mixed = host(Some("127.0.0.1:5684"), Some("127.0.0.1:5683"));
+        let e = mixed.check(&coaps, true).unwrap_err();
+        assert!(
+            e.contains("multicast entity's members must be coap://"),
+            "{e}"
+        );
     }
 }
