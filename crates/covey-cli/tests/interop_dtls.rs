@@ -80,16 +80,7 @@ fn libcoap_server(backend: &str, args: &[&str]) -> (Background, u16) {
 
 /// `covey get` of libcoap's root until it answers (bounded: libcoap takes a moment to start).
 fn get_libcoap_root(client: &[&str], port: u16) -> Output {
-    let uri = format!("coaps://127.0.0.1:{port}/");
-    let mut out = covey_get(client, &uri);
-    for _ in 0..10 {
-        if out.status.success() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        out = covey_get(client, &uri);
-    }
-    out
+    get_until_answered(client, &format!("coaps://127.0.0.1:{port}/"))
 }
 
 #[test]
@@ -269,14 +260,7 @@ fn covey_gateway_serves_coaps_only() {
         .args(["--db", &dir.file("entities.db")]);
     let _gateway = Background::start(cmd);
     let uri = format!("coaps://127.0.0.1:{port}/e");
-    let mut out = covey_get(&PSK, &uri);
-    for _ in 0..20 {
-        if out.status.success() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        out = covey_get(&PSK, &uri);
-    }
+    let out = get_until_answered(&PSK, &uri);
     assert!(out.status.success(), "{out:?}");
     // libcoap's client reaches it too; plain CoAP does not.
     let out = libcoap_client("openssl", &[&PSK[..], &["-m", "get", &uri]].concat());
@@ -284,4 +268,79 @@ fn covey_gateway_serves_coaps_only() {
     let mut cmd = covey();
     cmd.args(["get", "-B", "1", &format!("coap://127.0.0.1:{port}/e")]);
     assert!(!run_limited(cmd, LIMIT).status.success());
+}
+
+/// `covey get` with `client` flags until it succeeds (bounded: a process takes a moment to
+/// start).
+fn get_until_answered(client: &[&str], uri: &str) -> Output {
+    let mut out = covey_get(client, uri);
+    for _ in 0..20 {
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = covey_get(client, uri);
+    }
+    out
+}
+
+#[test]
+fn one_server_serves_coap_and_coaps_and_the_gateway_reaches_both_kinds_of_member() {
+    let dir = TempDir::new("mixed");
+    let keys = dir.file("keys.txt");
+    std::fs::write(&keys, "ward-3:secret-key\n").unwrap();
+    // A member serving coaps on --bind and coap on --bind-plain at once.
+    let plain_port = free_port();
+    let plain_bind = format!("127.0.0.1:{plain_port}");
+    let (_secure_member, secure_port) = covey_server_probed(
+        &["--psk-file", &keys, "--bind-plain", &plain_bind],
+        "coaps",
+        &PSK,
+    );
+    let out = covey_get(&[], &format!("coap://{plain_bind}/sensors/temp"));
+    assert!(out.status.success(), "coap beside coaps: {out:?}");
+    // ... and a member in the clear only.
+    let (_clear_member, clear_port) = covey_server_probed(&[], "coap", &[]);
+
+    let gateway_port = free_port();
+    let gateway_plain = format!("127.0.0.1:{}", free_port());
+    let mut cmd = covey();
+    cmd.args(["gateway", "--no-http", "--psk-file", &keys])
+        .args(["--bind", &format!("127.0.0.1:{gateway_port}")])
+        .args(["--bind-plain", &gateway_plain])
+        .args(["--db", &dir.file("entities.db")]);
+    let _gateway = Background::start(cmd);
+    let em = format!("coaps://127.0.0.1:{gateway_port}/e");
+    let out = get_until_answered(&PSK, &em);
+    assert!(out.status.success(), "{out:?}");
+
+    // Management in the clear is refused: with keys and no policy it needs an identity.
+    let body = serde_json::json!({"name": "both", "er": [
+        format!("coap://127.0.0.1:{clear_port}/sensors/temp"),
+        format!("coaps://127.0.0.1:{secure_port}/sensors/temp"),
+    ]})
+    .to_string();
+    let mut cmd = covey();
+    cmd.args(["post", "-B", "4", "-t", "json", "-e", &body])
+        .arg(format!("coap://{gateway_plain}/e"));
+    let out = run_limited(cmd, LIMIT);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(stderr(&out).contains("4.01 Unauthorized"), "{out:?}");
+
+    // Over coaps it is created: the EM probes the coaps member over DTLS with its own
+    // credentials and the coap member in the clear, and a query asks both.
+    let mut cmd = covey();
+    cmd.args(["post", "-B", "8", "-t", "json", "-e", &body])
+        .args(PSK)
+        .arg(&em);
+    let out = run_limited(cmd, LIMIT);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout(&out).starts_with("created"), "{out:?}");
+    let out = covey_get(&PSK, &format!("{em}/both"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).contains("answered: 2 of 2"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -107,6 +107,29 @@ fn serve_without_v_logs_no_requests() {
 }
 
 #[test]
+fn serve_with_keys_names_the_scheme_of_each_address() {
+    let keys = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("server-log-keys-{}.txt", std::process::id()));
+    std::fs::write(&keys, "ward-3:secret-key\n").unwrap();
+    let plain = format!("127.0.0.1:{}", free_port());
+    let keys_arg = keys.to_string_lossy().into_owned();
+    let server = Logged::start(
+        &["serve", "--psk-file", &keys_arg, "--bind-plain", &plain],
+        "mixed",
+    );
+    // The coaps line comes first, so both are written once the coap one is.
+    server.request_until_logged("/time", &["(coap)"]);
+    let text = server.text();
+    let _ = std::fs::remove_file(&keys);
+    let coaps = format!("listening on 127.0.0.1:{} (coaps)", server.port);
+    assert!(text.contains(&coaps), "{text}");
+    assert!(
+        text.contains(&format!("listening on {plain} (coap)")),
+        "{text}"
+    );
+}
+
+#[test]
 fn gateway_logs_each_request_without_colour_into_a_file() {
     let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("server-log-gateway-{}.db", std::process::id()));

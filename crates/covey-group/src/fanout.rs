@@ -27,6 +27,8 @@ pub struct Target {
     pub options: Vec<(OptionNumber, Vec<u8>)>,
     /// An entity of this EM, asked in-process rather than over the network.
     pub local: bool,
+    /// A `coaps://` member, asked over DTLS.
+    pub secure: bool,
 }
 
 /// How the members are reached.
@@ -167,7 +169,7 @@ impl Fanout {
                 destination,
                 options,
                 window,
-            } => match self.send(io, destination, &options, false) {
+            } => match self.send(io, (destination, false), &options, false) {
                 Ok(id) => {
                     self.group_request = Some(id);
                     for o in &mut self.outcomes {
@@ -189,7 +191,7 @@ impl Fanout {
     fn send(
         &mut self,
         io: &mut TaskIo<'_>,
-        remote: SocketAddr,
+        (remote, secure): (SocketAddr, bool),
         options: &[(OptionNumber, Vec<u8>)],
         confirmable: bool,
     ) -> Result<RequestId, RequestError> {
@@ -208,10 +210,11 @@ impl Fanout {
         };
         io.send(
             remote,
+            secure,
             &request,
             RequestParams {
                 confirmable,
-                token: None,
+                ..RequestParams::default()
             },
         )
     }
@@ -239,7 +242,12 @@ impl Fanout {
                 self.local_requests.push(i);
                 self.outcomes[i] = Outcome::Waiting;
             } else {
-                match self.send(io, target.addr, &target.options, self.spec.confirmable) {
+                match self.send(
+                    io,
+                    (target.addr, target.secure),
+                    &target.options,
+                    self.spec.confirmable,
+                ) {
                     Ok(id) => {
                         self.in_flight.insert(id, (i, io.now));
                         self.outcomes[i] = Outcome::Waiting;

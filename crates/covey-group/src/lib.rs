@@ -44,6 +44,7 @@ pub mod query;
 pub mod reply;
 mod response;
 pub mod senml;
+pub(crate) mod sources;
 pub mod store;
 mod task_io;
 mod timers;

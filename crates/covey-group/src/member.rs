@@ -1,4 +1,4 @@
-//! A member resource of an entity: its `coap://` URI and where and how to reach it.
+//! A member resource of an entity: its `coap://` or `coaps://` URI and where and how to reach it.
 
 use covey_core::uri::{Host, Scheme, Uri};
 use covey_core::OptionNumber;
@@ -15,6 +15,8 @@ pub struct Member {
     pub path: Vec<String>,
     /// Percent-decoded query arguments.
     pub query: Vec<String>,
+    /// A `coaps://` member, reached over DTLS with the EM's own credentials.
+    pub secure: bool,
 }
 
 /// Why a member URI is not usable.
@@ -23,9 +25,6 @@ pub enum MemberUriError {
     /// Not a well-formed CoAP URI.
     #[error("not a valid CoAP URI ({0})")]
     Syntax(String),
-    /// `coaps`: the EM speaks no DTLS.
-    #[error("coaps is not supported: the EM talks to members over plain coap")]
-    Secure,
     /// A host name: the sans-IO EM does not resolve names.
     #[error("the host must be an IP address (the EM does not resolve host names)")]
     HostName,
@@ -38,12 +37,10 @@ pub enum MemberUriError {
 }
 
 impl Member {
-    /// Parses a `coap://` URI with an IP-literal host.
+    /// Parses a `coap://` or `coaps://` URI (default port 5684) with an IP-literal host.
     pub fn parse(uri: &str) -> Result<Member, MemberUriError> {
         let parsed = Uri::parse(uri).map_err(|e| MemberUriError::Syntax(e.to_string()))?;
-        if parsed.scheme() != Scheme::Coap {
-            return Err(MemberUriError::Secure);
-        }
+        let secure = parsed.scheme() == Scheme::Coaps;
         let (Host::Ip(ip), Some(addr)) = (parsed.host(), parsed.socket_addr()) else {
             return Err(MemberUriError::HostName);
         };
@@ -68,6 +65,7 @@ impl Member {
             addr,
             path,
             query,
+            secure,
         })
     }
 
@@ -147,11 +145,17 @@ mod tests {
     }
 
     #[test]
+    fn coaps_members_default_to_port_5684() {
+        let m = Member::parse("coaps://[::1]/s").unwrap();
+        assert!(m.secure);
+        assert_eq!(m.addr, "[::1]:5684".parse().unwrap());
+        let plain = Member::parse("coap://[::1]/s").unwrap();
+        assert!(!plain.secure);
+        assert_eq!(plain.addr, "[::1]:5683".parse().unwrap());
+    }
+
+    #[test]
     fn rejects_unusable_uris() {
-        assert_eq!(
-            Member::parse("coaps://[::1]/s"),
-            Err(MemberUriError::Secure)
-        );
         assert_eq!(
             Member::parse("coap://sensor.local/s"),
             Err(MemberUriError::HostName)

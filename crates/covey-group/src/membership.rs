@@ -137,7 +137,8 @@ impl MembershipChange {
                 options: &options,
                 payload: &octets,
             };
-            match io.send(self.members[i].1, &request, RequestParams::default()) {
+            // Members of a multicast entity are coap:// (DTLS has no multicast).
+            match io.send(self.members[i].1, false, &request, RequestParams::default()) {
                 Ok(id) => {
                     self.pending.insert(id, i);
                 }

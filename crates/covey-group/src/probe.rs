@@ -183,7 +183,7 @@ impl Probe {
             options: &list,
             payload: &[],
         };
-        match io.send(m.addr, &request, RequestParams::default()) {
+        match io.send(m.addr, m.secure, &request, RequestParams::default()) {
             Ok(id) => {
                 self.pending.insert(id, pending);
             }

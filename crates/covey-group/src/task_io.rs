@@ -1,6 +1,7 @@
 //! What a task of the EM acts through: the engine, the clock, and the tables that route
 //! the engine's answers and timers back to the task.
 
+use crate::sources::Sources;
 use crate::timers::{TaskId, TimerKey, Timers};
 use covey_proto::{Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
 use std::collections::BTreeMap;
@@ -15,6 +16,8 @@ pub(crate) struct TaskIo<'a> {
     routes: &'a mut BTreeMap<RequestId, TaskId>,
     timers: &'a mut Timers,
     task: TaskId,
+    /// The sockets requests to members leave from.
+    sources: Sources,
 }
 
 impl<'a> TaskIo<'a> {
@@ -24,6 +27,7 @@ impl<'a> TaskIo<'a> {
         routes: &'a mut BTreeMap<RequestId, TaskId>,
         timers: &'a mut Timers,
         task: TaskId,
+        sources: Sources,
     ) -> TaskIo<'a> {
         TaskIo {
             ep,
@@ -31,16 +35,23 @@ impl<'a> TaskIo<'a> {
             routes,
             timers,
             task,
+            sources,
         }
     }
 
-    /// Sends a request whose answer comes back to this task.
+    /// Sends a request whose answer comes back to this task, over DTLS when `secure` (a
+    /// `coaps://` member).
     pub fn send(
         &mut self,
         remote: SocketAddr,
+        secure: bool,
         request: &Request<'_>,
         params: RequestParams,
     ) -> Result<RequestId, RequestError> {
+        let params = RequestParams {
+            source: self.sources.source(remote, secure),
+            ..params
+        };
         let id = self.ep.send_request(self.now, remote, request, params)?;
         self.routes.insert(id, self.task);
         Ok(id)

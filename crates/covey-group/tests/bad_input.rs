@@ -128,6 +128,20 @@ fn creation_refusals() {
             "the host must be an IP address",
         ),
         (
+            "coaps member, no credentials",
+            json,
+            format!(r#"{{"name":"a","er":["{NUMBER}","coaps://[2001:db8::a]/s/t"]}}"#).into_bytes(),
+            Code::BAD_REQUEST,
+            "member \"coaps://[2001:db8::a]/s/t\": this EM has no DTLS credentials",
+        ),
+        (
+            "coaps member of a multicast entity",
+            json,
+            br#"{"name":"a","er":["coaps://[2001:db8::a]/s/t"],"ect":"multicast"}"#.to_vec(),
+            Code::BAD_REQUEST,
+            "a multicast entity's members must be coap://",
+        ),
+        (
             "duplicate member",
             json,
             format!(r#"{{"name":"a","er":["{NUMBER}","coap://[2001:db8::a]:5683/s/t"]}}"#)

@@ -1,5 +1,6 @@
 //! Borrowed descriptions of the requests and responses the application asks to send.
 
+use core::net::SocketAddr;
 use covey_core::{CoapOption, Code, OptionNumber, Token};
 
 /// A request to send: method, options in any order (kept stable per number) and payload.
@@ -32,6 +33,10 @@ pub struct RequestParams {
     pub confirmable: bool,
     /// A caller-chosen token (e.g. to re-register an observation); generated when `None`.
     pub token: Option<Token>,
+    /// The local socket to send from (e.g. the secured one for a `coaps` peer); `None`: the
+    /// one the peer last reached, else the driver's first that can reach it. Later requests
+    /// to the peer leave from the same socket until it is heard on another.
+    pub source: Option<SocketAddr>,
 }
 
 impl RequestParams {
@@ -39,6 +44,7 @@ impl RequestParams {
     pub const NON: RequestParams = RequestParams {
         confirmable: false,
         token: None,
+        source: None,
     };
 }
 
@@ -47,6 +53,7 @@ impl Default for RequestParams {
         RequestParams {
             confirmable: true,
             token: None,
+            source: None,
         }
     }
 }

@@ -86,6 +86,45 @@ fn a_transmit_says_what_it_is_and_which_request_it_serves() {
 }
 
 #[test]
+fn a_request_leaves_from_the_socket_its_params_name_and_so_do_its_retransmissions() {
+    let mut client = Endpoint::new(Config::default(), 3);
+    let now = Instant::from_secs(1);
+    let secured = addr(1, 5684);
+    let (request, params) = get(true);
+    let pinned = RequestParams {
+        source: Some(secured),
+        ..params
+    };
+    client
+        .send_request(now, addr(2, 5684), &request, pinned)
+        .expect("starts");
+    // Without a source: no socket named, the host picks.
+    client
+        .send_request(now, addr(3, 5683), &request, params)
+        .expect("starts");
+    let sent = drain(&mut client, now);
+    let from = |to: SocketAddr, sent: &[(Transmit, Vec<u8>)]| {
+        sent.iter()
+            .filter(|(t, _)| t.destination == to)
+            .map(|(t, _)| t.source.socket)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(from(addr(2, 5684), &sent), [Some(secured)]);
+    assert_eq!(from(addr(3, 5683), &sent), [None]);
+    // The pinned request's first retransmission (the other one's may come first).
+    let mut again = Vec::new();
+    for _ in 0..4 {
+        let at = client.poll_timeout().expect("retransmission timer");
+        client.handle_timeout(at);
+        again = from(addr(2, 5684), &drain(&mut client, at));
+        if !again.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(again, [Some(secured)]);
+}
+
+#[test]
 fn replies_leave_from_the_socket_the_peer_reached_and_name_the_group() {
     let mut server = Endpoint::new(Config::default(), 2);
     let socket_a = addr(1, 5683);

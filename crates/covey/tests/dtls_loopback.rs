@@ -7,41 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use covey::dtls::{CertifiedKey, DtlsConfig, PskKeys};
+use covey::dtls::{CertifiedKey, DtlsConfig};
 use covey::{
     Client, Code, ContentFormat, Error, Resource, Response, Server, Trace, TraceDirection,
 };
-use covey_proto::{App, AppContext, Event, Received};
 
-/// A test never waits longer than this for one exchange.
-const LIMIT: Duration = Duration::from_secs(10);
+mod support;
 
-/// Answers `/whoami` with the identity the requester proved.
-struct WhoAmI;
-
-impl App for WhoAmI {
-    fn serves(&self, request: &Received<'_>) -> bool {
-        let mut path = request.message.uri_path();
-        path.next() == Some("whoami") && path.next().is_none()
-    }
-
-    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
-        if let Event::Request(id) = event {
-            let Some(request) = cx.endpoint.request(id) else {
-                return;
-            };
-            let who = cx
-                .peer_identity(&request)
-                .map_or("nobody".to_string(), |i| i.to_string());
-            let response = covey_proto::Response::with_payload(Code::CONTENT, who.as_bytes());
-            let _ = cx.endpoint.respond(cx.now, id, &response);
-        }
-    }
-}
-
-fn psk(text: &str) -> DtlsConfig {
-    DtlsConfig::psk(PskKeys::parse(text, "test").unwrap())
-}
+use support::{psk, WhoAmI, LIMIT};
 
 fn certified(name: &str) -> CertifiedKey {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");

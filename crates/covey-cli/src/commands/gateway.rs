@@ -12,17 +12,23 @@ use covey_group::authorization::Access;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
-use super::dtls_args::{bind_or_default, DtlsArgs};
+use super::dtls_args::{listen, log_listening, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
-    /// Address to listen on (repeatable); `[::]` also accepts IPv4. Port 0 picks a free port
-    /// [default: [::]:5683, or [::]:5684 with DTLS].
+    /// Address to listen on (repeatable), coaps with DTLS keys; `[::]` also accepts IPv4.
+    /// Port 0 picks a free port [default: [::]:5683, or with DTLS keys [::]:5684 and
+    /// [::]:5683 in plain coap].
     #[arg(long, value_name = "ADDR")]
     bind: Vec<SocketAddr>,
+
+    /// With DTLS keys, also listen on this address in plain coap (repeatable); the EM
+    /// reaches coap:// members from it and coaps:// members over DTLS.
+    #[arg(long, value_name = "ADDR")]
+    bind_plain: Vec<SocketAddr>,
 
     /// The entity database (SQLite, created if missing) [default:
     /// $XDG_DATA_HOME/covey/entities.db, else ~/.local/share/covey/entities.db]
@@ -117,8 +123,8 @@ pub struct GatewayArgs {
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 
-    /// DTLS credentials: with them the gateway speaks coaps:// only, to clients and to
-    /// members alike (presenting the same credentials to members).
+    /// DTLS credentials: with them the gateway speaks coaps:// on --bind (and plain coap on
+    /// --bind-plain), and presents them to coaps:// members.
     #[command(flatten)]
     dtls: DtlsArgs,
 }
@@ -166,17 +172,17 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
     let scheme = if dtls.is_some() { "coaps" } else { "coap" };
+    let listen = listen(&args.bind, &args.bind_plain, dtls.is_some())?;
     let sockets = Sockets {
-        binds: bind_or_default(&args.bind, dtls.is_some()),
+        binds: listen.binds,
+        plain_binds: listen.plain,
         share_port: args.reuse_port,
         trace: super::request_log::tracer(args.verbose),
         dtls,
     };
     let access = em.access.clone();
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
-    for addr in gateway.driver.local_addrs() {
-        tracing::info!("listening on {addr} ({scheme})");
-    }
+    log_listening(&gateway.driver);
     tracing::info!(
         "entity database {} ({}); entities named {scheme}://{}/e/<name>",
         path.display(),

@@ -9,7 +9,7 @@ use covey::multicast::parse_group;
 use covey::server::ServerBuilder;
 use covey::Server;
 
-use super::dtls_args::{bind_or_default, DtlsArgs};
+use super::dtls_args::{listen, log_listening, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
 use crate::resources::demo::DemoApp;
@@ -20,10 +20,14 @@ mod tuning;
 /// Arguments of `covey serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (repeatable); `[::]` also accepts IPv4 [default: [::]:5683, or
-    /// [::]:5684 with DTLS].
+    /// Address to listen on (repeatable), coaps with DTLS keys; `[::]` also accepts IPv4
+    /// [default: [::]:5683, or with DTLS keys [::]:5684 and [::]:5683 in plain coap].
     #[arg(long, value_name = "ADDR")]
     bind: Vec<SocketAddr>,
+
+    /// With DTLS keys, also listen on this address in plain coap (repeatable).
+    #[arg(long, value_name = "ADDR")]
+    bind_plain: Vec<SocketAddr>,
 
     /// Also serve the ETSI CoAP plugtest resources.
     #[arg(long)]
@@ -75,7 +79,8 @@ pub struct ServeArgs {
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
 
-    /// DTLS credentials: with them the server speaks coaps:// only.
+    /// DTLS credentials: with them the server speaks coaps:// on --bind (and plain coap on
+    /// --bind-plain).
     #[command(flatten)]
     dtls: DtlsArgs,
 }
@@ -120,7 +125,14 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(dtls) = dtls {
         builder = builder.dtls(dtls);
     }
-    for addr in &bind_or_default(&args.bind, secured) {
+    let listen = listen(&args.bind, &args.bind_plain, secured)?;
+    for addr in &listen.binds {
+        builder = match secured {
+            true => builder.bind_secure(*addr),
+            false => builder.bind(*addr),
+        };
+    }
+    for addr in &listen.plain {
         builder = builder.bind(*addr);
     }
     for text in &args.group {
@@ -147,10 +159,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         None
     };
     let server = builder.start().map_err(super::start_error::start_failure)?;
-    let scheme = if secured { "coaps" } else { "coap" };
-    for addr in server.local_addrs() {
-        tracing::info!("listening on {addr} ({scheme})");
-    }
+    log_listening(server.driver());
     if let Some(access) = mc_access {
         tracing::info!("{}", access.describe("/mc (joining and leaving groups)"));
     }

@@ -173,6 +173,11 @@ impl EntityManager {
                 return self.send_reply(ep, now, &to, reply);
             }
         };
+        let multicast = spec.profile.ect == Ect::Multicast;
+        if let Err(e) = self.sources.check(&members, multicast) {
+            let reply = Reply::error(Code::BAD_REQUEST, format!("entity {name} not created: {e}"));
+            return self.send_reply(ep, now, &to, reply);
+        }
         let entity = Entity::new(
             name.clone(),
             spec.profile,

@@ -20,6 +20,7 @@ use crate::incoming::IncomingRequest;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
 use crate::response::MemberResponse;
+use crate::sources::Sources;
 use crate::store::{RecordState, Store, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::{TaskId, TimerKey, Timers, TIMER_MARK};
@@ -96,6 +97,8 @@ pub struct EntityManager {
     store_poll: Option<TimerKey>,
     /// Budgets of member requests per query and per client, and shares of those in flight.
     admission: Admission,
+    /// The host's sockets for coap and coaps members, as of the latest callback.
+    sources: Sources,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -135,6 +138,7 @@ impl EntityManager {
         }
         Ok(EntityManager {
             admission: Admission::new(config.admission_limits()),
+            sources: Sources::default(),
             config,
             store,
             entities,
@@ -235,7 +239,14 @@ impl EntityManager {
             entities: &self.entities,
             authorities: &self.config.authorities,
         };
-        let mut io = TaskIo::new(ep, now, &mut self.routes, &mut self.timers, task);
+        let mut io = TaskIo::new(
+            ep,
+            now,
+            &mut self.routes,
+            &mut self.timers,
+            task,
+            self.sources,
+        );
         f(&mut io, &local)
     }
 
@@ -555,12 +566,14 @@ fn not_allowed(req: &IncomingRequest, allowed: &str) -> Reply {
 
 impl App for EntityManager {
     fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.sources = Sources::of(cx);
         self.start_maintenance(cx.endpoint, cx.now);
         self.timers.arm(cx.endpoint);
         self.flush_log(cx);
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        self.sources = Sources::of(cx);
         // Who sent a request is asked of the host before the engine is borrowed for the rest.
         let requester = match event {
             Event::Request(id) => cx.endpoint.request(id).map(|r| Access::requester(cx, &r)),

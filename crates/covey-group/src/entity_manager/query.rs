@@ -303,6 +303,7 @@ impl EntityManager {
                     addr: m.addr,
                     options,
                     local: local.is_some(),
+                    secure: m.secure,
                 }
             })
             .collect();

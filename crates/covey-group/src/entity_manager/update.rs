@@ -9,7 +9,7 @@ use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
 use crate::membership::{Action, MemberReport, MembershipChange};
 use crate::probe::{LocalEntities, Probe, ProbeSpec};
-use crate::profile::{parse_change, PayloadFormat};
+use crate::profile::{parse_change, Ect, PayloadFormat};
 use crate::store::RecordState;
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
@@ -99,6 +99,10 @@ impl EntityManager {
             Ok(m) => m,
             Err(e) => return self.send_reply(ep, now, &to, bad(e.to_string())),
         };
+        let multicast = profile.ect == Ect::Multicast;
+        if let Err(e) = self.sources.check(&members, multicast) {
+            return self.send_reply(ep, now, &to, bad(e));
+        }
         let mut new = Entity::new(
             name.to_string(),
             profile,

@@ -14,13 +14,17 @@ use std::net::{SocketAddr, UdpSocket};
 
 /// Where a gateway listens and what it logs.
 pub struct Sockets {
-    /// The addresses to bind (port 0: a free port).
+    /// The addresses to bind (port 0: a free port): coaps with `dtls`, else coap.
     pub binds: Vec<SocketAddr>,
+    /// Addresses to bind in plain coap besides (with `dtls`: the EM then reaches coap://
+    /// members from them and coaps:// members over DTLS).
+    pub plain_binds: Vec<SocketAddr>,
     /// Let other sockets that share it bind the port too.
     pub share_port: bool,
     /// Called for every datagram (the request log).
     pub trace: Option<covey::driver::TraceFn>,
-    /// DTLS credentials: the gateway then speaks coaps only, to clients and members alike.
+    /// DTLS credentials: the gateway speaks coaps on `binds`, to clients and to coaps://
+    /// members (with these credentials as its identity).
     pub dtls: Option<covey::dtls::DtlsConfig>,
 }
 
@@ -29,6 +33,7 @@ impl Sockets {
     pub fn on(binds: &[SocketAddr]) -> Sockets {
         Sockets {
             binds: binds.to_vec(),
+            plain_binds: Vec::new(),
             share_port: false,
             trace: None,
             dtls: None,
@@ -60,13 +65,16 @@ impl Gateway {
         store: Box<dyn Store>,
         config: Config,
     ) -> Result<Gateway, GatewayError> {
-        let binds = sockets
-            .binds
-            .iter()
-            .map(|b| concrete_port(*b))
-            .collect::<Result<Vec<_>, _>>()?;
+        let concrete = |binds: &[SocketAddr]| {
+            binds
+                .iter()
+                .map(|b| concrete_port(*b))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let binds = concrete(&sockets.binds)?;
+        let plain_binds = concrete(&sockets.plain_binds)?;
         let mut authorities = std::mem::take(&mut em.authorities);
-        for bind in &binds {
+        for bind in binds.iter().chain(&plain_binds) {
             for a in reached_at(*bind) {
                 if !authorities.contains(&a) {
                     authorities.push(a);
@@ -84,10 +92,17 @@ impl Gateway {
         if let Some(trace) = sockets.trace {
             builder = builder.trace(trace);
         }
+        let secured = sockets.dtls.is_some();
         if let Some(dtls) = sockets.dtls {
             builder = builder.dtls(dtls);
         }
         for b in &binds {
+            builder = match secured {
+                true => builder.bind_secure(*b),
+                false => builder.bind(*b),
+            };
+        }
+        for b in &plain_binds {
             builder = builder.bind(*b);
         }
         let driver = builder.spawn()?;

@@ -187,6 +187,7 @@ impl Client {
                 RequestParams {
                     confirmable,
                     token: None,
+                    source: None,
                 },
             )
             .expect("request starts");

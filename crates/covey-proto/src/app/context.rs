@@ -4,7 +4,7 @@ use super::host::{GroupError, Host, LogLevel};
 use super::PeerIdentity;
 use crate::{Endpoint, Instant, Received};
 use core::fmt;
-use core::net::IpAddr;
+use core::net::{IpAddr, SocketAddr};
 
 /// The host context of one App callback.
 pub struct AppContext<'a> {
@@ -63,6 +63,18 @@ impl<'a> AppContext<'a> {
     /// session.
     pub fn peer_identity(&self, request: &Received<'_>) -> Option<PeerIdentity> {
         self.host.peer_identity(request.source, request.local)
+    }
+
+    /// The host's secured (`coaps`) local socket that reaches `destination`, if it has one:
+    /// the `source` of requests to a peer that must be reached over DTLS.
+    pub fn secure_socket(&self, destination: SocketAddr) -> Option<SocketAddr> {
+        self.host.secure_socket(destination)
+    }
+
+    /// The host's plain (`coap`) local socket that reaches `destination`, when it also has
+    /// secured ones; `None` when any socket will do.
+    pub fn plain_socket(&self, destination: SocketAddr) -> Option<SocketAddr> {
+        self.host.plain_socket(destination)
     }
 
     /// The host, e.g. to build a context for a nested App.

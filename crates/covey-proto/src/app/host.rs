@@ -69,6 +69,16 @@ pub trait Host {
     ) -> Option<PeerIdentity> {
         None
     }
+    /// The secured (`coaps`) local socket that reaches `destination`, to send to a peer over
+    /// DTLS from; `None` when the host has no secured socket of its address family.
+    fn secure_socket(&self, _destination: SocketAddr) -> Option<SocketAddr> {
+        None
+    }
+    /// The plain (`coap`) local socket that reaches `destination`, when the host has secured
+    /// ones besides; `None`: any socket will do (the engine's choice).
+    fn plain_socket(&self, _destination: SocketAddr) -> Option<SocketAddr> {
+        None
+    }
 }
 
 /// A host without groups that discards log lines: for tests and Apps that need neither.

@@ -28,6 +28,8 @@ pub(crate) struct ExchangeSetup {
     multicast: bool,
     observe: Option<ObserveState>,
     transfer: Option<Box<BlockTransfer>>,
+    /// The local socket to send from, when the caller named one.
+    source: Option<SocketAddr>,
 }
 
 impl Endpoint {
@@ -110,6 +112,7 @@ impl Endpoint {
             multicast: remote.ip().is_multicast(),
             observe: observe.then_some(ObserveState { freshest: None }),
             transfer,
+            source: params.source,
         };
         self.create_exchange(now, remote, &template, setup)
     }
@@ -157,6 +160,7 @@ impl Endpoint {
             RequestParams {
                 confirmable,
                 token: Some(token),
+                source: None,
             },
         )
     }
@@ -225,6 +229,12 @@ impl Endpoint {
         let peer = self
             .peer_for_own_request(remote, now)
             .ok_or(RequestError::Overload)?;
+        if let Some(source) = setup.source {
+            let local = self.local_id(Some(source));
+            if let Some(p) = self.peers.get_mut(peer) {
+                p.local = local;
+            }
+        }
         let key = self
             .exchanges
             .insert(ClientExchange {

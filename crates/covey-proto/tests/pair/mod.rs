@@ -133,6 +133,7 @@ impl Pair {
         let params = RequestParams {
             confirmable,
             token: None,
+            source: None,
         };
         self.client
             .send_request(self.now, self.server_addr, &request, params)

@@ -125,7 +125,9 @@ impl Client {
     /// Sends a CoAP ping (an empty CON) and returns the round-trip time of its reset.
     pub async fn ping(&self, uri: &str) -> Result<Duration, Error> {
         let target = target::resolve(uri).await?;
-        target::check_scheme(uri, &target, self.driver.is_secured())?;
+        // A ping names no source: on a driver with coap and coaps sockets it leaves from the
+        // one the peer last reached, else the first that reaches it.
+        target::source(uri, &target, self.driver.roles())?;
         let start = tokio::time::Instant::now();
         let ticket = self.driver.ticket();
         let (tx, rx) = oneshot::channel();
@@ -155,7 +157,7 @@ impl Client {
         waiter: Waiter,
     ) -> Result<(u64, SocketAddr, Option<Duration>), Error> {
         let target = target::resolve(&request.uri).await?;
-        target::check_scheme(&request.uri, &target, self.driver.is_secured())?;
+        let source = target::source(&request.uri, &target, self.driver.roles())?;
         let token = request.parsed_token()?;
         let multicast = target.remote.ip().is_multicast();
         let mut options = target.options;
@@ -169,6 +171,7 @@ impl Client {
             // Multicast requests are always non-confirmable (RFC 7252 §8.1).
             confirmable: request.confirmable && !multicast,
             token,
+            source,
         };
         let ticket = self.driver.ticket();
         self.driver

@@ -4,6 +4,7 @@ use std::net::{IpAddr, SocketAddr, SocketAddrV6};
 
 use covey_core::uri::{percent_decode, Host, Scheme, Uri};
 
+use crate::driver::SocketRoles;
 use crate::multicast::interface_index;
 use crate::{Error, Options};
 
@@ -123,6 +124,31 @@ pub(crate) fn check_scheme(uri: &str, target: &Target, secured: bool) -> Result<
         )),
         (false, true) => Err(bad(uri, "this client speaks DTLS: use coaps://".into())),
         _ => Ok(()),
+    }
+}
+
+/// The local socket a request to `target` leaves from: on a driver with both coap and
+/// coaps sockets, one of the scheme's that reaches the target; otherwise the engine's choice,
+/// once the scheme is what the client speaks.
+pub(crate) fn source(
+    uri: &str,
+    target: &Target,
+    roles: &SocketRoles,
+) -> Result<Option<SocketAddr>, Error> {
+    if !roles.is_mixed() {
+        check_scheme(uri, target, roles.any_secured())?;
+        return Ok(None);
+    }
+    match roles.source(target.remote, target.secure) {
+        Some(local) => Ok(Some(local)),
+        None => Err(bad(
+            uri,
+            format!(
+                "no {} socket of this client reaches {}",
+                if target.secure { "coaps" } else { "coap" },
+                target.remote
+            ),
+        )),
     }
 }
 

@@ -6,6 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use covey_proto::{GroupError, Host, LogLevel, PeerIdentity};
 
+use super::socket_roles::SocketRoles;
 use crate::dtls::SessionTable;
 use crate::multicast::{Membership, MulticastError};
 
@@ -14,6 +15,8 @@ pub(crate) struct DriverHost<'a> {
     pub membership: &'a Membership,
     /// The DTLS sessions, when the sockets speak coaps.
     pub dtls: Option<&'a SessionTable>,
+    /// Which sockets speak DTLS.
+    pub roles: &'a SocketRoles,
 }
 
 impl Host for DriverHost<'_> {
@@ -34,6 +37,17 @@ impl Host for DriverHost<'_> {
 
     fn peer_identity(&self, remote: SocketAddr, local: Option<SocketAddr>) -> Option<PeerIdentity> {
         self.dtls?.peer_identity(remote, local)
+    }
+
+    fn secure_socket(&self, destination: SocketAddr) -> Option<SocketAddr> {
+        self.roles.source(destination, true)
+    }
+
+    fn plain_socket(&self, destination: SocketAddr) -> Option<SocketAddr> {
+        match self.roles.is_mixed() {
+            true => self.roles.source(destination, false),
+            false => None,
+        }
     }
 
     fn log(&mut self, level: LogLevel, message: fmt::Arguments<'_>) {

@@ -16,6 +16,8 @@ pub(crate) struct Outgoing {
     pub payload: Vec<u8>,
     pub confirmable: bool,
     pub token: Option<Token>,
+    /// The local socket to send from (a coaps or coap one on a driver with both).
+    pub source: Option<SocketAddr>,
 }
 
 /// Where the responses of one client exchange go.

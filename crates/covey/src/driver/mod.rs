@@ -8,6 +8,7 @@ mod command;
 mod driver_apps;
 mod exchanges;
 mod service;
+mod socket_roles;
 mod task;
 mod trace;
 
@@ -21,6 +22,7 @@ use std::time::Duration;
 use covey_proto::{App, AppSet, Config, Endpoint, Node, Stats};
 
 use driver_apps::DriverApps;
+pub(crate) use socket_roles::SocketRoles;
 use tokio::sync::{mpsc, oneshot};
 
 pub(crate) use command::{Command, Outgoing, Waiter};
@@ -39,6 +41,8 @@ const COMMAND_QUEUE: usize = 1024;
 pub struct DriverBuilder {
     config: Config,
     binds: Vec<SocketAddr>,
+    /// Which of `binds` speak DTLS (none named: all of them, when DTLS is configured).
+    secure_binds: Vec<bool>,
     share_port: bool,
     seed: Option<u64>,
     service: Option<Arc<dyn Service>>,
@@ -67,6 +71,7 @@ impl Default for DriverBuilder {
         DriverBuilder {
             config: Config::default(),
             binds: Vec::new(),
+            secure_binds: Vec::new(),
             share_port: false,
             seed: None,
             service: None,
@@ -92,6 +97,15 @@ impl DriverBuilder {
     /// `[::]:0` (or `0.0.0.0:0` where IPv6 is missing) is bound.
     pub fn bind(mut self, addr: SocketAddr) -> DriverBuilder {
         self.binds.push(addr);
+        self.secure_binds.push(false);
+        self
+    }
+
+    /// Adds a socket bound to `addr` that speaks DTLS (`coaps`) while the others added with
+    /// [`bind`](Self::bind) speak plain `coap`; needs [`dtls`](Self::dtls).
+    pub fn bind_secure(mut self, addr: SocketAddr) -> DriverBuilder {
+        self.binds.push(addr);
+        self.secure_binds.push(true);
         self
     }
 
@@ -169,8 +183,9 @@ impl DriverBuilder {
         self
     }
 
-    /// Secures every socket with DTLS (`coaps`): datagrams on the wire are DTLS records, one
-    /// session per peer, and requests carry the identity the peer proved.
+    /// Secures the sockets with DTLS (`coaps`): datagrams on the wire are DTLS records, one
+    /// session per peer, and requests carry the identity the peer proved. Every socket when
+    /// none was added with [`bind_secure`](Self::bind_secure), else only those.
     pub fn dtls(mut self, config: DtlsConfig) -> DriverBuilder {
         self.dtls = Some(config);
         self
@@ -187,9 +202,20 @@ impl DriverBuilder {
             }
             None => None,
         };
-        let secured = dtls.is_some();
+        let named_secure = self.secure_binds.iter().any(|&s| s);
+        if named_secure && dtls.is_none() {
+            return Err(Error::Dtls(
+                "a secured socket needs DTLS credentials (a pre-shared key or a certificate)"
+                    .into(),
+            ));
+        }
         let _entered = runtime.enter();
         let sockets = bind_all(&self.binds, self.share_port)?;
+        let secured: Vec<bool> = match named_secure {
+            true => self.secure_binds.clone(),
+            false => vec![dtls.is_some(); sockets.len()],
+        };
+        let roles = SocketRoles::new(&sockets, &secured);
         let local_addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr()).collect();
         let membership = Membership::new(&sockets, self.max_groups, self.multicast_interface);
         for (group, interface) in &self.groups {
@@ -230,6 +256,7 @@ impl DriverBuilder {
             sleep: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             next_socket: 0,
             dtls,
+            roles: roles.clone(),
         };
         tracing::debug!(?local_addrs, "driver started");
         runtime.spawn(task.run());
@@ -239,7 +266,7 @@ impl DriverBuilder {
                 local_addrs,
                 membership,
                 next_ticket: AtomicU64::new(1),
-                secured,
+                roles,
             }),
         })
     }
@@ -285,7 +312,7 @@ struct Inner {
     local_addrs: Vec<SocketAddr>,
     membership: Membership,
     next_ticket: AtomicU64,
-    secured: bool,
+    roles: SocketRoles,
 }
 
 impl Driver {
@@ -304,9 +331,20 @@ impl Driver {
         &self.inner.local_addrs
     }
 
-    /// Whether the sockets speak DTLS (`coaps`).
+    /// Whether the sockets (some of them, see [`secured_addrs`](Self::secured_addrs)) speak
+    /// DTLS (`coaps`).
     pub fn is_secured(&self) -> bool {
-        self.inner.secured
+        self.inner.roles.any_secured()
+    }
+
+    /// The addresses of the sockets that speak DTLS (`coaps`); the others speak plain `coap`.
+    pub fn secured_addrs(&self) -> Vec<SocketAddr> {
+        self.inner.roles.secured_addrs()
+    }
+
+    /// Which sockets speak DTLS, for choosing where a request leaves from.
+    pub(crate) fn roles(&self) -> &SocketRoles {
+        &self.inner.roles
     }
 
     /// The multicast memberships of the sockets.

@@ -19,6 +19,7 @@ use super::app_host::DriverHost;
 use super::busy_poll::BusyPoll;
 use super::command::{Command, Outgoing};
 use super::driver_apps::{respond, DriverApps, HandlerDone};
+use super::socket_roles::SocketRoles;
 use super::trace::{Trace, TraceDirection, TraceFn};
 use crate::clock::Clock;
 use crate::dtls::SessionTable;
@@ -27,6 +28,17 @@ use crate::socket::{
     canonical_ip, canonical_socket_addr, ErrorWatch, RecvBatch, SendBatch, Socket, Unreachable,
 };
 use crate::{Error, Response};
+
+/// The App host over the task's fields (a macro so the node stays borrowable beside it).
+macro_rules! driver_host {
+    ($task:ident) => {
+        DriverHost {
+            membership: &$task.membership,
+            dtls: $task.dtls.as_ref(),
+            roles: &$task.roles,
+        }
+    };
+}
 
 /// Commands handled per wake-up before the task sends, so a busy client cannot starve sockets.
 const COMMAND_BUDGET: usize = 64;
@@ -58,9 +70,11 @@ pub(crate) struct Task {
     pub closing: Option<Closing>,
     pub sleep: Pin<Box<Sleep>>,
     pub next_socket: usize,
-    /// The DTLS sessions when the sockets speak coaps: records on the wire, plaintext in
-    /// the engine.
+    /// The DTLS sessions when (some of) the sockets speak coaps: records on the wire,
+    /// plaintext in the engine.
     pub dtls: Option<SessionTable>,
+    /// Which sockets speak coaps (through `dtls`) and which plain coap.
+    pub roles: SocketRoles,
 }
 
 /// A shutdown in progress.
@@ -84,10 +98,7 @@ enum Wakeup {
 impl Task {
     /// Runs until shut down.
     pub async fn run(mut self) {
-        let mut host = DriverHost {
-            membership: &self.membership,
-            dtls: self.dtls.as_ref(),
-        };
+        let mut host = driver_host!(self);
         self.node.start(self.clock.now(), &mut host);
         loop {
             self.dispatch();
@@ -133,10 +144,7 @@ impl Task {
             self.fail_handshakes();
             let now = self.clock.now();
             if self.node.poll_timeout().is_some_and(|t| t <= now) {
-                let mut host = DriverHost {
-                    membership: &self.membership,
-                    dtls: self.dtls.as_ref(),
-                };
+                let mut host = driver_host!(self);
                 self.node.handle_timeout(now, &mut host);
             }
             if self
@@ -258,9 +266,12 @@ impl Task {
             // The engine answers from the socket a peer last reached.
             local = local.on_socket(self.sockets[socket].local_addr());
         }
-        let Some(table) = &mut self.dtls else {
-            self.deliver(remote, local, datagram);
-            return;
+        let table = match &mut self.dtls {
+            Some(table) if self.roles.is_secured(socket) => table,
+            _ => {
+                self.deliver(remote, local, datagram);
+                return;
+            }
         };
         if group.is_some() {
             // DTLS has no multicast: a secured endpoint ignores group traffic.
@@ -288,10 +299,7 @@ impl Task {
                 datagram,
             });
         }
-        let mut host = DriverHost {
-            membership: &self.membership,
-            dtls: self.dtls.as_ref(),
-        };
+        let mut host = driver_host!(self);
         self.node
             .handle_datagram(self.clock.now(), remote, local, datagram, &mut host);
     }
@@ -318,10 +326,7 @@ impl Task {
     /// Hands the engine's pending events to the async API, the service and the Apps (after
     /// commands, handler responses and shutdown steps, which act on the engine directly).
     fn dispatch(&mut self) {
-        let mut host = DriverHost {
-            membership: &self.membership,
-            dtls: self.dtls.as_ref(),
-        };
+        let mut host = driver_host!(self);
         self.node.dispatch(self.clock.now(), &mut host);
     }
 
@@ -409,6 +414,7 @@ impl Task {
         let params = RequestParams {
             confirmable: request.confirmable,
             token: request.token,
+            source: request.source,
         };
         request
             .options
@@ -443,7 +449,7 @@ impl Task {
                 self.on_send_error(now, t.destination, e);
                 continue;
             };
-            if let Some(table) = &mut self.dtls {
+            if let Some(table) = self.dtls.as_mut().filter(|_| self.roles.is_secured(i)) {
                 if t.destination.ip().is_multicast() {
                     // DTLS has no multicast.
                     continue;

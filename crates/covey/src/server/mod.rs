@@ -59,7 +59,16 @@ impl ServerBuilder {
         self
     }
 
-    /// Serves `coaps://` only, with these credentials (the default port becomes 5684).
+    /// Adds a socket bound to `addr` that serves `coaps://` while those added with
+    /// [`bind`](Self::bind) serve `coap://` (needs [`dtls`](Self::dtls)).
+    pub fn bind_secure(mut self, addr: SocketAddr) -> ServerBuilder {
+        self.driver = self.driver.bind_secure(addr);
+        self.bound = true;
+        self
+    }
+
+    /// Serves `coaps://` with these credentials: only, unless sockets were added with
+    /// [`bind_secure`](Self::bind_secure) (the default port becomes 5684).
     pub fn dtls(mut self, config: DtlsConfig) -> ServerBuilder {
         self.driver = self.driver.dtls(config);
         self.secured = true;

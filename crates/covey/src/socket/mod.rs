@@ -30,6 +30,16 @@ pub use poll_set::PollSet;
 pub use recv_batch::RecvBatch;
 pub use send_batch::{SendBatch, SEND_BATCH_MAX};
 
+/// Whether a socket bound to `local` (`dual_stack`: IPv6 carrying IPv4 too) can send to
+/// `destination`.
+pub(crate) fn reaches(local: SocketAddr, dual_stack: bool, destination: SocketAddr) -> bool {
+    match (local, destination) {
+        (SocketAddr::V4(_), SocketAddr::V4(_)) | (SocketAddr::V6(_), SocketAddr::V6(_)) => true,
+        (SocketAddr::V6(_), SocketAddr::V4(_)) => dual_stack,
+        (SocketAddr::V4(_), SocketAddr::V6(d)) => d.ip().to_ipv4_mapped().is_some(),
+    }
+}
+
 /// One bound UDP socket with its quinn-udp state.
 #[derive(Debug)]
 pub(crate) struct Socket {
@@ -66,11 +76,7 @@ impl Socket {
 
     /// Whether datagrams to `destination` can be sent on this socket.
     pub fn can_reach(&self, destination: SocketAddr) -> bool {
-        match (self.local, destination) {
-            (SocketAddr::V4(_), SocketAddr::V4(_)) | (SocketAddr::V6(_), SocketAddr::V6(_)) => true,
-            (SocketAddr::V6(_), SocketAddr::V4(_)) => self.dual_stack,
-            (SocketAddr::V4(_), SocketAddr::V6(d)) => d.ip().to_ipv4_mapped().is_some(),
-        }
+        reaches(self.local, self.dual_stack, destination)
     }
 
     /// How many datagrams the kernel may coalesce into one receive (GRO).

@@ -282,6 +282,7 @@ fn generate(
     let params = RequestParams {
         confirmable: spec.confirmable,
         token: None,
+        source: None,
     };
     let mut conns: Vec<Conn> = sockets
         .into_iter()
