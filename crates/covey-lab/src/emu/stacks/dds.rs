@@ -51,6 +51,10 @@ impl Reliability {
 /// participant, so peers are asked on this port alone rather than probed on a port range.
 pub const DISCOVERY_PORT: u16 = 7410;
 
+/// How long a DDS agent may take to become ready: past two of Cyclone's 30 s participant
+/// announcement intervals, so one lost announcement costs a wait, not the trial.
+pub const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(75);
+
 /// Writes the agent script into `dir` and returns its path.
 pub fn write_script(dir: &Path) -> Result<PathBuf, LabError> {
     let path = dir.join("dds_agent.py");
@@ -59,7 +63,11 @@ pub fn write_script(dir: &Path) -> Result<PathBuf, LabError> {
 }
 
 /// The Cyclone DDS configuration: this node's address, participant index 0, and its
-/// unicast peers.
+/// unicast peers, which it keeps announcing itself to until they answer. By default Cyclone
+/// stops after 30 s (`InitialLocatorPruneDelay`), after one announcement at start and one at
+/// the 30 s `SPDPInterval`; the relay starts before the others, so its first announcement
+/// finds no one, and one lost announcement from a late participant then left the two
+/// never discovering each other.
 pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr]) -> String {
     let peers: String = peers
         .iter()
@@ -70,6 +78,7 @@ pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr]) -> String {
          <NetworkInterface address=\"{own}\"/></Interfaces>\
          <AllowMulticast>false</AllowMulticast></General>\
          <Discovery><ParticipantIndex>0</ParticipantIndex><Peers>{peers}</Peers>\
+         <InitialLocatorPruneDelay>3600 s</InitialLocatorPruneDelay>\
          </Discovery></Domain></CycloneDDS>"
     )
 }
@@ -113,5 +122,7 @@ mod tests {
         assert!(xml.contains("<NetworkInterface address=\"10.0.0.2\"/>"));
         assert!(xml.contains("<Peer address=\"10.0.0.1:7410\"/>"));
         assert!(xml.contains("<AllowMulticast>false</AllowMulticast>"));
+        // Peers that have not answered yet are not given up on after 30 s.
+        assert!(xml.contains("<InitialLocatorPruneDelay>3600 s</InitialLocatorPruneDelay>"));
     }
 }

@@ -131,17 +131,35 @@ pub fn run_sweep(
             for protocol in &protocols {
                 let trial_seed =
                     splitmix64(seed ^ ((ci as u64) << 32) ^ ((repetition as u64) << 16));
-                let result = match (protocol, &mosquitto) {
-                    (Protocol::Mqtt { .. }, Err(e)) => Err(LabError::Stack(e.to_string())),
-                    _ => TestbedNetwork::star(
-                        NODES[1],
-                        &[NODES[0], NODES[2]],
-                        &condition.link,
-                        trial_seed,
-                    )
-                    .and_then(|network| {
-                        trial::run(&network, &launcher, &externals, protocol, schedule, drain)
-                    }),
+                let mut setup_failures = Vec::new();
+                let result = loop {
+                    // Each attempt draws its own losses: with the same seed the same set-up
+                    // packets would be lost again.
+                    let attempt_seed = match setup_failures.len() {
+                        0 => trial_seed,
+                        n => splitmix64(trial_seed ^ n as u64),
+                    };
+                    let result = match (protocol, &mosquitto) {
+                        (Protocol::Mqtt { .. }, Err(e)) => Err(LabError::Stack(e.to_string())),
+                        _ => TestbedNetwork::star(
+                            NODES[1],
+                            &[NODES[0], NODES[2]],
+                            &condition.link,
+                            attempt_seed,
+                        )
+                        .and_then(|network| {
+                            trial::run(&network, &launcher, &externals, protocol, schedule, drain)
+                        }),
+                    };
+                    match result {
+                        Err(e)
+                            if trial::is_setup_timeout(&e)
+                                && setup_failures.len() + 1 < SETUP_ATTEMPTS =>
+                        {
+                            setup_failures.push(e.to_string())
+                        }
+                        other => break other,
+                    }
                 };
                 outcome.rows.push(TrialRow {
                     condition: *condition,
@@ -154,6 +172,7 @@ pub fn run_sweep(
                         .map(|o| o.latencies_s.clone())
                         .unwrap_or_default(),
                     error: result.err().map(|e| e.to_string()),
+                    setup_failures,
                 });
                 done += 1;
                 if let Some(p) = progress {
@@ -165,6 +184,11 @@ pub fn run_sweep(
     outcome.wall_s = started.elapsed().as_secs_f64();
     Ok(outcome)
 }
+
+/// Attempts a trial gets when its stacks do not become ready (discovery or connection
+/// through the lossy link took too long): the experimenter starts the trial again on fresh
+/// links, and the page reports every failed attempt.
+pub const SETUP_ATTEMPTS: usize = 3;
 
 /// Runs the scenario as `options` asks and writes its reports.
 pub fn run(options: &RunOptions) -> Result<Summary, LabError> {

@@ -82,6 +82,7 @@ fn trials_csv(outcome: &Outcome) -> CsvTable {
         "repeated_messages",
         "overhead_per_100",
         "error",
+        "setup_failures",
     ]);
     for r in &outcome.rows {
         let l = r.condition.link;
@@ -113,6 +114,7 @@ fn trials_csv(outcome: &Outcome) -> CsvTable {
                 row.push(r.error.clone().unwrap_or_default());
             }
         }
+        row.push(r.setup_failures.len().to_string());
         t.push(row);
     }
     t
@@ -507,6 +509,31 @@ fn markdown(outcome: &Outcome) -> String {
         }
         md.push('\n');
     }
+    let retried: Vec<&TrialRow> = outcome
+        .rows
+        .iter()
+        .filter(|r| !r.setup_failures.is_empty())
+        .collect();
+    if !retried.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Trials started again\n\nA trial whose stacks do not become ready (discovery or \
+             connection through the lossy link takes too long) is started again on fresh \
+             links, up to {} attempts; these needed more than one:\n",
+            super::SETUP_ATTEMPTS
+        );
+        for r in retried {
+            let _ = writeln!(
+                md,
+                "- {} at {}: {} failed attempt(s) ({})",
+                r.protocol,
+                r.condition.label(),
+                r.setup_failures.len(),
+                r.setup_failures.join("; ")
+            );
+        }
+        md.push('\n');
+    }
     let _ = writeln!(md, "## The paper's account\n");
     for claim in paper::CLAIMS {
         let _ = writeln!(md, "- {claim}");
@@ -541,4 +568,62 @@ fn markdown(outcome: &Outcome) -> String {
         outcome.rows.len()
     );
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenarios::protocols::condition::Condition;
+    use crate::scenarios::protocols::Params;
+
+    fn outcome_with(setup_failures: Vec<String>, error: Option<String>) -> Outcome {
+        let condition = Condition::low_quality();
+        Outcome {
+            params: Params::default(),
+            conditions: vec![condition],
+            rows: vec![TrialRow {
+                condition,
+                protocol: "DDS reliable".into(),
+                reliable: true,
+                repetition: 0,
+                metrics: None,
+                latencies_s: Vec::new(),
+                error,
+                setup_failures,
+            }],
+            skipped: None,
+            wall_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn trials_started_again_are_listed_on_the_page_and_counted_in_the_csv() {
+        let why = "stack: DDS subscriber did not become ready within 30 s".to_string();
+        let o = outcome_with(vec![why.clone(), why.clone()], Some("later".into()));
+        let md = markdown(&o);
+        assert!(md.contains("## Trials started again"), "{md}");
+        assert!(md.contains("DDS reliable at "), "{md}");
+        assert!(md.contains("2 failed attempt(s)"), "{md}");
+        let table = trials_csv(&o);
+        let csv = table.as_str();
+        let last = csv.lines().last().unwrap();
+        assert!(last.ends_with(",2"), "{csv}");
+
+        let md = markdown(&outcome_with(Vec::new(), Some("later".into())));
+        assert!(!md.contains("## Trials started again"), "{md}");
+    }
+
+    #[test]
+    fn only_a_stack_that_never_became_ready_counts_as_a_set_up_failure() {
+        use crate::scenarios::protocols::trial::is_setup_timeout;
+        assert!(is_setup_timeout(&LabError::Stack(
+            "DDS subscriber did not become ready within 30 s".into()
+        )));
+        assert!(!is_setup_timeout(&LabError::Stack(
+            "DDS needs Cyclone DDS for Python".into()
+        )));
+        assert!(!is_setup_timeout(&LabError::InvalidOption(
+            "did not become ready".into()
+        )));
+    }
 }

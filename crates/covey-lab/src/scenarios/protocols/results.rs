@@ -23,6 +23,9 @@ pub struct TrialRow {
     pub latencies_s: Vec<f64>,
     /// Why it did not run (a missing package, a stack that never became ready).
     pub error: Option<String>,
+    /// Earlier attempts whose stacks did not become ready, and why; each was started again
+    /// on fresh links.
+    pub setup_failures: Vec<String>,
 }
 
 /// The metrics of one trial.

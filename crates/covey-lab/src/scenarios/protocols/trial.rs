@@ -75,6 +75,12 @@ fn addr(ip: Ipv4Addr, port: u16) -> SocketAddr {
     SocketAddr::from((ip, port))
 }
 
+/// Whether `error` says a stack did not become ready in time (a set-up failure, which the
+/// scenario retries on fresh links, not a measurement).
+pub fn is_setup_timeout(error: &LabError) -> bool {
+    matches!(error, LabError::Stack(why) if why.contains("did not become ready"))
+}
+
 /// Runs `protocol` once over `network` and measures it.
 pub fn run(
     network: &dyn Network,
@@ -89,7 +95,12 @@ pub fn run(
         network.address(NODES[1])?,
         network.address(NODES[2])?,
     ];
-    let run_for = RunFor::secs((schedule.duration() + drain + READY_TIMEOUT * 3).as_secs_f64());
+    // Every agent outlives the waits for the others to become ready.
+    let ready_timeout = match protocol {
+        Protocol::Dds { .. } => dds::READY_TIMEOUT,
+        _ => READY_TIMEOUT,
+    };
+    let run_for = RunFor::secs((schedule.duration() + drain + ready_timeout * 3).as_secs_f64());
     let before = network.traffic()?;
     let server: AgentProcess;
     let (subscriber, publisher): (Launch, Launch);
@@ -175,16 +186,16 @@ pub fn run(
             };
             let relay = cmd(dds::Role::Relay, srv, &[gw, cg]);
             let mut p = launcher.program(network, NODES[1], "DDS relay", relay)?;
-            p.wait_ready(READY_TIMEOUT)?;
+            p.wait_ready(ready_timeout)?;
             server = p;
             subscriber = Launch::Program("DDS subscriber", cmd(dds::Role::Subscribe, cg, &[srv]));
             publisher = Launch::Program("DDS publisher", cmd(dds::Role::Publish, gw, &[srv]));
         }
     }
     let mut caregiver = subscriber.start(network, launcher, NODES[2])?;
-    caregiver.wait_ready(READY_TIMEOUT)?;
+    caregiver.wait_ready(ready_timeout)?;
     let mut gateway = publisher.start(network, launcher, NODES[0])?;
-    gateway.wait_ready(READY_TIMEOUT)?;
+    gateway.wait_ready(ready_timeout)?;
     let count = schedule.count;
     let all_sent = |events: &[AgentEvent]| {
         events
@@ -193,7 +204,7 @@ pub fn run(
             .count() as u64
             >= count
     };
-    gateway.wait_for(schedule.duration() + READY_TIMEOUT, all_sent);
+    gateway.wait_for(schedule.duration() + ready_timeout, all_sent);
     caregiver.wait_for(drain, |events| distinct_received(events) >= count);
     let sent_events = gateway.stop();
     let received_events = caregiver.stop();
