@@ -340,6 +340,12 @@ fn lossless_at(outcome: &Outcome, condition: &Condition) -> Vec<String> {
         .collect()
 }
 
+/// Bytes on the wire per message the caregiver got: a protocol that carried fewer messages
+/// does not win on bytes for that (none delivered: not a number, left out).
+fn bytes_per_delivered(m: &Metrics) -> f64 {
+    m.wire_bytes as f64 / m.received as f64
+}
+
 /// Who wins what at `condition`: the lowest latency among protocols that lost nothing, the
 /// fewest bytes, the least overhead, and who lost nothing.
 pub fn winners(outcome: &Outcome, condition: &Condition) -> Vec<String> {
@@ -354,8 +360,10 @@ pub fn winners(outcome: &Outcome, condition: &Condition) -> Vec<String> {
     if let Some((p, v)) = best_at(outcome, condition, latency_ms, &all) {
         out.push(format!("lowest median latency overall: {p} ({v:.0} ms)"));
     }
-    if let Some((p, v)) = best_at(outcome, condition, |m| m.wire_bytes as f64, &all) {
-        out.push(format!("fewest bytes on the wire: {p} ({v:.0} B)"));
+    if let Some((p, v)) = best_at(outcome, condition, bytes_per_delivered, &all) {
+        out.push(format!(
+            "fewest bytes on the wire per delivered message: {p} ({v:.0} B)"
+        ));
     }
     if let Some((p, v)) = best_at(outcome, condition, |m| m.overhead_per_100, &all) {
         out.push(format!("least overhead per 100 B of data: {p} ({v:.0} B)"));
@@ -397,14 +405,14 @@ pub fn wins_by_protocol(outcome: &Outcome) -> Vec<String> {
                 if best_at(outcome, c, latency_ms, &pool).is_some_and(|(b, _)| &b == p) {
                     fastest.push(c);
                 }
-                let bytes = best_at(outcome, c, |m| m.wire_bytes as f64, &all);
+                let bytes = best_at(outcome, c, bytes_per_delivered, &all);
                 if bytes.is_some_and(|(b, _)| &b == p) {
                     fewest.push(c);
                 }
             }
             format!(
                 "**{p}** lost nothing at {} of {} conditions; fastest of those that lost \
-                 nothing at: {}; fewest bytes at: {}.",
+                 nothing at: {}; fewest bytes per delivered message at: {}.",
                 lossless.len(),
                 conditions.len(),
                 names(&fastest),
@@ -611,6 +619,50 @@ mod tests {
 
         let md = markdown(&outcome_with(Vec::new(), Some("later".into())));
         assert!(!md.contains("## Trials started again"), "{md}");
+    }
+
+    fn measured(protocol: &str, received: u64, wire_bytes: u64) -> TrialRow {
+        TrialRow {
+            condition: Condition::low_quality(),
+            protocol: protocol.into(),
+            reliable: false,
+            repetition: 0,
+            metrics: Some(Metrics {
+                sent: 100,
+                received,
+                loss_pct: 100.0 - received as f64,
+                latency_mean_s: 0.3,
+                latency_median_s: 0.3,
+                latency_p95_s: 0.4,
+                wire_bytes,
+                wire_packets: 2 * received,
+                data_bytes: 2 * 409 * received,
+                repeated_messages: 0,
+                overhead_per_100: 10.0,
+            }),
+            latencies_s: Vec::new(),
+            error: None,
+            setup_failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fewer_bytes_from_carrying_fewer_messages_do_not_win() {
+        let mut o = outcome_with(Vec::new(), None);
+        // Lossy carried 40 messages in 40 000 B (1 000 B each); whole carried 100 in
+        // 90 000 B (900 B each): whole wins on bytes although it sent more of them.
+        o.rows = vec![
+            measured("lossy", 40, 40_000),
+            measured("whole", 100, 90_000),
+            measured("nothing", 0, 5_000),
+        ];
+        let lines = winners(&o, &Condition::low_quality());
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "fewest bytes on the wire per delivered message: whole (900 B)"),
+            "{lines:?}"
+        );
     }
 
     #[test]
