@@ -4,10 +4,9 @@
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use covey::dtls::SessionTable;
-use hdrhistogram::Histogram;
 
 use super::load::{cpu_time, pin_current_thread, LoadSpec, Measurement};
 
@@ -75,20 +74,7 @@ pub fn run(spec: &LoadSpec) -> io::Result<Measurement> {
     let mut slots = (0..slots)
         .map(|_| Slot::open(remote, &mut table))
         .collect::<io::Result<Vec<_>>>()?;
-    let mut m = Measurement {
-        completed: 0,
-        error_responses: 0,
-        elapsed: spec.duration,
-        retransmissions: 0,
-        timeouts: 0,
-        failures: 0,
-        unanswered: 0,
-        generator_idle: Duration::ZERO,
-        threads: 1,
-        server_cpu: None,
-        latency: Histogram::new_with_bounds(1, 60_000_000_000, 3)
-            .map_err(|e| io::Error::other(e.to_string()))?,
-    };
+    let mut m = Measurement::empty(spec.duration)?;
     let mut cpu_at_start = None;
     let mut buf = vec![0u8; 2048];
     loop {

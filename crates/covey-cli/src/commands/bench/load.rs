@@ -84,6 +84,24 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// Nothing measured yet, over `elapsed`, by one generator thread.
+    pub fn empty(elapsed: Duration) -> io::Result<Measurement> {
+        Ok(Measurement {
+            completed: 0,
+            error_responses: 0,
+            elapsed,
+            retransmissions: 0,
+            timeouts: 0,
+            failures: 0,
+            unanswered: 0,
+            generator_idle: Duration::ZERO,
+            threads: 1,
+            server_cpu: None,
+            latency: Histogram::new_with_bounds(1, 60_000_000_000, 3)
+                .map_err(|e| io::Error::other(e.to_string()))?,
+        })
+    }
+
     /// The server's CPU use during the measured time as a share of one CPU (0–1).
     pub fn server_cpu_share(&self) -> Option<f64> {
         let secs = self.elapsed.as_secs_f64();
@@ -312,20 +330,7 @@ fn generate(
     let drain_until = end + DRAIN;
     let mut idle = Duration::ZERO;
     let mut idle_since: Option<Instant> = None;
-    let mut m = Measurement {
-        completed: 0,
-        error_responses: 0,
-        elapsed: Duration::ZERO,
-        retransmissions: 0,
-        timeouts: 0,
-        failures: 0,
-        unanswered: 0,
-        generator_idle: Duration::ZERO,
-        threads: 1,
-        server_cpu: None,
-        latency: Histogram::new_with_bounds(1, 60_000_000_000, 3)
-            .map_err(|e| io::Error::other(e.to_string()))?,
-    };
+    let mut m = Measurement::empty(Duration::ZERO)?;
     loop {
         let wall = Instant::now();
         if let Some(since) = idle_since.take() {
