@@ -131,36 +131,19 @@ pub fn run_sweep(
             for protocol in &protocols {
                 let trial_seed =
                     splitmix64(seed ^ ((ci as u64) << 32) ^ ((repetition as u64) << 16));
-                let mut setup_failures = Vec::new();
-                let result = loop {
-                    // Each attempt draws its own losses: with the same seed the same set-up
-                    // packets would be lost again.
-                    let attempt_seed = match setup_failures.len() {
-                        0 => trial_seed,
-                        n => splitmix64(trial_seed ^ n as u64),
-                    };
-                    let result = match (protocol, &mosquitto) {
+                let (result, setup_failures) =
+                    with_setup_retries(trial_seed, |link_seed| match (protocol, &mosquitto) {
                         (Protocol::Mqtt { .. }, Err(e)) => Err(LabError::Stack(e.to_string())),
                         _ => TestbedNetwork::star(
                             NODES[1],
                             &[NODES[0], NODES[2]],
                             &condition.link,
-                            attempt_seed,
+                            link_seed,
                         )
                         .and_then(|network| {
                             trial::run(&network, &launcher, &externals, protocol, schedule, drain)
                         }),
-                    };
-                    match result {
-                        Err(e)
-                            if trial::is_setup_timeout(&e)
-                                && setup_failures.len() + 1 < SETUP_ATTEMPTS =>
-                        {
-                            setup_failures.push(e.to_string())
-                        }
-                        other => break other,
-                    }
-                };
+                    });
                 outcome.rows.push(TrialRow {
                     condition: *condition,
                     protocol: protocol.label(),
@@ -189,6 +172,28 @@ pub fn run_sweep(
 /// through the lossy link took too long): the experimenter starts the trial again on fresh
 /// links, and the page reports every failed attempt.
 pub const SETUP_ATTEMPTS: usize = 3;
+
+/// Runs `attempt` with the links' seed until its stacks become ready, at most
+/// [`SETUP_ATTEMPTS`] times; returns the last result and why earlier attempts failed. Each
+/// retry draws its own losses: with the same seed the same set-up packets would be lost again.
+fn with_setup_retries<T>(
+    seed: u64,
+    mut attempt: impl FnMut(u64) -> Result<T, LabError>,
+) -> (Result<T, LabError>, Vec<String>) {
+    let mut failures = Vec::new();
+    loop {
+        let link_seed = match failures.len() {
+            0 => seed,
+            n => splitmix64(seed ^ n as u64),
+        };
+        match attempt(link_seed) {
+            Err(e) if trial::is_setup_timeout(&e) && failures.len() + 1 < SETUP_ATTEMPTS => {
+                failures.push(e.to_string())
+            }
+            other => return (other, failures),
+        }
+    }
+}
 
 /// Runs the scenario as `options` asks and writes its reports.
 pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
@@ -220,4 +225,39 @@ pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
     )?;
     let _ = std::fs::remove_dir_all(&work_dir);
     report::write(&outcome, &options.out_dir)
+}
+
+#[cfg(test)]
+mod setup_retry_tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_whose_stacks_never_become_ready_is_retried_on_new_links_up_to_the_limit() {
+        let never = || LabError::Stack("DDS relay did not become ready within 75 s".into());
+        let mut seeds = Vec::new();
+        let (result, failures) = with_setup_retries(7, |s| {
+            seeds.push(s);
+            Err::<(), _>(never())
+        });
+        assert!(result.is_err());
+        assert_eq!(failures.len(), SETUP_ATTEMPTS - 1);
+        assert_eq!(seeds.len(), SETUP_ATTEMPTS);
+        assert_eq!(seeds[0], 7, "the first attempt keeps the trial's seed");
+        seeds.dedup();
+        assert_eq!(seeds.len(), SETUP_ATTEMPTS, "each retry draws new losses");
+
+        // Other errors and successes end at once.
+        let (r, f) = with_setup_retries(7, |_| Err::<(), _>(LabError::Stack("no broker".into())));
+        assert!(r.is_err() && f.is_empty());
+        let mut calls = 0;
+        let (r, f) = with_setup_retries(7, |_| {
+            calls += 1;
+            if calls == 1 {
+                Err(never())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!((r.unwrap(), f.len()), (2, 1));
+    }
 }
