@@ -83,7 +83,9 @@ pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr]) -> String {
     )
 }
 
-/// The command that runs the agent in `role` (the caller runs it inside a namespace).
+/// The command that runs the agent in `role` (the caller runs it inside a namespace). A
+/// publisher given `go_file` reports ready once matched, then sends only when that file
+/// exists; see [`go_file`].
 #[allow(clippy::too_many_arguments)]
 pub fn command(
     python: &Path,
@@ -94,6 +96,7 @@ pub fn command(
     run_s: f64,
     own: Ipv4Addr,
     peers: &[Ipv4Addr],
+    go_file: Option<&Path>,
 ) -> Command {
     let role = match role {
         Role::Publish => "publish",
@@ -109,7 +112,25 @@ pub fn command(
         .arg(schedule.size.to_string())
         .arg(run_s.to_string())
         .env("CYCLONEDDS_URI", config_xml(own, peers));
+    if let Some(go) = go_file {
+        c.arg(go);
+    }
     c
+}
+
+/// A fresh path for the publisher's go signal in `dir` (removed if an earlier trial left
+/// it). Each end of a DDS topic matches the other on its own, so the publisher's writer
+/// seeing the relay's reader does not mean the relay's reader sees the writer; a sample
+/// sent in between is dropped, reliable or not, since volatile durability keeps nothing
+/// for late readers. The scenario creates the file once the relay reports
+/// [`Linked`](super::telemetry::AgentEvent::Linked).
+pub fn go_file(dir: &Path) -> Result<PathBuf, LabError> {
+    let path = dir.join("dds-go");
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(path),
+        Err(e) => Err(io_error("remove dds-go", e)),
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,17 @@
 """Eclipse Cyclone DDS agent of the covey lab: publish, relay or subscribe the telemetry.
 
 Run by the `protocols` scenario inside a network namespace as
-    python3 dds_agent.py ROLE RELIABILITY COUNT RATE SIZE RUN_SECONDS
+    python3 dds_agent.py ROLE RELIABILITY COUNT RATE SIZE RUN_SECONDS [GO_FILE]
 ROLE is publish (topic uplink), relay (uplink -> downlink) or subscribe (downlink);
 RELIABILITY is reliable or best_effort. Peers come from CYCLONEDDS_URI (unicast discovery).
+The publisher sends once GO_FILE exists: the scenario creates it when the relay reports
+"linked", because each end of a topic matches the other on its own, and a sample written
+before the far end has matched is dropped there (volatile durability keeps nothing).
 Prints one JSON event per line, like the Rust agents.
 """
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -38,6 +42,7 @@ def message(seq, size):
 
 def main():
     role, reliability, count, rate, size, run_s = sys.argv[1:7]
+    go_file = sys.argv[7] if len(sys.argv) > 7 else None
     count, rate, size, run_s = int(count), float(rate), int(size), float(run_s)
     if reliability == "reliable":
         kind = Policy.Reliability.Reliable(duration(seconds=1))
@@ -54,6 +59,8 @@ def main():
         while writer.get_matched_subscriptions() == [] and time.monotonic() < deadline:
             time.sleep(0.05)
         emit("ready")
+        while go_file and not os.path.exists(go_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
         interval = 1.0 / rate
         start = time.monotonic()
         for seq in range(count):
@@ -69,7 +76,11 @@ def main():
         reader = DataReader(participant, uplink, qos=qos)
         writer = DataWriter(participant, downlink, qos=qos)
         emit("ready")
+        linked = False
         while time.monotonic() < deadline:
+            if not linked and reader.get_matched_publications() and writer.get_matched_subscriptions():
+                linked = True
+                emit("linked")
             for sample in reader.take_iter(timeout=duration(milliseconds=100)):
                 writer.write(sample)
     elif role == "subscribe":

@@ -53,6 +53,9 @@ pub fn now_ns() -> u64 {
 pub enum AgentEvent {
     /// The agent is listening or connected and can take traffic.
     Ready,
+    /// A relay has matched both its upstream writer and its downstream reader (DDS, where
+    /// each end of a topic discovers the other on its own).
+    Linked,
     /// Message `seq` left the application at `t_ns`.
     Sent {
         /// Sequence number.

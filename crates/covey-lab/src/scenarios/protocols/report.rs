@@ -432,7 +432,10 @@ fn markdown(outcome: &Outcome) -> String {
          server to a caregiver; {} messages per trial. Real stacks (covey, Mosquitto with \
          rumqttc, Cyclone DDS, a JSON/UDP broker) in network namespaces joined by the \
          emulator's links (the simulator's link models on real time). CoAP CON and Observe use \
-         `{}` congestion control.\n\n\
+         `{}` congestion control. The gateway starts sending once the chain is up: the \
+         caregiver subscribed, and for DDS every endpoint matched at both ends of both \
+         topics, since each end matches on its own and a sample written before the far end \
+         has matched is dropped there.\n\n\
          Bytes on the wire are the IP bytes of every packet both links carried, set-up, \
          discovery and tear-down included. Data is the JSON of each message once for every \
          link it entered, counted by the emulator's forwarder, which finds each message's \

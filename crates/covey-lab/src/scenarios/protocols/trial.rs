@@ -102,8 +102,10 @@ pub fn run(
     };
     let run_for = RunFor::secs((schedule.duration() + drain + ready_timeout * 3).as_secs_f64());
     let before = network.traffic()?;
-    let server: AgentProcess;
+    let mut server: AgentProcess;
     let (subscriber, publisher): (Launch, Launch);
+    // DDS only: the file that lets the publisher send, created once the relay has linked.
+    let mut go_file = None;
     match protocol {
         Protocol::Coap { delivery, cc } => {
             let relay = Agent::Coap(coap::Role::Relay {
@@ -172,7 +174,8 @@ pub fn run(
             })?;
             let script = dds::write_script(&launcher.work_dir)?;
             let secs = run_for.duration().as_secs_f64();
-            let cmd = |role, own, peers: &[Ipv4Addr]| {
+            let go = dds::go_file(&launcher.work_dir)?;
+            let cmd = |role, own, peers: &[Ipv4Addr], go: Option<&std::path::Path>| {
                 dds::command(
                     python,
                     &script,
@@ -182,20 +185,37 @@ pub fn run(
                     secs,
                     own,
                     peers,
+                    go,
                 )
             };
-            let relay = cmd(dds::Role::Relay, srv, &[gw, cg]);
+            let relay = cmd(dds::Role::Relay, srv, &[gw, cg], None);
             let mut p = launcher.program(network, NODES[1], "DDS relay", relay)?;
             p.wait_ready(ready_timeout)?;
             server = p;
-            subscriber = Launch::Program("DDS subscriber", cmd(dds::Role::Subscribe, cg, &[srv]));
-            publisher = Launch::Program("DDS publisher", cmd(dds::Role::Publish, gw, &[srv]));
+            subscriber = Launch::Program(
+                "DDS subscriber",
+                cmd(dds::Role::Subscribe, cg, &[srv], None),
+            );
+            publisher = Launch::Program(
+                "DDS publisher",
+                cmd(dds::Role::Publish, gw, &[srv], Some(&go)),
+            );
+            go_file = Some(go);
         }
     }
     let mut caregiver = subscriber.start(network, launcher, NODES[2])?;
     caregiver.wait_ready(ready_timeout)?;
     let mut gateway = publisher.start(network, launcher, NODES[0])?;
     gateway.wait_ready(ready_timeout)?;
+    if let Some(go) = &go_file {
+        if !server.wait_for(ready_timeout, |e| e.contains(&AgentEvent::Linked)) {
+            return Err(LabError::Stack(format!(
+                "DDS relay did not become ready (linked both ways) within {:.0} s",
+                ready_timeout.as_secs_f64()
+            )));
+        }
+        std::fs::write(go, b"go").map_err(|e| LabError::Stack(format!("write {go:?}: {e}")))?;
+    }
     let count = schedule.count;
     let all_sent = |events: &[AgentEvent]| {
         events
