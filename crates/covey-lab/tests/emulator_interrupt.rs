@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use covey_lab::emu::{self, Testbed};
-use emu_support::{alive, can_emulate};
+use covey_lab::emu;
+use emu_support::{alive, can_emulate, testbed_with_a_sleeper};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
@@ -89,15 +89,7 @@ fn ctrl_c_removes_every_namespace_device_and_process() {
 
 /// The interrupted program: a testbed with a process in it, waiting for Ctrl-C.
 fn hold_a_testbed() -> ! {
-    let mut testbed = Testbed::builder()
-        .node("a")
-        .node("b")
-        .build()
-        .expect("testbed");
-    let id = testbed
-        .exec("a", Command::new("sleep").arg("600"))
-        .expect("start sleep");
-    let sleeper = testbed.process(id).expect("process").id();
+    let (testbed, sleeper) = testbed_with_a_sleeper();
     println!(
         "READY {sleeper} {} {}",
         testbed.netns("a").expect("a"),

@@ -42,6 +42,9 @@ pub enum EmuError {
     /// No supervised process with that id.
     #[error("no process {0} in this testbed")]
     UnknownProcess(usize),
+    /// The run was interrupted (Ctrl-C, SIGTERM): nothing more is started.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl EmuError {

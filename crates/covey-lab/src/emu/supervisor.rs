@@ -52,3 +52,56 @@ pub fn signal(pid: i32, sig: Signal) {
     let _ = killpg(Pid::from_raw(pid), sig);
     let _ = kill(Pid::from_raw(pid), sig);
 }
+
+/// Whether any process of the groups `groups` is still running (zombies, which have exited
+/// and only wait to be reaped, do not count).
+pub fn any_running(groups: &[i32]) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| running_group(&stat))
+            .is_some_and(|group| groups.contains(&group))
+    })
+}
+
+/// The process group of a `/proc/PID/stat` line, if the process has not exited.
+fn running_group(stat: &str) -> Option<i32> {
+    // The command name may hold spaces and parentheses: the fields follow the last ')'.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    (state != "Z" && state != "X").then_some(group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn reads_the_group_of_a_running_process_and_skips_zombies() {
+        let stat = "4242 (covey lab (x)) S 1 4240 4240 0 -1 4194560 120 0";
+        assert_eq!(running_group(stat), Some(4240));
+        let zombie = "4243 (sleep) Z 1 4240 4240 0 -1";
+        assert_eq!(running_group(zombie), None);
+        assert_eq!(running_group("garbage"), None);
+    }
+
+    #[test]
+    fn a_group_is_running_while_its_process_lives() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = i32::try_from(child.id()).unwrap();
+        assert!(any_running(&[group]));
+        signal(group, Signal::SIGKILL);
+        child.wait().unwrap();
+        assert!(!any_running(&[group]));
+    }
+}

@@ -245,7 +245,10 @@ impl TestbedBuilder {
         // From here on, an error drops `testbed`, which removes what was made so far.
         let mut ports = Vec::with_capacity(n);
         for (i, name) in names.iter().enumerate() {
+            // Not after an interrupt's clean-up, which could no longer delete it.
+            let guard = interrupt::hold_for_start().ok_or(EmuError::Interrupted)?;
             let ns = Namespace::create(name)?;
+            drop(guard);
             ports.push(TunPort::create(&ns, testbed.address_of(i), 24, self.mtu)?);
             testbed.namespaces.push(ns);
         }
@@ -341,11 +344,15 @@ impl Testbed {
     pub fn exec(&mut self, node: &str, command: &mut Command) -> Result<ProcessId, EmuError> {
         let program = command.get_program().to_string_lossy().into_owned();
         command.process_group(0);
-        let child = self
-            .namespace(node)?
+        let namespace = self.namespace(node)?;
+        let mut guard = interrupt::hold_for_start().ok_or(EmuError::Interrupted)?;
+        let child = namespace
             .run_inside(|| command.spawn())?
             .map_err(|e| EmuError::io(format!("start `{program}` in node {node}"), e))?;
-        Ok(self.adopt(child))
+        let supervised = Supervised { child };
+        guard.add_group(self.id, supervised.group());
+        drop(guard);
+        Ok(self.supervise(supervised))
     }
 
     /// Supervises a process the caller started in a node some other way (for example with
@@ -354,6 +361,10 @@ impl Testbed {
     pub fn adopt(&mut self, child: Child) -> ProcessId {
         let supervised = Supervised { child };
         interrupt::add_group(self.id, supervised.group());
+        self.supervise(supervised)
+    }
+
+    fn supervise(&mut self, supervised: Supervised) -> ProcessId {
         self.processes.push(Some(supervised));
         ProcessId(self.processes.len() - 1)
     }

@@ -1,5 +1,5 @@
-//! Shared by the emulator tests: the root check that skips them with a reason, and
-//! whether a process still lives.
+//! Shared by the emulator tests: the root check that skips them with a reason, whether a
+//! process still lives, and a testbed with a process in it.
 
 #![allow(dead_code)]
 
@@ -25,4 +25,18 @@ pub fn alive(pid: u32) -> bool {
             .unwrap_or("");
         !state.starts_with('Z')
     })
+}
+
+/// A testbed of nodes `a` and `b` with `sleep 600` running in `a`, and the sleeper's pid.
+pub fn testbed_with_a_sleeper() -> (emu::Testbed, u32) {
+    let mut testbed = emu::Testbed::builder()
+        .node("a")
+        .node("b")
+        .build()
+        .expect("testbed");
+    let id = testbed
+        .exec("a", std::process::Command::new("sleep").arg("600"))
+        .expect("start sleep");
+    let sleeper = testbed.process(id).expect("process").id();
+    (testbed, sleeper)
 }
