@@ -443,8 +443,9 @@ fn markdown(outcome: &Outcome) -> String {
          second; a copy of one a link already carried is a repeat). Overhead per 100 B is \
          (bytes on the wire − data) / data × 100: headers, acknowledgements, set-up, \
          discovery, keep-alives and retransmitted copies all count as overhead, so it cannot \
-         go below the share of the headers.\n",
-        p.size, p.rate_hz, p.messages, p.cc
+         go below the share of the headers. A message the caregiver has not received {} s \
+         after the gateway's last send counts as lost.\n",
+        p.size, p.rate_hz, p.messages, p.cc, p.drain_s
     );
     if let Some(reason) = &outcome.skipped {
         let mut t =
@@ -567,7 +568,14 @@ fn markdown(outcome: &Outcome) -> String {
          retransmission timeouts (seconds, not TCP's hundreds of milliseconds), which is where \
          they trade latency for delivery. CoAP CON keeps NSTART 1: one exchange in flight \
          per peer, so when the round trip exceeds the 250 ms between messages the relay's \
-         CONs queue, and a retransmission holds back every message behind it. Observe \
+         CONs queue, and a retransmission holds back every message behind it. The queue \
+         takes at most {} requests per peer and refuses the rest. When one exchange loses its \
+         transmission and three retransmissions in a row (19 % per round trip at 10 % loss \
+         per link: about one exchange in 770, or one trial in four with 200 exchanges), its \
+         backed-off retransmissions hold the queue for 14 s or more (from a 2 s RTO; longer \
+         once CoCoA's estimate has grown), and telemetry arriving once the queue is full is \
+         refused. CON's loss at one point of one run therefore says more about that run's \
+         draws than about the loss rate (`--runs 3` averages over more). Observe \
          loses telemetry without losing packets for good: RFC 7641 lets a newer notification \
          replace one still being retransmitted, which suits state (the latest reading) more \
          than a stream of samples.\n\
@@ -575,6 +583,7 @@ fn markdown(outcome: &Outcome) -> String {
          1 - (1 - p)^2 of the telemetry at loss p per link (19 % at 10 %); the paper reports \
          about the network's rate.\n\n\
          Wall time: {:.0} s for {} trials.",
+        crate::paper_config().max_queued_per_peer,
         outcome.wall_s,
         outcome.rows.len()
     );
@@ -622,6 +631,22 @@ mod tests {
 
         let md = markdown(&outcome_with(Vec::new(), Some("later".into())));
         assert!(!md.contains("## Trials started again"), "{md}");
+    }
+
+    #[test]
+    fn the_page_says_when_a_late_message_counts_as_lost_and_how_con_queues() {
+        let mut o = outcome_with(Vec::new(), None);
+        o.params.drain_s = 42.0;
+        let md = markdown(&o);
+        assert!(
+            md.contains("has not received 42 s after the gateway's last send counts as lost"),
+            "{md}"
+        );
+        let limit = crate::paper_config().max_queued_per_peer;
+        assert!(
+            md.contains(&format!("takes at most {limit} requests per peer")),
+            "{md}"
+        );
     }
 
     fn measured(protocol: &str, received: u64, wire_bytes: u64) -> TrialRow {
