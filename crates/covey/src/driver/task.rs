@@ -287,6 +287,9 @@ impl Task {
             self.dtls.as_mut().and_then(SessionTable::poll_received)
         {
             self.deliver(remote, local, &plaintext);
+            if let Some(table) = self.dtls.as_mut() {
+                table.recycle(plaintext);
+            }
         }
     }
 
@@ -475,6 +478,9 @@ impl Task {
                 self.send_pending(now, i).await;
             }
             self.send_batches[i].push(record.remote, &record.datagram);
+            if let Some(table) = self.dtls.as_mut() {
+                table.recycle(record.datagram);
+            }
         }
         self.fail_handshakes();
         for i in 0..self.send_batches.len() {

@@ -20,6 +20,10 @@ pub(crate) struct SessionKey {
     pub remote: SocketAddr,
 }
 
+/// How many emptied datagram buffers [`Outputs`] keeps for reuse: enough for a receive or
+/// send batch, so a steady stream copies into warm buffers instead of allocating.
+const SPARE_BUFFERS: usize = 64;
+
 /// A record to send, a plaintext received: what the table collects from its sessions.
 #[derive(Debug, Default)]
 pub(crate) struct Outputs {
@@ -27,6 +31,25 @@ pub(crate) struct Outputs {
     pub transmits: VecDeque<(SessionKey, Vec<u8>)>,
     /// Plaintext datagrams received, with the session they came through.
     pub received: VecDeque<(SessionKey, Vec<u8>)>,
+    /// Buffers handed back by the caller, to carry the next datagrams.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Outputs {
+    /// `bytes` in a spare buffer when there is one.
+    fn copy_of(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        buf
+    }
+
+    /// Keeps `buf` for a later datagram (up to [`SPARE_BUFFERS`]).
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(buf);
+        }
+    }
 }
 
 /// What became of a session after it was driven.
@@ -91,7 +114,8 @@ impl Session {
                     if !self.verified && record::is_server_hello(p) {
                         self.verified = true;
                     }
-                    out.transmits.push_back((key, p.to_vec()));
+                    let record = out.copy_of(p);
+                    out.transmits.push_back((key, record));
                 }
                 Output::BufferTooSmall { needed } => buf.resize(needed, 0),
                 Output::Timeout(at) => {
@@ -107,7 +131,8 @@ impl Session {
                     self.pending_identity = Some(peer_certificate::identity(der));
                 }
                 Output::ApplicationData(data) => {
-                    out.received.push_back((key, data.to_vec()));
+                    let plaintext = out.copy_of(data);
+                    out.received.push_back((key, plaintext));
                 }
                 Output::CloseNotify => progress = Progress::Closed,
                 _ => {}

@@ -431,6 +431,12 @@ impl SessionTable {
         Some((key.local, key.remote, datagram))
     }
 
+    /// Takes back a datagram buffer from [`poll_received`](Self::poll_received) or
+    /// [`poll_transmit`](Self::poll_transmit) once used, to carry a later datagram.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        self.outputs.recycle(buf);
+    }
+
     /// The next record to send.
     pub fn poll_transmit(&mut self) -> Option<TableTransmit> {
         let (key, datagram) = self.outputs.transmits.pop_front()?;

@@ -135,6 +135,36 @@ fn psk_session_carries_plaintext_both_ways_after_a_cookie_exchange() {
 }
 
 #[test]
+fn recycled_buffers_carry_the_next_datagrams_instead_of_new_allocations() {
+    let mut pair = Pair::new(psk("ward-3:secret-key"), psk("ward-3:secret-key"));
+    assert!(pair.client_sends(b"first"));
+    pair.pump();
+    let (_, _, first) = pair.server.poll_received().unwrap();
+    let plaintext_buf = first.as_ptr();
+    pair.server.recycle(first);
+    assert!(pair.client_sends(b"second"));
+    let record = pair.client.poll_transmit().unwrap();
+    let record_buf = record.datagram.as_ptr();
+    pair.server
+        .handle_datagram(pair.now, record.remote, record.local, &record.datagram);
+    pair.client.recycle(record.datagram);
+    let (_, _, second) = pair.server.poll_received().unwrap();
+    assert_eq!(&second[GET.len()..], b"second");
+    assert_eq!(
+        second.as_ptr(),
+        plaintext_buf,
+        "the recycled buffer holds it"
+    );
+    assert!(pair.client_sends(b"third"));
+    let record = pair.client.poll_transmit().unwrap();
+    assert_eq!(
+        record.datagram.as_ptr(),
+        record_buf,
+        "the recycled record buffer"
+    );
+}
+
+#[test]
 fn a_wrong_key_fails_the_handshake_on_both_sides_and_delivers_nothing() {
     let mut pair = Pair::new(psk("ward-3:wrong"), psk("ward-3:secret-key"));
     pair.client_sends(b"request");
