@@ -1,6 +1,6 @@
 //! How the server keeps itself from being used as an amplifier (RFC 7252 §11.3,
-//! RFC 9175 §2.4): what a peer whose address is not verified may receive, and how long
-//! Echo values and verifications last.
+//! RFC 9175 §2.4, and QUIC's budget for unvalidated paths, RFC 9000 §8.1): what a peer whose
+//! address is not verified may receive, and how long Echo values and verifications last.
 
 use crate::Duration;
 
@@ -9,8 +9,8 @@ use crate::Duration;
 pub struct AmplificationLimit {
     /// Whether the limits apply at all (off: every peer is answered in full).
     pub enabled: bool,
-    /// A response larger than this many times its request, to an unverified peer, is cut
-    /// to a Block2 block that fits, with an Echo option (RFC 9175 suggests 3).
+    /// An unverified address may be sent at most this many times the bytes it sent, counted
+    /// over every datagram either way (RFC 9175 and RFC 9000 suggest 3).
     pub factor: u32,
     /// How long an Echo value stays acceptable after it is issued (at most twice this).
     pub echo_lifetime: Duration,
@@ -18,6 +18,12 @@ pub struct AmplificationLimit {
     pub verified_lifetime: Duration,
     /// Verified peer addresses remembered at once; beyond, the soonest to expire goes.
     pub max_verified_peers: usize,
+    /// Unverified addresses whose bytes are counted at once; beyond, the oldest account is
+    /// forgotten (and its address starts again with nothing to spend).
+    pub max_unverified_peers: usize,
+    /// How long an unverified address's account lasts after its last datagram either way
+    /// (at least EXCHANGE_LIFETIME, so retransmissions are still counted).
+    pub account_lifetime: Duration,
 }
 
 impl Default for AmplificationLimit {
@@ -28,6 +34,8 @@ impl Default for AmplificationLimit {
             echo_lifetime: Duration::from_secs(60),
             verified_lifetime: Duration::from_secs(600),
             max_verified_peers: 1024,
+            max_unverified_peers: 1024,
+            account_lifetime: Duration::from_secs(300),
         }
     }
 }
@@ -41,9 +49,10 @@ impl AmplificationLimit {
         }
     }
 
-    /// The largest response (bytes) an unverified peer may get for a `request_len`-byte
-    /// request.
-    pub fn budget(&self, request_len: usize) -> usize {
+    /// What a `request_len`-byte request alone earns an unverified peer: a response larger
+    /// than this draws on what earlier datagrams earned, and goes as a CON when it can, so
+    /// its acknowledgement verifies the address.
+    pub fn share_of(&self, request_len: usize) -> usize {
         request_len.saturating_mul(self.factor as usize)
     }
 }

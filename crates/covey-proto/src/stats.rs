@@ -20,10 +20,12 @@ pub enum DropCause {
     StaleNotification,
     /// The queue of datagrams waiting for `poll_transmit` was full.
     OutboxFull,
+    /// A datagram to an unverified address that did not fit its amplification budget.
+    AmplificationLimit,
 }
 
 /// Number of [`DropCause`] variants.
-pub const DROP_CAUSES: usize = 7;
+pub const DROP_CAUSES: usize = 8;
 
 impl DropCause {
     /// Every cause, in the order of `Stats::drops`.
@@ -35,6 +37,7 @@ impl DropCause {
         DropCause::MulticastSuppressed,
         DropCause::StaleNotification,
         DropCause::OutboxFull,
+        DropCause::AmplificationLimit,
     ];
 }
 

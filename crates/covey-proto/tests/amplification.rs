@@ -104,19 +104,29 @@ fn network_with_server(config: Config) -> (Network, usize) {
     (net, server)
 }
 
-/// Injects `request` from the victim into a default server and returns the one datagram
-/// the victim got (checked to be within three times the request) and the server's
-/// `echo_challenges`.
+/// Whether `datagram` is a CoAP ping (an Empty CON).
+fn is_ping(datagram: &[u8]) -> bool {
+    Message::parse(datagram)
+        .is_ok_and(|m| m.message_type() == MessageType::Confirmable && m.code() == Code::EMPTY)
+}
+
+/// Injects `request` from the victim into a default server and returns the one response
+/// the victim got (all it got checked to be within three times the request) and the
+/// server's `echo_challenges`. A response too large for the budget is held while a ping
+/// checks the address; the victim never answers it, and the response goes cut.
 fn spoof_once(request: &[u8]) -> (Vec<u8>, u64) {
     let (mut net, server) = network_with_server(Config::default());
     net.inject(victim(), server, request);
     net.run_for(Duration::from_secs(10));
-    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    let (bytes, mut datagrams) = sent_to(&net, addr(2), victim());
     assert!(
         bytes <= 3 * request.len(),
         "{bytes} bytes for {}",
         request.len()
     );
+    if datagrams.len() == 2 && is_ping(&datagrams[0]) {
+        datagrams.remove(0);
+    }
     assert_eq!(datagrams.len(), 1);
     let challenges = net.nodes[server].endpoint.stats().echo_challenges;
     (datagrams[0].clone(), challenges)
@@ -196,32 +206,32 @@ fn echoing_the_value_verifies_only_that_address_while_fresh() {
         server,
         &raw_get_with_token("large", token, false, None),
     );
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     let (cut, echo) = last_reply(&net, victim());
     let echo = echo.expect("a cut block with Echo");
     assert!(cut < 1024, "{cut}");
     // Another address replaying the value is not verified by it.
     let other = SocketAddr::new(victim().ip(), 40_001);
     net.inject(other, server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     let (replayed, _) = last_reply(&net, other);
     assert!(replayed < 1024, "replayed elsewhere: {replayed} bytes");
     // Echoed from its own address, the full block flows.
     net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     assert_eq!(last_reply(&net, victim()), (1024, None));
     // Once verified, later requests need no Echo, until the verification expires.
     net.inject(victim(), server, &raw_get("large", false, None));
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     assert_eq!(last_reply(&net, victim()), (1024, None));
     net.run_for(AmplificationLimit::default().verified_lifetime);
     net.inject(victim(), server, &raw_get("large", false, None));
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     let (expired, _) = last_reply(&net, victim());
     assert!(expired < 1024, "{expired}");
     // A stale value (two Echo lifetimes on) no longer verifies.
     net.inject(victim(), server, &raw_get("large", false, Some(&echo)));
-    net.run_for(Duration::from_secs(1));
+    net.run_for(Duration::from_secs(5));
     let (stale, fresh_echo) = last_reply(&net, victim());
     assert!(stale < 1024, "{stale}");
     assert!(fresh_echo.is_some_and(|v| v != echo), "a new value");
@@ -266,16 +276,46 @@ fn add_recording_client(net: &mut Network) -> (usize, Seen) {
 }
 
 #[test]
-fn the_client_engine_answers_echo_and_gets_the_whole_body() {
+fn the_client_engine_answers_the_address_check_and_gets_the_whole_body_at_full_size() {
     let (mut net, server) = network_with_server(Config::default());
     let (client, seen) = add_recording_client(&mut net);
     let get = Request {
         options: &[opt(OptionNumber::URI_PATH, b"large")],
         ..Request::new(Code::GET)
     };
+    net.request(client, addr(2), &get, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(5));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!((seen[0].0, seen[0].1.len()), (Code::CONTENT, LARGE));
+    // The server pinged, the client's RST verified its address, and every block came at
+    // full size: two requests, no Echo.
+    let server_sent: Vec<Vec<u8>> = sent_to(&net, addr(2), addr(1)).1;
+    assert!(is_ping(&server_sent[0]), "a ping first");
+    let blocks: Vec<(u32, u8)> = server_sent
+        .iter()
+        .filter_map(|d| Message::parse(d).ok()?.block2().map(|b| (b.num, b.szx)))
+        .collect();
+    assert_eq!(blocks, [(0, 6), (1, 6)]);
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
+}
+
+#[test]
+fn the_client_engine_answers_echo_when_its_ping_answer_is_lost() {
+    let (mut net, server) = network_with_server(Config::default());
+    let (client, seen) = add_recording_client(&mut net);
+    // The client's RSTs are lost: the address check fails and Echo has to do.
+    net.drop_rule = Some(Box::new(|from, _, bytes| {
+        *from == addr(1) && bytes.first().is_some_and(|b| b >> 4 & 3 == 3)
+    }));
+    let get = Request {
+        options: &[opt(OptionNumber::URI_PATH, b"large")],
+        ..Request::new(Code::GET)
+    };
     for params in [RequestParams::default(), RequestParams::NON] {
         net.request(client, addr(2), &get, params).unwrap();
-        net.run_for(Duration::from_secs(5));
+        net.run_for(Duration::from_secs(10));
     }
     let seen = seen.borrow();
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -303,31 +343,90 @@ fn the_client_engine_answers_echo_and_gets_the_whole_body() {
 }
 
 #[test]
-fn a_spoofed_observe_registration_draws_no_notification() {
+fn a_spoofed_observe_registration_costs_at_most_three_times_and_then_ends() {
     let (mut net, server) = network_with_server(Config::default());
     let request = raw_get("time", true, None);
     net.inject(victim(), server, &request);
     net.run_for(Duration::from_secs(1));
-    assert_eq!(net.nodes[server].endpoint.observer_count(1), 0);
-    let now = net.now;
-    let notified = net.nodes[server].endpoint.notify(
-        now,
-        1,
-        &Response::with_payload(Code::CONTENT, b"12:00:01"),
-    );
-    assert_eq!(notified, 0);
-    net.run_for(Duration::from_secs(1));
+    // Registered, its answer sent as a CON that nobody acknowledges.
+    assert_eq!(net.nodes[server].endpoint.observer_count(1), 1);
+    let (_, datagrams) = sent_to(&net, addr(2), victim());
+    let first = Message::parse(&datagrams[0]).unwrap();
+    assert_eq!(first.message_type(), MessageType::Confirmable);
+    assert!(first.option(OptionNumber::OBSERVE).is_some());
+    // A notification a second for five minutes: every one is a CON to the unverified
+    // address, none fits what is left of its budget, and the observation ends.
+    for second in 0..300u32 {
+        let now = net.now;
+        let body = format!("12:{:02}:{:02}", second / 60, second % 60);
+        net.nodes[server].endpoint.notify(
+            now,
+            1,
+            &Response::with_payload(Code::CONTENT, body.as_bytes()),
+        );
+        net.flush(server);
+        net.run_for(Duration::from_secs(1));
+    }
+    assert_eq!(net.nodes[server].endpoint.observer_count(1), 0, "ended");
     let (bytes, datagrams) = sent_to(&net, addr(2), victim());
-    assert_eq!(datagrams.len(), 1, "only the challenge");
     assert!(
         bytes <= 3 * request.len(),
-        "{bytes} bytes for {}",
+        "{bytes} bytes in {} datagrams for {}",
+        datagrams.len(),
         request.len()
     );
 }
 
 #[test]
-fn the_client_engine_observes_after_the_echo_round_trip() {
+fn a_plain_client_that_only_acknowledges_observes_without_echo() {
+    let (mut net, server) = network_with_server(Config::default());
+    let client = addr(7);
+    let request = raw_get_with_token("time", b"ob", true, None);
+    net.inject(client, server, &request);
+    let mut acked = 0;
+    let mut notifications = Vec::new();
+    for second in 0..5u8 {
+        net.run_for(Duration::from_millis(500));
+        // The client acknowledges every CON it gets, as RFC 7252 asks, and knows no Echo.
+        for m in sent_to(&net, addr(2), client).1.into_iter().skip(acked) {
+            acked += 1;
+            let m = Message::parse(&m).unwrap();
+            assert!(m.option(OptionNumber::ECHO).is_none());
+            notifications.push(m.payload().to_vec());
+            if m.message_type() == MessageType::Confirmable {
+                let [high, low] = m.message_id().to_be_bytes();
+                net.inject(client, server, &[0x60, 0, high, low]);
+            }
+        }
+        let now = net.now;
+        let body = format!("12:00:0{second}");
+        net.nodes[server].endpoint.notify(
+            now,
+            1,
+            &Response::with_payload(Code::CONTENT, body.as_bytes()),
+        );
+        net.flush(server);
+        net.run_for(Duration::from_millis(500));
+    }
+    for m in sent_to(&net, addr(2), client).1.into_iter().skip(acked) {
+        notifications.push(Message::parse(&m).unwrap().payload().to_vec());
+    }
+    assert_eq!(
+        notifications,
+        [
+            &b"12:00:00"[..],
+            b"12:00:00",
+            b"12:00:01",
+            b"12:00:02",
+            b"12:00:03",
+            b"12:00:04"
+        ]
+    );
+    assert_eq!(net.nodes[server].endpoint.observer_count(1), 1);
+}
+
+#[test]
+fn the_client_engine_observes_without_an_echo_round_trip() {
     let (mut net, server) = network_with_server(Config::default());
     let (client, seen) = add_recording_client(&mut net);
     let observe = Request {
@@ -434,14 +533,16 @@ fn a_response_to_an_unsafe_method_is_cut_to_fit_not_refused() {
         2,
         "once for the spoofed POST, once for the client's"
     );
-    // The client's cut first block carried Echo; its block requests echoed it, and the POST
-    // was not sent again for it.
-    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 1);
+    // The answer waited for the client's RST to a ping and then went at full size: no Echo,
+    // and the POST was not sent again for it.
+    assert_eq!(net.nodes[server].endpoint.stats().echo_challenges, 0);
     assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 0);
+    let pinged = sent_to(&net, addr(2), addr(1)).1;
+    assert!(is_ping(&pinged[0]), "a ping first");
 }
 
 #[test]
-fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
+fn a_block1_upload_earns_its_whole_answer() {
     let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
     let upper = Box::new(FnApp(move |ep: &mut Endpoint, now: Instant, ev: Event| {
         let Event::Request(id) = ev else { return };
@@ -464,9 +565,8 @@ fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].0, Code::CHANGED);
     assert_eq!(seen[0].1, body.to_ascii_uppercase());
-    // The first 1 024-byte block (its request carried 476 bytes) fit the budget but not the
-    // whole body, so it carried Echo; the client's next block request echoed it and so the
-    // rest came at full size.
+    // The upload's blocks earned the client 3 x 1 500 bytes: its answer goes whole, at the
+    // full block size and without Echo.
     let blocks: Vec<(u8, bool)> = net
         .sent_by(addr(2))
         .iter()
@@ -475,14 +575,8 @@ fn a_block1_upload_whose_answer_is_cut_arrives_whole() {
             Some((m.block2()?.szx, m.option(OptionNumber::ECHO).is_some()))
         })
         .collect();
-    assert_eq!(blocks, [(6, true), (6, false)]);
-    let echoed = net
-        .sent_by(addr(1))
-        .iter()
-        .filter_map(|s| Message::parse(&s.bytes).ok())
-        .filter(|m| m.block2().is_some() && m.option(OptionNumber::ECHO).is_some())
-        .count();
-    assert_eq!(echoed, 1, "the block request echoed the value");
+    assert_eq!(blocks, [(6, false), (6, false)]);
+    assert_eq!(net.nodes[client].endpoint.stats().echo_retries, 0);
 }
 
 #[test]
@@ -522,5 +616,78 @@ fn an_echo_in_a_successful_response_goes_with_the_next_request() {
     assert_eq!(
         *echoed.borrow(),
         [None, Some(b"fresh-1".to_vec()), Some(b"fresh-1".to_vec())]
+    );
+}
+
+#[test]
+fn an_error_reply_to_an_unverified_address_keeps_its_code_and_shortens_its_diagnostic() {
+    // 5 bytes: a CON GET with an empty option 9 (critical, unassigned).
+    let request = [0x40, 0x01, 0x12, 0x34, 0x90];
+    let (datagram, _) = spoof_once(&request);
+    let reply = Message::parse(&datagram).unwrap();
+    assert_eq!(
+        (reply.message_type(), reply.code()),
+        (MessageType::Acknowledgement, Code::BAD_OPTION)
+    );
+    assert!(datagram.len() <= 15, "{} bytes", datagram.len());
+    assert!(b"unrecognised critical option 9".starts_with(reply.payload()));
+}
+
+#[test]
+fn a_separate_response_to_a_silent_victim_is_not_retransmitted_beyond_its_budget() {
+    // The App answers after the piggyback window: an empty ACK, then a CON response that
+    // nobody acknowledges; its retransmissions stay within the budget.
+    let slow = Box::new(FnApp({
+        let mut pending = Vec::new();
+        move |ep: &mut Endpoint, now: Instant, ev: Event| match ev {
+            Event::Request(id) => {
+                pending.push(id);
+                ep.set_timer(now + Duration::from_secs(3), 0);
+            }
+            Event::Timer(_) => {
+                for id in pending.drain(..) {
+                    let body = [b's'; 20];
+                    let _ = ep.respond(now, id, &Response::with_payload(Code::CONTENT, &body));
+                }
+            }
+            _ => {}
+        }
+    }));
+    let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+    let server = net.add(addr(2), Config::default(), 2, Some(slow));
+    let mut buf = [0u8; 64];
+    let mut enc =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, 7, b"to").unwrap();
+    enc.option(OptionNumber::URI_PATH, b"separate").unwrap();
+    let n = enc.finish();
+    net.inject(victim(), server, &buf[..n]);
+    net.run_for(Duration::from_secs(300));
+    let (bytes, datagrams) = sent_to(&net, addr(2), victim());
+    assert!(
+        bytes <= 3 * n,
+        "{bytes} bytes in {} datagrams for {n}",
+        datagrams.len()
+    );
+    let types: Vec<(MessageType, Code)> = datagrams
+        .iter()
+        .map(|d| {
+            Message::parse(d)
+                .map(|m| (m.message_type(), m.code()))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        types[..2],
+        [
+            (MessageType::Acknowledgement, Code::EMPTY),
+            (MessageType::Confirmable, Code::CONTENT)
+        ]
+    );
+    assert!(
+        net.nodes[server]
+            .endpoint
+            .stats()
+            .drops_of(covey_proto::DropCause::AmplificationLimit)
+            > 0
     );
 }

@@ -396,7 +396,9 @@ fn observe_delivers_notifications_until_cancelled() {
         seen.borrow().iter().all(|s| !s.3),
         "an observation is never 'last' while it runs"
     );
-    // Every third notification was confirmable; the client acknowledged it.
+    // The registration's answer went as a CON of its own (the client's address was not
+    // verified; its ACK verified it); every third notification was confirmable; the client
+    // acknowledged them.
     let types: Vec<MessageType> = net
         .sent_by(addr(2))
         .iter()
@@ -408,7 +410,7 @@ fn observe_delivers_notifications_until_cancelled() {
     assert_eq!(
         types,
         [
-            Acknowledgement,
+            Confirmable,
             NonConfirmable,
             NonConfirmable,
             Confirmable,

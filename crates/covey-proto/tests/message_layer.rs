@@ -506,9 +506,10 @@ fn ping_is_answered_with_reset() {
 fn unrecognised_critical_option_gets_bad_option_and_elective_is_ignored() {
     let calls = Rc::new(RefCell::new(0));
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    // The whole diagnostic: what an unverified address gets of it is in amplification.rs.
     let server = net.add(
         addr(2),
-        Config::default(),
+        whole_diagnostics(),
         2,
         Some(echo_server(calls.clone())),
     );
@@ -562,6 +563,15 @@ fn unrecognised_critical_option_gets_bad_option_and_elective_is_ignored() {
 }
 
 /// A network with an echo server at `addr(2)`, and the count of its application's calls.
+/// A server without the amplification limit, whose error replies carry their whole
+/// diagnostic even to a client it has not verified.
+fn whole_diagnostics() -> Config {
+    Config {
+        amplification: covey_proto::AmplificationLimit::off(),
+        ..Config::default()
+    }
+}
+
 fn echo_network(config: Config) -> (Network, usize, Rc<RefCell<u32>>) {
     let calls = Rc::new(RefCell::new(0));
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
@@ -582,7 +592,7 @@ fn con_get_with(mid: u16, number: OptionNumber, value: &[u8]) -> Vec<u8> {
 
 #[test]
 fn registered_critical_options_covey_does_not_implement_get_bad_option() {
-    let (mut net, server, calls) = echo_network(Config::default());
+    let (mut net, server, calls) = echo_network(whole_diagnostics());
     let cases: [(OptionNumber, &[u8]); 4] = [
         (OptionNumber::OSCORE, &[0x09, 0x14]),
         (OptionNumber::EDHOC, b""),

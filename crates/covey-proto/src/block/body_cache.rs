@@ -104,6 +104,11 @@ impl BodyCache {
         Some(c)
     }
 
+    /// Whether a body is kept for transfer `key`.
+    pub fn contains(&self, key: &(SocketAddr, u64)) -> bool {
+        self.map.contains_key(key)
+    }
+
     /// Removes and returns the body of transfer `key`, unless it expired by `now`.
     pub fn take_fresh(&mut self, now: Instant, key: &(SocketAddr, u64)) -> Option<CachedBody> {
         self.take(key).filter(|c| c.expires > now)

@@ -30,6 +30,7 @@ use core::net::SocketAddr;
 use covey_core::{Message, Token};
 
 use crate::block;
+use crate::exchange::address_credit::AddressCredit;
 use crate::exchange::address_verification::AddressVerification;
 use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
@@ -116,6 +117,10 @@ pub struct Endpoint {
     pub(crate) bodies: block::BodyCache,
     /// Echo values issued and the peer addresses verified with them (server side).
     pub(crate) address_verification: AddressVerification,
+    /// What each unverified address has sent and been sent (server side).
+    pub(crate) address_credit: AddressCredit,
+    /// Local sockets whose peers proved their address another way (DTLS's cookie).
+    pub(crate) trusted_sockets: Vec<SocketAddr>,
     /// Echo values servers sent, for the next request to them (client side).
     pub(crate) kept_echoes: KeptEchoes,
 }
@@ -172,6 +177,9 @@ impl Endpoint {
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
             address_verification: AddressVerification::from_seed(seed),
+            // Keyed apart from the engine's stream, so its other draws stay as they were.
+            address_credit: AddressCredit::new(seed.rotate_left(17) ^ 0xC4ED_17AB_0000_0001),
+            trusted_sockets: Vec::new(),
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
             config,
             rng,
@@ -252,7 +260,7 @@ impl Endpoint {
                 return Some(t);
             }
         }
-        match self.transmit_queued(buf) {
+        match self.transmit_queued(now, buf) {
             Some(t) => {
                 self.rounds.credit = NOTIFICATIONS_PER_QUEUED;
                 Some(t)
@@ -261,8 +269,9 @@ impl Endpoint {
         }
     }
 
-    /// The next datagram of the outbox, written into `buf`.
-    fn transmit_queued(&mut self, buf: &mut [u8]) -> Option<Transmit> {
+    /// The next datagram of the outbox, written into `buf`. One that does not fit its
+    /// destination's amplification budget is dropped; our own requests never draw on it.
+    fn transmit_queued(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         while let Some((destination, source, local)) = self.outbox.pop() {
             let meta = self.transmit_meta(source, local);
             let (size, fits) = match self.shared_notification(source) {
@@ -298,9 +307,14 @@ impl Endpoint {
                 _ => {}
             }
             if fits {
+                let header = covey_core::Header::parse(&buf[..size]).ok()?;
+                let own = meta.request.is_some() || header.code.is_request();
+                if !own && !self.spend_budget(now, destination, meta.source.socket, size) {
+                    self.stats.drop(DropCause::AmplificationLimit);
+                    continue;
+                }
                 self.stats.transmissions += 1;
                 self.stats.bytes_sent += size as u64;
-                let header = covey_core::Header::parse(&buf[..size]).ok()?;
                 let request = meta.request.or_else(|| {
                     // One of our NON requests: its token names the exchange.
                     header.code.is_request().then(|| {

@@ -51,6 +51,7 @@ impl Endpoint {
     fn receive(&mut self, now: Instant, remote: SocketAddr, local: LocalAddr, datagram: &[u8]) {
         self.stats.received += 1;
         self.stats.bytes_received += datagram.len() as u64;
+        self.earn_budget(now, remote, local.socket, datagram.len());
         let multicast = local.multicast_group.is_some();
         if datagram.len() > self.config.max_message_size {
             self.stats.drop(DropCause::TooLarge);
@@ -104,6 +105,7 @@ impl Endpoint {
             // An RST may reject a NON notification, ending that observation.
             if !(reset && self.reset_notification(now, remote, message.message_id())) {
                 self.stats.drop(DropCause::Unmatched);
+                self.unmatched_acknowledgement(remote);
             }
             return;
         };
@@ -112,6 +114,8 @@ impl Endpoint {
             return;
         };
         let owner = t.owner;
+        // Only the receiver of that CON knows its message ID.
+        self.acknowledged_by(now, remote);
         if code.is_response() {
             // A piggy-backed response must also match the request's token.
             let TransmissionOwner::Request(ex_key) = owner else {

@@ -486,6 +486,7 @@ impl Endpoint {
                 }
             }
             TransmissionOwner::SeparateResponse => {}
+            TransmissionOwner::AddressCheck(incoming) => self.on_address_check_ended(now, incoming),
             TransmissionOwner::Notification(observer) => {
                 self.on_notification_ended(now, observer, end == TransmissionEnd::Acknowledged)
             }

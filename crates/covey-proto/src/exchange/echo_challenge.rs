@@ -1,10 +1,12 @@
 //! The server's side of Echo against amplification (RFC 9175 §2.4 item 3): a request echoing
-//! a fresh value verifies its sender's address; until then a response larger than the
-//! amplification budget is cut to a Block2 block that fits, carrying an Echo value when it
-//! came by unicast, so a client that knows Echo is verified by its next request and one
-//! that does not still gets the body block by block. A safe request whose answer cannot be
-//! cut that small is refused with 4.01 Unauthorized and an Echo option, and an Observe
-//! registration is challenged the same way before any notification flows.
+//! a fresh value verifies its sender's address. Until an address is verified it may be sent
+//! only what its datagrams earned (see `address_budget`); a response that does not fit what
+//! is left is cut to the largest Block2 block that does, carrying an Echo value when it came
+//! by unicast and there is room, so a client that knows Echo is verified by its next request
+//! and one that does not still gets the body block by block. A safe request whose answer
+//! cannot be cut that small is refused with 4.01 Unauthorized and an Echo option. A response
+//! that draws on earlier credit, and an Observe registration's, go as a CON when they fit,
+//! so the client's ACK verifies the address (every client acknowledges a CON).
 
 use crate::endpoint::Endpoint;
 use crate::event::IncomingId;
@@ -21,6 +23,9 @@ use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumb
 /// Options of a response besides its own that a cut accounts for (the engine adds fewer).
 const MAX_EXTRA: usize = 8;
 
+/// The size of an Empty message (an empty ACK): the header alone.
+const EMPTY_MESSAGE_LEN: usize = 4;
+
 /// The Block2 block a response goes out with, and whether it was cut for an unverified
 /// sender and so carries an Echo value.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +34,8 @@ pub(crate) struct Block2Choice {
     pub block: Option<Block>,
     /// Whether an Echo value goes with it.
     pub echo: bool,
+    /// Whether it fits the budget (a cut to the smallest block may still not).
+    pub fits: bool,
 }
 
 impl Endpoint {
@@ -52,15 +59,16 @@ impl Endpoint {
                     .is_fresh(now, remote, o.value, limit)
             });
         if echoed {
-            self.address_verification.mark_verified(now, remote, limit);
+            self.verify_address(now, remote);
             return true;
         }
-        self.address_verification.is_verified(now, remote)
+        self.is_address_verified(now, remote)
     }
 
-    /// Whether `remote` may be sent more than the amplification budget.
+    /// Whether `remote` may be sent more than its amplification budget from the socket being
+    /// replied from.
     pub(crate) fn is_address_verified(&self, now: Instant, remote: SocketAddr) -> bool {
-        !self.config.amplification.enabled || self.address_verification.is_verified(now, remote)
+        self.is_unlimited(now, remote, self.local_addr(self.replying_from))
     }
 
     /// Answers request `id` with 4.01 Unauthorized and an Echo value when its sender's
@@ -74,7 +82,7 @@ impl Endpoint {
         };
         if inc.group.is_some()
             || inc.state != IncomingState::Waiting
-            || self.is_address_verified(now, inc.remote)
+            || self.is_unlimited(now, inc.remote, inc.local)
         {
             return false;
         }
@@ -104,25 +112,49 @@ impl Endpoint {
         self.reply_now(now, target, Code::UNAUTHORIZED, &options, &[]);
     }
 
-    /// Whether response `m` to incoming request `key` is more than an unverified sender may
-    /// get.
+    /// Whether response `m` is more than its unverified receiver may still get.
     pub(crate) fn exceeds_amplification_budget(
         &mut self,
         now: Instant,
-        key: SlabKey,
         remote: SocketAddr,
         m: &Outgoing<'_>,
     ) -> bool {
-        let budget = self.amplification_budget(key);
-        if m.size_bound() <= budget || self.is_address_verified(now, remote) {
-            return false;
-        }
-        self.encoded_len(m) > budget
+        let budget = self.remaining_budget(now, remote);
+        m.size_bound() > budget && self.encoded_len(m) > budget
     }
 
-    /// The Block2 block to send for `requested`. A response larger than an unverified
-    /// sender's budget is cut to the largest block size (at least 16 bytes) that fits, at the
-    /// offset asked for; a unicast one makes room for an Echo value too when it can, so a
+    /// Whether response `m` to incoming request `key` goes as a CON so that its ACK verifies
+    /// the unverified `target`: an Observe registration's answer (notifications follow, and
+    /// an unverified observer gets nothing else), or one larger than its own request earned,
+    /// when it fits the budget with the empty ACK a CON request then needs first (and, but
+    /// for a registration, with room for one retransmission).
+    pub(crate) fn confirms_to_verify(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        target: &ResponseTarget,
+        m: &Outgoing<'_>,
+        registration: bool,
+    ) -> bool {
+        let remaining = self.remaining_budget(now, target.remote);
+        if remaining == usize::MAX {
+            return false;
+        }
+        let len = self.encoded_len(m);
+        if !registration && len <= self.request_share(key) {
+            return false;
+        }
+        let ack = match target.confirmable && !target.acked {
+            true => EMPTY_MESSAGE_LEN,
+            false => 0,
+        };
+        let copies = if registration { 1 } else { 2 };
+        ack + copies * len <= remaining
+    }
+
+    /// The Block2 block to send for `requested`. A response larger than what an unverified
+    /// sender may still get is cut to the largest block size (at least 16 bytes) that fits,
+    /// at the offset asked for; a unicast one makes room for an Echo value too when it can, so a
     /// client that echoes it is verified by its next request. A cut with no room for Echo
     /// still goes out, so a client that does not know Echo gets the body (later block
     /// requests are larger and so have room).
@@ -137,18 +169,33 @@ impl Endpoint {
         token: &[u8],
         requested: Option<Block>,
     ) -> Block2Choice {
+        let budget = self.remaining_budget(now, remote);
+        self.block2_within(key, budget, response, extra, token, requested)
+    }
+
+    /// [`block2_to_send`](Self::block2_to_send) for a sender that may still get `budget`
+    /// bytes.
+    pub(crate) fn block2_within(
+        &mut self,
+        key: SlabKey,
+        budget: usize,
+        response: &Response<'_>,
+        extra: &[CoapOption<'_>],
+        token: &[u8],
+        requested: Option<Block>,
+    ) -> Block2Choice {
         let uncut = Block2Choice {
             block: requested,
             echo: false,
+            fits: true,
         };
-        if self.is_address_verified(now, remote) {
+        if budget == usize::MAX {
             return uncut;
         }
         let multicast = self
             .incoming
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
-        let budget = self.amplification_budget(key);
         let overhead = self.cut_overhead(response, extra, token, requested, 0, false);
         let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
         let fit = |overhead: usize| {
@@ -175,7 +222,8 @@ impl Endpoint {
         let with_echo = (!multicast)
             .then(|| fit(self.cut_overhead(response, extra, token, requested, 0, true)))
             .flatten();
-        let szx = with_echo.or_else(|| fit(overhead)).unwrap_or(0);
+        let fitting = with_echo.or_else(|| fit(overhead));
+        let szx = fitting.unwrap_or(0);
         let block = match requested {
             None => Block::new(0, false, szx).ok(),
             Some(b) => Block::new((b.offset() >> (4 + szx)) as u32, false, szx)
@@ -185,6 +233,7 @@ impl Endpoint {
         Block2Choice {
             block,
             echo: with_echo.is_some(),
+            fits: fitting.is_some(),
         }
     }
 
@@ -244,10 +293,10 @@ impl Endpoint {
             .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH))
     }
 
-    /// The most an unverified sender may get for incoming request `key`.
-    fn amplification_budget(&self, key: SlabKey) -> usize {
+    /// What incoming request `key` alone earned its unverified sender.
+    fn request_share(&self, key: SlabKey) -> usize {
         let request_len = self.incoming_bufs.get(key.index()).len();
-        self.config.amplification.budget(request_len)
+        self.config.amplification.share_of(request_len)
     }
 
     /// The encoded size of `response` with `extra` options, without its payload.
@@ -270,7 +319,7 @@ impl Endpoint {
     }
 
     /// The encoded size of `m`, through a pooled scratch buffer.
-    fn encoded_len(&mut self, m: &Outgoing<'_>) -> usize {
+    pub(crate) fn encoded_len(&mut self, m: &Outgoing<'_>) -> usize {
         let mut scratch = DatagramBuf::default();
         let len = match scratch.encode(m, &mut self.pool) {
             Ok(()) => scratch.as_slice().len(),

@@ -6,7 +6,9 @@ use crate::endpoint::{Endpoint, LocalAddr, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId};
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState, ResponseTarget};
+use crate::exchange::incoming_exchange::{
+    AddressCheck, IncomingExchange, IncomingState, ResponseTarget,
+};
 use crate::message::dedup::{DedupKey, DedupState};
 use crate::message::option_rules::RequestOptions;
 use crate::message::outbox::OutSource;
@@ -186,14 +188,10 @@ impl Endpoint {
             Some(1) => ObserveRequest::Deregister,
             _ => ObserveRequest::None,
         };
-        if observe == ObserveRequest::Register && !verified {
-            // No notification flows to an address that has not shown it asked for them:
-            // unicast registrations are challenged with Echo, multicast ones are served
-            // as a plain GET (RFC 9175 §2.4).
-            if !multicast {
-                self.challenge_with_echo(now, target);
-                return;
-            }
+        if observe == ObserveRequest::Register && !verified && multicast {
+            // A registration by multicast is served as a plain GET (RFC 9175 §2.4): its
+            // notifications would go to an address nobody verified. A unicast one is
+            // answered with a CON, whose ACK verifies the address (see `respond`).
             observe = ObserveRequest::None;
         }
         if self.incoming.is_full() {
@@ -214,6 +212,7 @@ impl Endpoint {
             block1,
             block2,
             observe,
+            address_check: AddressCheck::None,
         });
         self.incoming_shared_fairly &= inserted.is_err();
         let Ok(key) = inserted else {

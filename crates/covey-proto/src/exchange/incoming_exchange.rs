@@ -41,6 +41,19 @@ pub(crate) struct IncomingExchange {
     pub block2: Option<Block>,
     /// The request's Observe option.
     pub observe: ObserveRequest,
+    /// Whether its sender's address was checked with a ping before a large response.
+    pub address_check: AddressCheck,
+}
+
+/// Where the check of an unverified sender's address stands (see `address_check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AddressCheck {
+    /// Not tried.
+    None,
+    /// A ping is out; the response waits in the body cache.
+    Pending,
+    /// Answered or timed out: the response went (whole or cut), never held again.
+    Done,
 }
 
 impl IncomingExchange {

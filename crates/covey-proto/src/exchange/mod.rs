@@ -1,6 +1,9 @@
 //! The request/response layer (RFC 7252 §5): client exchanges matched by token and queued
 //! per peer (NSTART), and incoming exchanges answered piggy-backed or separately.
 
+pub(crate) mod address_budget;
+pub(crate) mod address_check;
+pub(crate) mod address_credit;
 pub(crate) mod address_verification;
 pub(crate) mod client;
 pub(crate) mod client_exchange;

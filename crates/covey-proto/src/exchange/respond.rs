@@ -4,7 +4,8 @@
 
 use crate::endpoint::{Endpoint, RespondError, TimerKind};
 use crate::event::IncomingId;
-use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
+use crate::exchange::address_check::PING_LEN;
+use crate::exchange::incoming_exchange::{IncomingState, ObserveRequest, ResponseTarget};
 use crate::message::dedup::DedupState;
 use crate::message::outbox::OutSource;
 use crate::message::transmission::TransmissionOwner;
@@ -85,9 +86,11 @@ impl Endpoint {
         if inc.state != IncomingState::Waiting {
             return Err(RespondError::UnknownRequest);
         }
-        let target = inc.target();
+        let mut target = inc.target();
         let (multicast, block1, block2, from_cache) =
             (inc.group.is_some(), inc.block1, inc.block2, inc.from_cache);
+        let registration = inc.observe == ObserveRequest::Register
+            && extra.iter().any(|o| o.number == OptionNumber::OBSERVE);
         if multicast && response.code.is_error() {
             self.stats.drop(DropCause::MulticastSuppressed);
             self.remove_incoming(key);
@@ -105,6 +108,7 @@ impl Endpoint {
             );
         }
         let refusable = !multicast && self.is_safe_request(key);
+        let token = target.token;
         let choice = self.block2_to_send(
             now,
             key,
@@ -114,6 +118,22 @@ impl Endpoint {
             target.token.as_bytes(),
             block2,
         );
+        if choice.block != block2 && extra.is_empty() {
+            // Too large for what the sender may still get: it waits for a ping's answer,
+            // when the cut still fits beside the ping should the answer not come.
+            let left = self.remaining_budget(now, target.remote);
+            let fallback = self.block2_within(
+                key,
+                left.saturating_sub(PING_LEN),
+                response,
+                options.as_slice(),
+                token.as_bytes(),
+                block2,
+            );
+            if fallback.fits && self.hold_for_address_check(now, key, response) {
+                return Ok(());
+            }
+        }
         let block2 = choice.block;
         let echo;
         if choice.echo {
@@ -152,12 +172,12 @@ impl Endpoint {
             message_type: MessageType::NonConfirmable,
             code,
             message_id: 0,
-            token: target.token.as_bytes(),
+            token: token.as_bytes(),
             options: response_options,
             extra: options.as_slice(),
             payload,
         };
-        if refusable && self.exceeds_amplification_budget(now, key, target.remote, &m) {
+        if refusable && self.exceeds_amplification_budget(now, target.remote, &m) {
             self.challenge_with_echo(now, target);
             self.remove_incoming(key);
             return Ok(());
@@ -167,6 +187,9 @@ impl Endpoint {
         }
         if multicast {
             return self.respond_to_multicast(now, key, target, m);
+        }
+        if self.confirms_to_verify(now, key, &target, &m, registration) {
+            target = self.answer_separately(key, target);
         }
         let result = self.send_response(now, target, m);
         // A response too large to encode leaves the request open for another answer.
@@ -288,8 +311,30 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Makes the response to incoming request `key` a CON of its own: a CON request is
+    /// acknowledged now with an empty ACK (RFC 7252 §5.2.2), and a NON one gets a CON
+    /// response, which RFC 7252 §5.2.3 lets any client receive.
+    fn answer_separately(&mut self, key: SlabKey, mut target: ResponseTarget) -> ResponseTarget {
+        if target.confirmable && !target.acked {
+            self.send_empty(
+                target.remote,
+                MessageType::Acknowledgement,
+                target.message_id,
+                true,
+            );
+            self.dedup.update(target.dedup, DedupState::EmptyAcked);
+            if let Some(inc) = self.incoming.get_mut(key) {
+                inc.acked = true;
+            }
+        }
+        target.confirmable = true;
+        target.acked = true;
+        target
+    }
+
     /// Answers a request directly from the engine (errors, 2.31 Continue), never calling
-    /// the application.
+    /// the application. To an unverified address the diagnostic payload is shortened to
+    /// what its budget still allows, so the code itself still arrives.
     pub(crate) fn reply_now(
         &mut self,
         now: Instant,
@@ -298,14 +343,24 @@ impl Endpoint {
         options: &[CoapOption<'_>],
         payload: &[u8],
     ) {
-        let m = Outgoing {
+        let mut m = Outgoing {
             message_type: MessageType::NonConfirmable,
             code,
             message_id: 0,
             token: target.token.as_bytes(),
             options,
             extra: &[],
-            payload,
+            payload: &[],
+        };
+        let remaining = self.remaining_budget(now, target.remote);
+        m.payload = match remaining {
+            usize::MAX => payload,
+            _ if payload.is_empty() => payload,
+            _ => {
+                // The payload marker takes one byte of what is left after the head.
+                let room = remaining.saturating_sub(self.encoded_len(&m) + 1);
+                &payload[..payload.len().min(room)]
+            }
         };
         let _ = self.send_response(now, target, m);
     }

@@ -146,7 +146,9 @@ impl Endpoint {
             return;
         };
         let peer = t.peer;
-        if t.retransmissions < max_retransmit {
+        // An address check is not repeated: its response goes cut to the budget instead.
+        let repeat = !matches!(t.owner, TransmissionOwner::AddressCheck(_));
+        if repeat && t.retransmissions < max_retransmit {
             t.retransmissions += 1;
             let attempt = t.retransmissions as usize;
             let destination = t.destination;

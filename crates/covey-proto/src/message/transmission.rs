@@ -16,6 +16,9 @@ pub(crate) enum TransmissionOwner {
     SeparateResponse,
     /// A CON notification to an observer, written from its round's representation.
     Notification(SlabKey),
+    /// A ping (empty CON) checking an unverified client's address while the response to
+    /// its request (the incoming key) waits.
+    AddressCheck(SlabKey),
 }
 
 /// How a transmission ended.

@@ -171,7 +171,9 @@ impl Endpoint {
     }
 
     /// Whether observer `o`'s next notification is CON: while the last CON's fate is
-    /// unknown (it then replaces that one), at least once per interval and every n-th time.
+    /// unknown (it then replaces that one), at least once per interval and every n-th time,
+    /// and while the observer's address is unverified (its ACK verifies it; without one the
+    /// observation ends, so a spoofed registration costs a bounded number of bytes).
     /// A periodic CON waits for a free transmission slot; meanwhile the state goes NON and
     /// the next notification tries again (RFC 7641 §4.5 asks for a CON at least daily).
     fn is_confirmable(
@@ -191,9 +193,17 @@ impl Endpoint {
                         >= self.config.observe_con_interval;
                 o.in_flight.is_some()
                     || !response.code.is_success()
-                    || (periodic && !self.transmissions.is_full())
+                    || ((periodic || !self.is_observer_verified(now, o))
+                        && !self.transmissions.is_full())
             }
         }
+    }
+
+    /// Whether observer `o`'s address may be sent more than its amplification budget.
+    fn is_observer_verified(&self, now: Instant, o: &Observer) -> bool {
+        self.peers
+            .get(o.peer)
+            .is_some_and(|p| self.is_unlimited(now, p.addr, self.local_addr(p.local)))
     }
 
     /// Number of observers registered for `resource`.

@@ -64,6 +64,11 @@ impl Endpoint {
                 self.stats.drop(cause);
                 continue;
             };
+            if !self.spend_budget(now, remote, self.local_addr(local), size) {
+                // A CON stays in flight unsent: it times out and ends the observation.
+                self.stats.drop(DropCause::AmplificationLimit);
+                continue;
+            }
             if confirmable.is_none() {
                 if let Some(o) = self.observers.get_mut(key) {
                     o.sequence = sequence;

@@ -17,9 +17,9 @@ pub fn source(k: usize) -> SocketAddr {
 }
 
 /// Registers observer `k` (token: `k` as 8 bytes) with a NON GET /time carrying Observe 0;
-/// the server answers with `response`. A source the server has not verified yet is
-/// challenged with Echo (RFC 9175) and registers again with the value, as a real client
-/// does. `buf` and `out` are scratch datagram buffers.
+/// the server answers with `response`. A source the server has not verified yet gets that
+/// answer as a CON, which it acknowledges as a real client does (and a 4.01 with Echo, were
+/// it challenged, would be answered with the value). `buf` and `out` are scratch buffers.
 pub fn register(
     server: &mut Endpoint,
     now: Instant,
@@ -60,11 +60,20 @@ pub fn register(
             }
         }
         let mut challenge = None;
+        let mut confirmable = Vec::new();
         while let Some(t) = server.poll_transmit(now, out) {
             let m = Message::parse(&out[..t.size]).expect("a well-formed answer");
             if m.code() == Code::UNAUTHORIZED {
                 challenge = m.option(OptionNumber::ECHO).map(<[u8]>::to_vec);
             }
+            if m.message_type() == MessageType::Confirmable {
+                confirmable.push(m.message_id());
+            }
+        }
+        for mid in confirmable {
+            let [high, low] = mid.to_be_bytes();
+            let ack = [0x60, 0x00, high, low];
+            server.handle_datagram(now, source(k), LocalAddr::UNICAST, &ack);
         }
         match challenge {
             Some(value) if !registered && echo.is_none() => echo = Some(value),

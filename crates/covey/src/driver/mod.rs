@@ -196,8 +196,6 @@ impl DriverBuilder {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let dtls = match self.dtls.take() {
             Some(config) => {
-                // A DTLS peer's address is verified by the cookie exchange: no Echo needed.
-                self.config.amplification.enabled = false;
                 Some(SessionTable::new(config).map_err(|e| Error::Dtls(e.to_string()))?)
             }
             None => None,
@@ -228,9 +226,18 @@ impl DriverBuilder {
         let seed = self.seed.unwrap_or_else(random_seed);
         let (commands_tx, commands_rx) = mpsc::channel(COMMAND_QUEUE);
         let (responder, responses) = mpsc::unbounded_channel();
+        // A DTLS peer's address is verified by the cookie exchange: secured sockets are
+        // free of the amplification budget, plain ones beside them are not.
+        if roles.any_secured() && !roles.is_mixed() {
+            self.config.amplification.enabled = false;
+        }
+        let mut endpoint = Endpoint::new(self.config, seed);
+        for secured in roles.secured_addrs() {
+            endpoint.trust_socket(secured);
+        }
         let task = task::Task {
             node: Node::new(
-                Endpoint::new(self.config, seed),
+                endpoint,
                 DriverApps::new(self.service, self.apps, responder),
             ),
             clock: crate::clock::Clock::new(),
