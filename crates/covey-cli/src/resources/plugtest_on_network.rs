@@ -72,13 +72,13 @@ fn obs_non_notifies_once_per_period_with_non() {
         "{seen:?}"
     );
     assert_eq!(seen[2].0 - seen[1].0, PERIOD);
-    // The registration is challenged with Echo (RFC 9175) first, then acknowledged with
-    // the first value; the notifications are NON.
+    // The client's address is not verified yet: the registration's answer goes as a CON
+    // after an empty ACK, and once the client acknowledged it the notifications are NON.
     assert_eq!(
         sent_by_server(&net),
         [
-            (MessageType::Acknowledgement, Code::UNAUTHORIZED),
-            (MessageType::Acknowledgement, Code::CONTENT),
+            (MessageType::Acknowledgement, Code::EMPTY),
+            (MessageType::Confirmable, Code::CONTENT),
             (MessageType::NonConfirmable, Code::CONTENT),
             (MessageType::NonConfirmable, Code::CONTENT)
         ]

@@ -1,16 +1,17 @@
 //! Checking an unverified client's address before a response its budget cannot carry: the
 //! response waits in the body cache while a CoAP ping (an Empty CON, RFC 7252 §4.3) goes to
-//! the client, which every RFC 7252 endpoint answers with an RST. That RST carries the
-//! ping's message ID, which only the receiver saw, so it verifies the address and the
-//! response then goes whole, at full block size. A client that stays silent until the
-//! ping's first timeout gets the response cut to its budget, as without the check. Four
+//! the client, which RFC 7252 endpoints answer with an RST (aiocoap and Californium do;
+//! libcoap's client does not). That RST carries the ping's message ID, which only the
+//! receiver saw, so it verifies the address and the response then goes whole, at full block
+//! size. A client still silent when the piggyback window closes gets the response cut to its
+//! budget, as without the check (piggy-backed, and with Echo where there is room). Four
 //! bytes and one round trip buy what would otherwise be a transfer in 16-byte blocks for a
 //! client that does not know Echo.
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, TimerKind};
 use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::{AddressCheck, IncomingState};
-use crate::message::transmission::TransmissionOwner;
+use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::message::wire::Outgoing;
 use crate::request::Response;
 use crate::storage::slab::SlabKey;
@@ -39,6 +40,8 @@ impl Endpoint {
             || inc.from_cache
             || inc.group.is_some()
             || self.remaining_budget(now, remote) < PING_LEN
+            // The held body must outlive the wait (at most the piggyback window).
+            || self.config.block_cache_lifetime <= self.config.piggyback_window
             || !self.address_credit.may_validate_by_acknowledgement(remote)
         {
             return false;
@@ -86,11 +89,23 @@ impl Endpoint {
             return false;
         }
         if let Some(inc) = self.incoming.get_mut(key) {
-            inc.address_check = AddressCheck::Pending;
+            inc.address_check = AddressCheck::Pending(tx);
         }
+        // The wait is no longer than a piggy-backed answer may take.
+        let window = self.config.piggyback_window;
+        self.set_timer_for(TimerKind::Incoming, key, now + window);
         let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
         self.start_transmission(now, tx, mid, TransmissionOwner::AddressCheck(key), ongoing);
         true
+    }
+
+    /// Stops waiting for the answer to the ping checking incoming request `key`'s sender:
+    /// the ping is not repeated, and the held response goes cut to the budget.
+    pub(crate) fn give_up_address_check(&mut self, now: Instant, key: SlabKey) {
+        if let Some(AddressCheck::Pending(tx)) = self.incoming.get(key).map(|i| i.address_check) {
+            self.end_transmission(now, tx, TransmissionEnd::TimedOut);
+        }
+        self.on_address_check_ended(now, key);
     }
 
     /// The ping checking incoming request `key`'s sender ended, answered (the address is
@@ -99,7 +114,9 @@ impl Endpoint {
         let Some(inc) = self.incoming.get_mut(key) else {
             return;
         };
-        if inc.address_check != AddressCheck::Pending || inc.state != IncomingState::Waiting {
+        if !matches!(inc.address_check, AddressCheck::Pending(_))
+            || inc.state != IncomingState::Waiting
+        {
             return;
         }
         inc.address_check = AddressCheck::Done;
@@ -109,7 +126,7 @@ impl Endpoint {
             return;
         };
         let transfer = self.uploads.key(remote, &request);
-        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
+        let Some(cached) = self.bodies.take(&transfer) else {
             self.remove_incoming(key);
             return;
         };

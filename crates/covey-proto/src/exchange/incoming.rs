@@ -52,6 +52,12 @@ impl Endpoint {
                 let remote = inc.remote;
                 self.queue_datagram(remote, OutSource::Incoming(key));
             }
+            IncomingState::Waiting if matches!(inc.address_check, AddressCheck::Pending(_)) => {
+                // The ping checking the sender went unanswered for the piggyback window: the
+                // response goes now, cut to the budget, still piggy-backed for a CON (some
+                // clients cannot take a separate response block-wise).
+                self.give_up_address_check(now, key);
+            }
             IncomingState::Waiting if inc.confirmable && !inc.acked => {
                 // The application is slow: acknowledge now, respond separately later.
                 inc.acked = true;

@@ -2,6 +2,7 @@
 //! far its answer has got.
 
 use crate::message::dedup::DedupHandle;
+use crate::storage::slab::SlabKey;
 use alloc::vec::Vec;
 use core::net::{IpAddr, SocketAddr};
 use covey_core::{Block, Token};
@@ -50,8 +51,8 @@ pub(crate) struct IncomingExchange {
 pub(crate) enum AddressCheck {
     /// Not tried.
     None,
-    /// A ping is out; the response waits in the body cache.
-    Pending,
+    /// A ping (this transmission) is out; the response waits in the body cache.
+    Pending(SlabKey),
     /// Answered or timed out: the response went (whole or cut), never held again.
     Done,
 }

@@ -120,7 +120,7 @@ impl Endpoint {
         );
         if choice.block != block2 && extra.is_empty() {
             // Too large for what the sender may still get: it waits for a ping's answer,
-            // when the cut still fits beside the ping should the answer not come.
+            // unless the ping would leave no room for a cut that fits without it.
             let left = self.remaining_budget(now, target.remote);
             let fallback = self.block2_within(
                 key,
@@ -130,7 +130,7 @@ impl Endpoint {
                 token.as_bytes(),
                 block2,
             );
-            if fallback.fits && self.hold_for_address_check(now, key, response) {
+            if (fallback.fits || !choice.fits) && self.hold_for_address_check(now, key, response) {
                 return Ok(());
             }
         }
