@@ -4,7 +4,9 @@
 
 mod config;
 mod credentials;
+mod known_peers;
 mod peer_certificate;
+mod peer_prefix;
 mod psk_resolver;
 mod record;
 mod session;

@@ -73,6 +73,11 @@ pub(crate) struct Session {
     /// Whether the peer has shown it receives at its address: it returned the server's cookie
     /// (always true for sessions this side opened).
     pub verified: bool,
+    /// When the peer returned the cookie (sessions the peer opened), for the stall timeout.
+    pub verified_at: Option<Instant>,
+    /// Whether the handshake may use the reserved slots: its peer authenticated recently,
+    /// or this side opened it.
+    pub reserved: bool,
     /// Who the peer proved to be, once established.
     pub identity: Option<PeerIdentity>,
     /// The identity learnt during the handshake, kept until it completes.
@@ -95,6 +100,8 @@ impl Session {
             established: false,
             opened_here,
             verified: opened_here,
+            verified_at: None,
+            reserved: opened_here,
             identity: None,
             pending_identity: None,
             created: now,
