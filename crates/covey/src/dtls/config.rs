@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::credentials::{CertifiedKey, PskKeys};
+use super::trust_anchors::TrustAnchors;
 
 /// What a DTLS endpoint proves itself with, and its limits.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +16,10 @@ pub struct DtlsConfig {
     pub certificate: Option<CertifiedKey>,
     /// Whether a server asks clients for a certificate of their own (certificate mode only).
     pub require_client_certificate: bool,
+    /// The CAs that vouch for peers' certificates: a peer's subject is part of its identity
+    /// only when its certificate validates against them; without, peers are known by their
+    /// certificate's fingerprint alone.
+    pub trust_anchors: Option<TrustAnchors>,
     /// Bounds on sessions and handshakes.
     pub limits: DtlsLimits,
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use covey_proto::PeerIdentity;
 use dimpl::crypto::Dtls12CipherSuite;
@@ -15,11 +15,13 @@ use dimpl::{Dtls, DtlsCertificate};
 use super::config::{DtlsConfig, DtlsLimits};
 use super::credentials::CredentialsError;
 use super::known_peers::KnownPeers;
+use super::peer_certificate;
 use super::peer_prefix::PeerPrefix;
 use super::psk_resolver::KeyResolver;
 use super::record;
 use super::session::{Outputs, Progress, Session, SessionKey};
 use super::stats::{DtlsState, DtlsStats};
+use super::trust_anchors::{Purpose, TrustAnchors};
 
 /// The longest gap between two sweeps for idle sessions.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -45,6 +47,8 @@ struct Roles {
     resolver: Option<Arc<KeyResolver>>,
     /// The identity a client presents, which is also what it knows its server by.
     client_identity: Option<String>,
+    /// The CAs that vouch for peers' certificate subjects.
+    trust_anchors: Option<TrustAnchors>,
 }
 
 /// DTLS sessions keyed by (local socket, peer); see the module documentation.
@@ -61,6 +65,8 @@ pub struct SessionTable {
     next_sweep: Option<Instant>,
     /// Handshakes this side opened that failed: (peer, why), for the requests waiting on them.
     failures: VecDeque<(SocketAddr, String)>,
+    /// The wall-clock time at an instant, to check certificates' validity periods at `now`.
+    wall_clock: (Instant, SystemTime),
 }
 
 impl std::fmt::Debug for SessionTable {
@@ -141,6 +147,7 @@ impl SessionTable {
                 certificate,
                 resolver,
                 client_identity,
+                trust_anchors: config.trust_anchors,
             },
             sessions: HashMap::new(),
             handshakes: HashMap::new(),
@@ -149,6 +156,7 @@ impl SessionTable {
             stats: DtlsStats::default(),
             next_sweep: None,
             failures: VecDeque::new(),
+            wall_clock: (Instant::now(), SystemTime::now()),
         })
     }
 
@@ -335,6 +343,10 @@ impl SessionTable {
                 let Some(mut session) = self.handshakes.remove(&key) else {
                     return;
                 };
+                if let Some(der) = session.peer_certificate.take() {
+                    session.identity =
+                        Some(self.certificate_identity(key, &der, session.opened_here, now));
+                }
                 if session.identity.is_none() {
                     // This side opened it: the server proved it holds our key.
                     session.identity = self.roles.client_identity.clone().map(PeerIdentity::Psk);
@@ -358,6 +370,38 @@ impl SessionTable {
                 self.sessions.insert(key, session);
                 self.schedule_sweep(now);
             }
+        }
+    }
+
+    /// Who the peer that presented `der` is: named by subject only if the certificate
+    /// validates against the trust anchors at `now`.
+    fn certificate_identity(
+        &self,
+        key: SessionKey,
+        der: &[u8],
+        opened_here: bool,
+        now: Instant,
+    ) -> PeerIdentity {
+        let purpose = match opened_here {
+            true => Purpose::ServerAuth,
+            false => Purpose::ClientAuth,
+        };
+        let verdict = match &self.roles.trust_anchors {
+            Some(anchors) => anchors.verify(der, purpose, self.wall_time(now)),
+            None => Err("no trust anchors (--ca) to validate it against".into()),
+        };
+        if let Err(why) = &verdict {
+            tracing::debug!(remote = %key.remote, "certificate not validated ({why}): the peer is named by its fingerprint only");
+        }
+        peer_certificate::identity(der, verdict.is_ok())
+    }
+
+    /// The wall-clock time at `now`.
+    fn wall_time(&self, now: Instant) -> SystemTime {
+        let (instant, system) = self.wall_clock;
+        match now.checked_duration_since(instant) {
+            Some(later) => system + later,
+            None => system - instant.duration_since(now),
         }
     }
 
