@@ -26,7 +26,7 @@ fn client_hello(server: SocketAddr) -> Vec<u8> {
 async fn floods_and_garbage_leave_the_server_up_bounded_and_its_sessions_working() {
     let mut config = psk();
     config.limits.max_handshakes = 16;
-    config.limits.max_handshakes_per_ip = 4;
+    config.limits.max_handshakes_per_prefix = 4;
     config.limits.max_sessions = 8;
     let limits = config.limits.clone();
     let server = Server::builder()

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use covey::dtls::{CertifiedKey, DtlsConfig};
+use covey::dtls::{CertifiedKey, DtlsConfig, TrustAnchors};
 use covey::{
     Client, Code, ContentFormat, Error, Resource, Response, Server, Trace, TraceDirection,
 };
@@ -80,24 +80,30 @@ async fn psk_requests_reach_resources_and_apps_with_the_identity() {
 }
 
 #[tokio::test]
-async fn certificate_clients_are_named_by_subject_and_fingerprint() {
+async fn certificate_clients_are_named_by_fingerprint_and_by_subject_when_the_ca_vouches() {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");
     let mut config = DtlsConfig::certificate(certified("server"));
     config.require_client_certificate = true;
+    config.trust_anchors = Some(TrustAnchors::from_pem_file(&testdata.join("ca.crt")).unwrap());
     let server = start(config);
-    let client = Client::builder()
-        .dtls(DtlsConfig::certificate(certified("client")))
-        .build()
-        .unwrap();
-    let who = client
-        .request(Code::GET, uri(&server, "/whoami"))
-        .timeout(LIMIT)
-        .await
-        .unwrap();
-    let who = String::from_utf8_lossy(&who.payload).to_string();
-    assert!(
-        who.starts_with("cert:CN=covey-test-client sha256:"),
-        "{who}"
-    );
+    let whoami = |name: &'static str| {
+        let uri = uri(&server, "/whoami");
+        async move {
+            let client = Client::builder()
+                .dtls(DtlsConfig::certificate(certified(name)))
+                .build()
+                .unwrap();
+            let who = client.request(Code::GET, uri).timeout(LIMIT).await.unwrap();
+            String::from_utf8_lossy(&who.payload).to_string()
+        }
+    };
+    let who = whoami("operator").await;
+    assert!(who.starts_with("cert:CN=ops.example.org sha256:"), "{who}");
+    // A self-signed certificate: anyone could have written that subject.
+    let who = whoami("forged").await;
+    assert!(who.starts_with("cert:sha256:"), "{who}");
+    let who = whoami("client").await;
+    assert!(who.starts_with("cert:sha256:"), "{who}");
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use covey::dtls::{CertifiedKey, CredentialsError, DtlsConfig, PskKeys};
+use covey::dtls::{CertifiedKey, CredentialsError, DtlsConfig, PskKeys, TrustAnchors};
 
 use crate::exit::{ExitKind, Failure};
 
@@ -78,6 +78,34 @@ impl DtlsArgs {
             config.limits.handshake_timeout = config.limits.handshake_timeout.min(timeout * 3 / 4);
             config
         }))
+    }
+}
+
+/// The trust anchors of a server (`covey serve`, `covey gateway`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CaArgs {
+    /// coaps server: the CAs (PEM, one or more certificates) that vouch for client
+    /// certificates. A client's subject counts (for subject: rules of --policy) only when its
+    /// certificate was issued by one of them, is valid now and allows client authentication.
+    /// Asks clients for a certificate, as --require-client-cert does.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub ca: Option<PathBuf>,
+}
+
+impl CaArgs {
+    /// Whether `--ca` was given.
+    pub fn given(&self) -> bool {
+        self.ca.is_some()
+    }
+
+    /// `config` with the trust anchors of `--ca`, if given.
+    pub fn apply(&self, config: Option<DtlsConfig>) -> Result<Option<DtlsConfig>, Failure> {
+        let (Some(path), Some(mut config)) = (&self.ca, config.clone()) else {
+            return Ok(config);
+        };
+        config.trust_anchors = Some(TrustAnchors::from_pem_file(path).map_err(failure)?);
+        config.require_client_certificate = true;
+        Ok(Some(config))
     }
 }
 

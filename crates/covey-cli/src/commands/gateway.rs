@@ -12,7 +12,7 @@ use covey_group::authorization::Access;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
-use super::dtls_args::{listen, log_listening, DtlsArgs};
+use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
 
@@ -127,6 +127,9 @@ pub struct GatewayArgs {
     /// --bind-plain), and presents them to coaps:// members.
     #[command(flatten)]
     dtls: DtlsArgs,
+
+    #[command(flatten)]
+    ca: CaArgs,
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -140,7 +143,7 @@ pub fn run(args: GatewayArgs) -> Result<(), Failure> {
 }
 
 async fn serve(args: GatewayArgs) -> Result<(), Failure> {
-    let dtls = args.dtls.config()?;
+    let dtls = args.ca.apply(args.dtls.config()?)?;
     let mut em = EmConfig {
         group_pool: args.group_pool.parse::<GroupPool>().map_err(usage)?,
         target_rate: args.target_rate,
@@ -150,7 +153,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         query_budget: args.query_budget,
         client_rate: args.client_rate,
         entity_share: args.entity_share,
-        access: args.management.access(dtls.is_some(), &args.bind)?,
+        access: args
+            .management
+            .access(dtls.is_some(), args.ca.given(), &args.bind)?,
         ..EmConfig::default()
     };
     if args.target_rate == 0 {

@@ -31,12 +31,22 @@ impl ManagementArgs {
     }
 
     /// How requests are authorized. `secured`: DTLS keys were given, so without a policy
-    /// file any authenticated peer may manage and requests in the clear may not. Without
-    /// security the server must listen on loopback (or everywhere) for its loopback-only
-    /// default to be of use: `binds` are checked for that (none given: the default wildcard).
-    pub fn access(&self, secured: bool, binds: &[SocketAddr]) -> Result<Access, Failure> {
+    /// file any authenticated peer may manage and requests in the clear may not;
+    /// `trust_anchor`: `--ca` was given, without which a policy may not name subjects.
+    /// Without security the server must listen on loopback (or everywhere) for its
+    /// loopback-only default to be of use: `binds` are checked for that (none given: the
+    /// default wildcard).
+    pub fn access(
+        &self,
+        secured: bool,
+        trust_anchor: bool,
+        binds: &[SocketAddr],
+    ) -> Result<Access, Failure> {
         if let Some(path) = &self.policy {
             let policy = Policy::load(path).map_err(|e| usage(e.to_string()))?;
+            policy
+                .check_subjects(trust_anchor)
+                .map_err(|e| usage(e.to_string()))?;
             return Ok(Access::Policy(Arc::new(policy)));
         }
         if secured {
@@ -82,33 +92,33 @@ mod tests {
     fn without_security_management_stays_on_loopback_unless_opened() {
         let wildcard: SocketAddr = "[::]:5683".parse().unwrap();
         let lan: SocketAddr = "192.0.2.7:5683".parse().unwrap();
-        let a = args(None, false).access(false, &[wildcard]).unwrap();
+        let a = args(None, false).access(false, false, &[wildcard]).unwrap();
         assert!(matches!(a, Access::LoopbackOnly));
-        let e = args(None, false).access(false, &[lan]).unwrap_err();
+        let e = args(None, false).access(false, false, &[lan]).unwrap_err();
         assert_eq!(e.kind, ExitKind::Usage);
         assert!(e.message.contains("--open-management"), "{}", e.message);
-        let a = args(None, true).access(false, &[lan]).unwrap();
+        let a = args(None, true).access(false, false, &[lan]).unwrap();
         assert!(matches!(a, Access::Open));
-        let a = args(None, false).access(false, &[lan, "127.0.0.1:5683".parse().unwrap()]);
+        let a = args(None, false).access(false, false, &[lan, "127.0.0.1:5683".parse().unwrap()]);
         assert!(matches!(a, Ok(Access::LoopbackOnly)));
-        let a = args(None, false).access(false, &[]).unwrap();
+        let a = args(None, false).access(false, false, &[]).unwrap();
         assert!(matches!(a, Access::LoopbackOnly));
     }
 
     #[test]
     fn keys_without_a_policy_need_an_identity() {
-        let a = args(None, false).access(true, &[]).unwrap();
+        let a = args(None, false).access(true, false, &[]).unwrap();
         let Access::Policy(p) = a else {
             panic!("{a:?}")
         };
         assert_eq!(p.rules(), 1);
-        assert!(args(None, true).access(true, &[]).is_err());
+        assert!(args(None, true).access(true, false, &[]).is_err());
     }
 
     #[test]
     fn a_bad_policy_file_is_a_usage_error_of_one_line() {
         let e = args(Some("/nonexistent/policy.toml"), false)
-            .access(false, &[])
+            .access(false, false, &[])
             .unwrap_err();
         assert_eq!(e.kind, ExitKind::Usage);
         assert!(

@@ -9,7 +9,7 @@ use covey::multicast::parse_group;
 use covey::server::ServerBuilder;
 use covey::Server;
 
-use super::dtls_args::{listen, log_listening, DtlsArgs};
+use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use crate::resources;
 use crate::resources::demo::DemoApp;
@@ -83,6 +83,9 @@ pub struct ServeArgs {
     /// --bind-plain).
     #[command(flatten)]
     dtls: DtlsArgs,
+
+    #[command(flatten)]
+    ca: CaArgs,
 }
 
 /// Starts the server and runs until interrupted.
@@ -120,7 +123,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(trace) = super::request_log::tracer(args.verbose) {
         builder = builder.trace(trace);
     }
-    let dtls = args.dtls.config()?;
+    let dtls = args.ca.apply(args.dtls.config()?)?;
     let secured = dtls.is_some();
     if let Some(dtls) = dtls {
         builder = builder.dtls(dtls);
@@ -148,7 +151,9 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         ));
     }
     let mc_access = if args.mc {
-        let access = args.management.access(secured, &args.bind)?;
+        let access = args
+            .management
+            .access(secured, args.ca.given(), &args.bind)?;
         builder = builder
             .app(Box::new(covey_group::GroupMembershipResource::with_access(
                 access.clone(),

@@ -43,6 +43,8 @@ pub struct Rule {
     who: Vec<Who>,
     may: Vec<Permission>,
     groups: Vec<GroupPrefix>,
+    /// The line the rule starts on (from 1; 0 for built-in rules).
+    line: usize,
 }
 
 impl Rule {
@@ -85,6 +87,7 @@ impl Policy {
                     .iter()
                     .filter_map(|p| p.parse().ok())
                     .collect(),
+                line: 0,
             }],
         }
     }
@@ -138,6 +141,7 @@ impl Policy {
                 who: raw.who.into_iter().map(|p| p.0).collect(),
                 may: raw.may.into_iter().map(|p| p.0).collect(),
                 groups: raw.groups.into_iter().map(|p| p.0).collect(),
+                line: line_of(text, at),
             };
             check(&rule).map_err(|m| invalid(at, m.to_string()))?;
             rules.push(rule);
@@ -151,6 +155,32 @@ impl Policy {
     /// Whether any rule lets `requester` do `action`.
     pub fn allows(&self, requester: &Requester, action: &Action) -> bool {
         self.rules.iter().any(|r| r.allows(requester, action))
+    }
+
+    /// Refuses `subject:` rules unless a trust anchor (`--ca`) validates the certificates
+    /// they would match: anyone can write any subject into a certificate of their own.
+    pub fn check_subjects(&self, trust_anchor: bool) -> Result<(), PolicyError> {
+        if trust_anchor {
+            return Ok(());
+        }
+        let subject = self.rules.iter().find_map(|rule| {
+            rule.who.iter().find_map(|w| match w {
+                Who::Subject(dn) => Some((rule.line, dn)),
+                _ => None,
+            })
+        });
+        match subject {
+            None => Ok(()),
+            Some((line, dn)) => Err(PolicyError::Invalid {
+                origin: self.origin.clone(),
+                line,
+                message: format!(
+                    "\"subject:{dn}\" needs --ca FILE, the CA that issues the client \
+                     certificates: without it a subject is whatever a self-signed certificate \
+                     says (pin a certificate with sha256: instead)"
+                ),
+            }),
+        }
     }
 
     /// Where the policy came from (its file).
@@ -303,6 +333,25 @@ groups = ["ff05::/16", "239.1.0.0/16"]
         };
         assert!(p.allows(&local, &Action::Read));
         assert!(!p.allows(&local, &Action::Create));
+    }
+
+    #[test]
+    fn subject_rules_need_a_trust_anchor() {
+        let p = Policy::parse(EXAMPLE, "p.toml").unwrap();
+        let e = p.check_subjects(false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.toml:3: \"subject:CN=ops\" needs --ca FILE"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+        assert_eq!(p.check_subjects(true), Ok(()));
+        let fingerprints = format!(
+            "[[rule]]\nwho = [\"sha256:{}\"]\nmay = [\"read\"]\n",
+            "ab".repeat(32)
+        );
+        let p = Policy::parse(&fingerprints, "p.toml").unwrap();
+        assert_eq!(p.check_subjects(false), Ok(()));
+        assert_eq!(Policy::authenticated().check_subjects(false), Ok(()));
     }
 
     #[test]

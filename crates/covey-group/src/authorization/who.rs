@@ -16,7 +16,8 @@ pub enum Who {
     Loopback,
     /// `psk:NAME`: a pre-shared key with this identity.
     Psk(String),
-    /// `subject:DN`: a certificate with exactly this subject.
+    /// `subject:DN`: a certificate with exactly this subject, which the server's trust
+    /// anchors validated (an unvalidated certificate has an empty subject).
     Subject(String),
     /// `sha256:HEX`: a certificate (or raw public key) with this SHA-256 fingerprint.
     Fingerprint([u8; 32]),

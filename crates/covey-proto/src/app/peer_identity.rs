@@ -10,7 +10,8 @@ pub enum PeerIdentity {
     Psk(String),
     /// A certificate or raw public key.
     Certificate {
-        /// The certificate's subject (e.g. `CN=sensor-7`); empty for a raw public key.
+        /// The certificate's subject (e.g. `CN=sensor-7`), only when a trust anchor validated
+        /// the certificate; empty otherwise, and for a raw public key.
         subject: String,
         /// SHA-256 of the DER-encoded certificate (or SubjectPublicKeyInfo for a raw key).
         fingerprint: [u8; 32],

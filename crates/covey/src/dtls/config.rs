@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::credentials::{CertifiedKey, PskKeys};
+use super::trust_anchors::TrustAnchors;
 
 /// What a DTLS endpoint proves itself with, and its limits.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +16,10 @@ pub struct DtlsConfig {
     pub certificate: Option<CertifiedKey>,
     /// Whether a server asks clients for a certificate of their own (certificate mode only).
     pub require_client_certificate: bool,
+    /// The CAs that vouch for peers' certificates: a peer's subject is part of its identity
+    /// only when its certificate validates against them; without, peers are known by their
+    /// certificate's fingerprint alone.
+    pub trust_anchors: Option<TrustAnchors>,
     /// Bounds on sessions and handshakes.
     pub limits: DtlsLimits,
 }
@@ -27,12 +32,21 @@ pub struct DtlsLimits {
     pub max_sessions: usize,
     /// Handshakes in progress at once.
     pub max_handshakes: usize,
-    /// Handshakes in progress from one IP address (whatever the port).
-    pub max_handshakes_per_ip: usize,
+    /// Handshakes peers open from one prefix (IPv4 /24, IPv6 /64), whatever the address and
+    /// port; an address in `known_peers` has a share of its own.
+    pub max_handshakes_per_prefix: usize,
+    /// Handshake slots only addresses that authenticated recently (and this side's own
+    /// handshakes) may use, so strangers cannot fill them all; at most half the slots.
+    pub reserved_handshakes: usize,
+    /// How many recently authenticated addresses are remembered for the reserve.
+    pub known_peers: usize,
     /// How long an established session may stay silent before it is closed.
     pub idle_timeout: Duration,
     /// How long a handshake may take.
     pub handshake_timeout: Duration,
+    /// How long a peer's handshake may take once it returned the cookie: all that is left
+    /// then is its last flight, so a peer that stops there frees its slot this soon.
+    pub stall_timeout: Duration,
     /// Plaintext datagrams that may wait for a client's handshake to finish.
     pub max_queued: usize,
     /// The largest record sent (dimpl's MTU).
@@ -44,9 +58,12 @@ impl Default for DtlsLimits {
         DtlsLimits {
             max_sessions: 1024,
             max_handshakes: 64,
-            max_handshakes_per_ip: 8,
+            max_handshakes_per_prefix: 8,
+            reserved_handshakes: 16,
+            known_peers: 256,
             idle_timeout: Duration::from_secs(600),
             handshake_timeout: Duration::from_secs(30),
+            stall_timeout: Duration::from_secs(5),
             max_queued: 32,
             mtu: 1400,
         }

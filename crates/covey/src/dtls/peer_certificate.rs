@@ -1,4 +1,5 @@
-//! Naming a peer by the certificate it presented: its subject and SHA-256 fingerprint.
+//! Naming a peer by the certificate it presented: its SHA-256 fingerprint, and its subject
+//! when a trust anchor vouched for it.
 
 use covey_proto::PeerIdentity;
 use sha2::{Digest, Sha256};
@@ -11,11 +12,16 @@ pub(crate) fn subject(der: &[u8]) -> Result<String, x509_cert::der::Error> {
     Ok(certificate.tbs_certificate().subject().to_string())
 }
 
-/// The identity of a peer that presented the DER certificate `der`; a certificate whose
-/// subject does not parse is still named by its fingerprint.
-pub(crate) fn identity(der: &[u8]) -> PeerIdentity {
+/// The identity of a peer that presented the DER certificate `der`: its fingerprint, and
+/// its subject only if a trust anchor vouched for the certificate (`validated`), since
+/// anyone can write any subject into a certificate of their own.
+pub(crate) fn identity(der: &[u8], validated: bool) -> PeerIdentity {
+    let subject = match validated {
+        true => subject(der).unwrap_or_default(),
+        false => String::new(),
+    };
     PeerIdentity::Certificate {
-        subject: subject(der).unwrap_or_default(),
+        subject,
         fingerprint: Sha256::digest(der).into(),
     }
 }

@@ -8,7 +8,6 @@ use std::time::Instant;
 use covey_proto::PeerIdentity;
 use dimpl::{Dtls, Output};
 
-use super::peer_certificate;
 use super::record;
 
 /// Which socket and which peer a session belongs to.
@@ -73,10 +72,17 @@ pub(crate) struct Session {
     /// Whether the peer has shown it receives at its address: it returned the server's cookie
     /// (always true for sessions this side opened).
     pub verified: bool,
+    /// When the peer returned the cookie (sessions the peer opened), for the stall timeout.
+    pub verified_at: Option<Instant>,
+    /// Whether the handshake may use the reserved slots: its peer authenticated recently,
+    /// or this side opened it.
+    pub reserved: bool,
     /// Who the peer proved to be, once established.
     pub identity: Option<PeerIdentity>,
     /// The identity learnt during the handshake, kept until it completes.
     pub pending_identity: Option<PeerIdentity>,
+    /// The certificate (DER) the peer presented, named once the handshake completes.
+    pub peer_certificate: Option<Vec<u8>>,
     /// When the session was created.
     pub created: Instant,
     /// When a record last came from the peer or went to it.
@@ -95,8 +101,11 @@ impl Session {
             established: false,
             opened_here,
             verified: opened_here,
+            verified_at: None,
+            reserved: opened_here,
             identity: None,
             pending_identity: None,
+            peer_certificate: None,
             created: now,
             last_active: now,
             next_timeout: None,
@@ -127,9 +136,7 @@ impl Session {
                     self.identity = self.pending_identity.take();
                     progress = Progress::Connected;
                 }
-                Output::PeerCert(der) => {
-                    self.pending_identity = Some(peer_certificate::identity(der));
-                }
+                Output::PeerCert(der) => self.peer_certificate = Some(der.to_vec()),
                 Output::ApplicationData(data) => {
                     let plaintext = out.copy_of(data);
                     out.received.push_back((key, plaintext));

@@ -1,11 +1,12 @@
 //! The session table: one DTLS session per (local socket, peer), bounded in number, with
-//! handshakes bounded per peer address and in total, and idle sessions expired. Records come
+//! handshakes bounded per peer prefix and in total (a reserve kept for peers that
+//! authenticated recently), stalled handshakes and idle sessions expired. Records come
 //! in and go out; plaintext CoAP datagrams go to and come from the engine unchanged.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use covey_proto::PeerIdentity;
 use dimpl::crypto::Dtls12CipherSuite;
@@ -13,10 +14,14 @@ use dimpl::{Dtls, DtlsCertificate};
 
 use super::config::{DtlsConfig, DtlsLimits};
 use super::credentials::CredentialsError;
+use super::known_peers::KnownPeers;
+use super::peer_certificate;
+use super::peer_prefix::PeerPrefix;
 use super::psk_resolver::KeyResolver;
 use super::record;
 use super::session::{Outputs, Progress, Session, SessionKey};
 use super::stats::{DtlsState, DtlsStats};
+use super::trust_anchors::{Purpose, TrustAnchors};
 
 /// The longest gap between two sweeps for idle sessions.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(5);
@@ -42,6 +47,8 @@ struct Roles {
     resolver: Option<Arc<KeyResolver>>,
     /// The identity a client presents, which is also what it knows its server by.
     client_identity: Option<String>,
+    /// The CAs that vouch for peers' certificate subjects.
+    trust_anchors: Option<TrustAnchors>,
 }
 
 /// DTLS sessions keyed by (local socket, peer); see the module documentation.
@@ -50,12 +57,16 @@ pub struct SessionTable {
     roles: Roles,
     sessions: HashMap<SessionKey, Session>,
     handshakes: HashMap<SessionKey, Session>,
+    /// Addresses that completed a handshake recently: they may use the reserved slots.
+    known: KnownPeers,
     outputs: Outputs,
     buf: Vec<u8>,
     stats: DtlsStats,
     next_sweep: Option<Instant>,
     /// Handshakes this side opened that failed: (peer, why), for the requests waiting on them.
     failures: VecDeque<(SocketAddr, String)>,
+    /// The wall-clock time at an instant, to check certificates' validity periods at `now`.
+    wall_clock: (Instant, SystemTime),
 }
 
 impl std::fmt::Debug for SessionTable {
@@ -124,14 +135,19 @@ impl SessionTable {
                     ))
                 }
             };
+        let mut limits = config.limits;
+        // Strangers keep at least half the slots, whatever the bounds.
+        limits.reserved_handshakes = limits.reserved_handshakes.min(limits.max_handshakes / 2);
         Ok(SessionTable {
-            limits: config.limits,
+            known: KnownPeers::new(limits.known_peers),
+            limits,
             roles: Roles {
                 server: Arc::new(server),
                 client: Arc::new(client),
                 certificate,
                 resolver,
                 client_identity,
+                trust_anchors: config.trust_anchors,
             },
             sessions: HashMap::new(),
             handshakes: HashMap::new(),
@@ -140,6 +156,7 @@ impl SessionTable {
             stats: DtlsStats::default(),
             next_sweep: None,
             failures: VecDeque::new(),
+            wall_clock: (Instant::now(), SystemTime::now()),
         })
     }
 
@@ -216,25 +233,44 @@ impl SessionTable {
         }
     }
 
-    /// Makes room for a handshake with `key.remote` within the bounds (per IP address and in
-    /// total), evicting handshakes that never returned their cookie first; false if there is
-    /// none.
-    fn make_room(&mut self, key: SessionKey) -> bool {
-        let ip = key.remote.ip();
-        let from_ip = self
-            .handshakes
-            .keys()
-            .filter(|k| k.remote.ip() == ip)
-            .count();
-        if from_ip >= self.limits.max_handshakes_per_ip && !self.evict_unverified(Some(ip)) {
+    /// Makes room for a handshake a peer opens from `key.remote`, evicting handshakes that
+    /// never returned their cookie first; false if there is none. An address that
+    /// authenticated recently has a share of its own and may use the reserved slots; others
+    /// share by prefix and leave the reserve alone.
+    fn make_room(&mut self, key: SessionKey, known: bool) -> bool {
+        let share = Share::of(&key, known);
+        let in_share = |k: &SessionKey, s: &Session| Share::of(k, s.reserved) == share;
+        if self.count(in_share) >= self.limits.max_handshakes_per_prefix
+            && !self.evict_unverified(in_share)
+        {
             return false;
         }
-        self.handshakes.len() < self.limits.max_handshakes || self.evict_unverified(None)
+        let unreserved = |_: &SessionKey, s: &Session| !s.reserved;
+        let general = self
+            .limits
+            .max_handshakes
+            .saturating_sub(self.limits.reserved_handshakes);
+        if !known && self.count(unreserved) >= general && !self.evict_unverified(unreserved) {
+            return false;
+        }
+        self.has_room()
+    }
+
+    /// Whether the total bound leaves room for one more handshake, after evicting one that
+    /// never returned its cookie if need be.
+    fn has_room(&mut self) -> bool {
+        self.handshakes.len() < self.limits.max_handshakes || self.evict_unverified(|_, _| true)
+    }
+
+    /// Handshakes for which `filter` holds.
+    fn count(&self, filter: impl Fn(&SessionKey, &Session) -> bool) -> usize {
+        self.handshakes.iter().filter(|(k, s)| filter(k, s)).count()
     }
 
     /// Opens a server-side handshake for a ClientHello from `key`, if there is room.
     fn admit(&mut self, now: Instant, key: SessionKey) -> bool {
-        if !self.make_room(key) {
+        let known = self.known.contains(key.remote.ip());
+        if !self.make_room(key, known) {
             self.stats.handshakes_refused += 1;
             return false;
         }
@@ -242,16 +278,18 @@ impl SessionTable {
             Some(certificate) => Dtls::new_12(self.roles.server.clone(), certificate.clone(), now),
             None => Dtls::new_12_psk(self.roles.server.clone(), now),
         };
-        self.handshakes.insert(key, Session::new(dtls, false, now));
+        let mut session = Session::new(dtls, false, now);
+        session.reserved = known;
+        self.handshakes.insert(key, session);
         true
     }
 
-    /// Drops the oldest handshake still waiting for its cookie (from `ip`, or any).
-    fn evict_unverified(&mut self, ip: Option<IpAddr>) -> bool {
+    /// Drops the oldest handshake still waiting for its cookie among those `filter` picks.
+    fn evict_unverified(&mut self, filter: impl Fn(&SessionKey, &Session) -> bool) -> bool {
         let oldest = self
             .handshakes
             .iter()
-            .filter(|(k, s)| !s.verified && ip.is_none_or(|ip| k.remote.ip() == ip))
+            .filter(|(k, s)| !s.verified && filter(k, s))
             .min_by_key(|(_, s)| s.created)
             .map(|(k, _)| *k);
         match oldest {
@@ -291,6 +329,9 @@ impl SessionTable {
             session.pending_identity = Some(PeerIdentity::Psk(identity));
         }
         let progress = session.drain(key, &mut self.buf, &mut self.outputs);
+        if session.verified && session.verified_at.is_none() && !session.opened_here {
+            session.verified_at = Some(now);
+        }
         if let Err(e) = result {
             self.fail_handshake(key, e.to_string());
             return;
@@ -302,11 +343,16 @@ impl SessionTable {
                 let Some(mut session) = self.handshakes.remove(&key) else {
                     return;
                 };
+                if let Some(der) = session.peer_certificate.take() {
+                    session.identity =
+                        Some(self.certificate_identity(key, &der, session.opened_here, now));
+                }
                 if session.identity.is_none() {
                     // This side opened it: the server proved it holds our key.
                     session.identity = self.roles.client_identity.clone().map(PeerIdentity::Psk);
                 }
                 session.last_active = now;
+                self.known.remember(key.remote.ip());
                 tracing::debug!(remote = %key.remote, identity = ?session.identity, "DTLS session established");
                 // Drained after each record: dimpl holds only a few outgoing records.
                 for plaintext in std::mem::take(&mut session.waiting) {
@@ -324,6 +370,38 @@ impl SessionTable {
                 self.sessions.insert(key, session);
                 self.schedule_sweep(now);
             }
+        }
+    }
+
+    /// Who the peer that presented `der` is: named by subject only if the certificate
+    /// validates against the trust anchors at `now`.
+    fn certificate_identity(
+        &self,
+        key: SessionKey,
+        der: &[u8],
+        opened_here: bool,
+        now: Instant,
+    ) -> PeerIdentity {
+        let purpose = match opened_here {
+            true => Purpose::ServerAuth,
+            false => Purpose::ClientAuth,
+        };
+        let verdict = match &self.roles.trust_anchors {
+            Some(anchors) => anchors.verify(der, purpose, self.wall_time(now)),
+            None => Err("no trust anchors (--ca) to validate it against".into()),
+        };
+        if let Err(why) = &verdict {
+            tracing::debug!(remote = %key.remote, "certificate not validated ({why}): the peer is named by its fingerprint only");
+        }
+        peer_certificate::identity(der, verdict.is_ok())
+    }
+
+    /// The wall-clock time at `now`.
+    fn wall_time(&self, now: Instant) -> SystemTime {
+        let (instant, system) = self.wall_clock;
+        match now.checked_duration_since(instant) {
+            Some(later) => system + later,
+            None => system - instant.duration_since(now),
         }
     }
 
@@ -408,7 +486,8 @@ impl SessionTable {
 
     /// Opens a handshake towards `key.remote` (client role), within the handshake bounds.
     fn connect(&mut self, now: Instant, key: SessionKey) -> bool {
-        if !self.make_room(key) {
+        // This side's own handshakes are bounded only in total: peers cannot open them.
+        if !self.has_room() {
             return false;
         }
         let mut dtls = match &self.roles.certificate {
@@ -449,11 +528,21 @@ impl SessionTable {
 
     /// When [`handle_timeout`](Self::handle_timeout) should next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let handshakes = self.handshakes.values().filter_map(|s| {
-            s.next_timeout
-                .map(|t| t.min(s.created + self.limits.handshake_timeout))
+        let handshakes = self.handshakes.values().map(|s| {
+            let deadline = self.deadline(s);
+            s.next_timeout.map_or(deadline, |t| t.min(deadline))
         });
         handshakes.chain(self.next_sweep).min()
+    }
+
+    /// When the handshake `session` is given up: at the handshake timeout, or sooner once
+    /// its peer returned the cookie and then stalled.
+    fn deadline(&self, session: &Session) -> Instant {
+        let overall = session.created + self.limits.handshake_timeout;
+        match session.verified_at {
+            Some(at) => overall.min(at + self.limits.stall_timeout),
+            None => overall,
+        }
     }
 
     /// Retransmits handshake flights that are due, fails handshakes that took too long, and
@@ -462,16 +551,21 @@ impl SessionTable {
         let due: Vec<SessionKey> = self
             .handshakes
             .iter()
-            .filter(|(_, s)| {
-                s.next_timeout.is_some_and(|t| t <= now)
-                    || now >= s.created + self.limits.handshake_timeout
-            })
+            .filter(|(_, s)| s.next_timeout.is_some_and(|t| t <= now) || now >= self.deadline(s))
             .map(|(k, _)| *k)
             .collect();
         for key in due {
             let Some(session) = self.handshakes.get_mut(&key) else {
                 continue;
             };
+            if session
+                .verified_at
+                .is_some_and(|at| now >= at + self.limits.stall_timeout)
+            {
+                self.stats.handshakes_stalled += 1;
+                self.fail_handshake(key, "the peer stopped after returning its cookie".into());
+                continue;
+            }
             if now >= session.created + self.limits.handshake_timeout {
                 self.fail_handshake(
                     key,
@@ -545,6 +639,23 @@ impl SessionTable {
     /// Whether a handshake of (`local`, `remote`) is in progress.
     pub fn is_handshaking(&self, local: SocketAddr, remote: SocketAddr) -> bool {
         self.handshakes.contains_key(&SessionKey { local, remote })
+    }
+}
+
+/// Whose share of the handshake slots a handshake uses: its peer's prefix, or for an address
+/// that authenticated recently (or a handshake this side opened) the address itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Share {
+    Prefix(PeerPrefix),
+    Address(IpAddr),
+}
+
+impl Share {
+    fn of(key: &SessionKey, reserved: bool) -> Share {
+        match reserved {
+            true => Share::Address(key.remote.ip().to_canonical()),
+            false => Share::Prefix(PeerPrefix::of(key.remote.ip())),
+        }
     }
 }
 

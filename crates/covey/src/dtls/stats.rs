@@ -7,6 +7,9 @@ pub struct DtlsStats {
     pub handshakes_completed: u64,
     /// Handshakes that failed (bad key or certificate, protocol error, timeout).
     pub handshakes_failed: u64,
+    /// Of the failed handshakes, those whose peer returned the cookie and then stopped
+    /// (dropped after the stall timeout).
+    pub handshakes_stalled: u64,
     /// ClientHellos refused because the handshake bounds were reached.
     pub handshakes_refused: u64,
     /// Handshakes still waiting for their cookie, dropped to make room for new ones.
