@@ -97,6 +97,9 @@ struct Client {
     addr: SocketAddr,
     mid: u16,
     token: u32,
+    /// Never answers the server (a spoofed source, or a host that keeps quiet): its
+    /// address is never verified.
+    silent: bool,
 }
 
 impl Client {
@@ -105,7 +108,23 @@ impl Client {
             addr,
             mid: addr.port().wrapping_mul(97),
             token: u32::from(addr.port()) << 16,
+            silent: false,
         }
+    }
+
+    /// A client that never answers what the server sends it.
+    fn silent(addr: SocketAddr) -> Client {
+        Client {
+            silent: true,
+            ..Client::new(addr)
+        }
+    }
+
+    /// Has the server verify this client's address, as an Observe registration does: its
+    /// answer comes as a CON, whose ACK verifies the address.
+    fn verify(&mut self, net: &mut Network) {
+        let reply = self.register(net).expect("an answer");
+        assert_eq!((reply.code, reply.observe), (Code::CONTENT, true));
     }
 
     /// Sends a CON request with `options` (in option-number order) and returns the server's
@@ -156,7 +175,9 @@ impl Client {
         let datagram = buf[..n].to_vec();
         let before = net.log.len();
         net.inject(self.addr, 0, &datagram);
-        self.answer_confirmables(net, before);
+        if !self.silent {
+            self.answer_confirmables(net, before);
+        }
         let mut challenge = None;
         let reply = net.log[before..].iter().find_map(|sent| {
             let m = Message::parse(&sent.bytes).ok()?;
@@ -567,4 +588,67 @@ fn a_request_of_our_own_finds_a_peer_in_a_table_full_of_one_hosts_observers() {
         .send_request(now, member, &get, RequestParams::default());
     assert!(sent.is_ok(), "{sent:?}");
     assert_eq!(net.nodes[0].endpoint.observer_count(OBS), 15);
+}
+
+/// Two hosts (two /64s) that never answer fill a table within their shares; a client that
+/// has verified its address before still gets in, an unverified newcomer does not.
+#[test]
+fn a_verified_client_gets_a_request_slot_in_a_table_two_silent_hosts_filled() {
+    let (mut net, seen) = network(small_config());
+    let mut good = Client::new(host(3, 53000));
+    good.verify(&mut net);
+    for i in 0..16 {
+        let mut attacker = Client::silent(host(20 + i % 2, 53000 + i));
+        assert_eq!(attacker.get(&mut net, "slow"), None);
+    }
+    assert_eq!(seen.borrow().held.len(), 16);
+    assert!(busy(&Client::new(host(4, 53000)).get(&mut net, "fast")));
+    assert_eq!(
+        good.get(&mut net, "fast").map(|r| r.code),
+        Some(Code::CONTENT)
+    );
+}
+
+#[test]
+fn a_verified_client_registers_in_an_observer_table_two_silent_hosts_filled() {
+    // Room for every peer: the observer table is the one filled.
+    let config = Config {
+        max_peers: 32,
+        ..small_config()
+    };
+    let (mut net, _) = network(config);
+    let mut good = Client::new(host(3, 54000));
+    good.verify(&mut net);
+    // The client's own observation and fifteen of theirs fill the table.
+    for i in 0..15 {
+        let reply = Client::silent(host(20 + i % 2, 54000 + i)).register(&mut net);
+        assert!(
+            reply.as_ref().is_none_or(|r| r.observe),
+            "registered while there was room: {i} {reply:?}"
+        );
+    }
+    assert_eq!(net.nodes[0].endpoint.observer_count(OBS), 16);
+    let newcomer = Client::new(host(4, 54000)).register(&mut net).unwrap();
+    assert!(!newcomer.observe, "an unverified newcomer finds no room");
+    // A second observation of the verified client takes an unverified one's place.
+    let reply = good.register(&mut net).unwrap();
+    assert_eq!((reply.code, reply.observe), (Code::CONTENT, true));
+    assert_eq!(net.nodes[0].endpoint.observer_count(OBS), 16);
+}
+
+#[test]
+fn a_verified_client_uploads_while_two_silent_hosts_hold_every_upload_slot() {
+    let (mut net, seen) = network(small_config());
+    let mut good = Client::new(host(3, 55000));
+    good.verify(&mut net);
+    // The probe's attack: two hosts, two ports each, the first Block1 block of uploads.
+    for i in 0..4 {
+        let mut attacker = Client::silent(host(20 + i % 2, 55000 + i));
+        let reply = attacker.upload_block(&mut net, "x", 0, true).unwrap();
+        assert_eq!(reply.code, Code::CONTINUE);
+    }
+    let mut newcomer = Client::new(host(4, 55000));
+    assert!(busy(&newcomer.upload_block(&mut net, "y", 0, true)));
+    assert_eq!(good.upload(&mut net, "z", 3), Some(Code::CHANGED));
+    assert_eq!(seen.borrow().uploads, vec![(good.addr, 192)]);
 }

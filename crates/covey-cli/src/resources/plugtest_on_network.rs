@@ -84,3 +84,39 @@ fn obs_non_notifies_once_per_period_with_non() {
         ]
     );
 }
+
+#[test]
+fn silent_hosts_filling_separate_leave_room_for_a_verified_client() {
+    let (mut net, client, seen) = network(|clock| Box::new(PlugtestApp::new(PERIOD, clock)));
+    let options = [opt(OptionNumber::URI_PATH, b"separate")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    // The client's first separate response is a CON it acknowledges: that verifies it.
+    net.request(client, addr(1), &request, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(3));
+    assert_eq!(seen.borrow().len(), 1);
+    // Four hosts in four /24s that never answer ask 16 times each (their share), as many
+    // as the engine has App timers.
+    for (h, host) in ["192.0.2.7", "198.51.100.7", "203.0.113.7", "192.0.3.7"]
+        .iter()
+        .enumerate()
+    {
+        for i in 0..16u16 {
+            let source = format!("{host}:{}", 40_000 + i).parse().unwrap();
+            let [high, low] = (0x4000 + h as u16 * 16 + i).to_be_bytes();
+            let mut datagram = vec![0x42, 0x01, high, low, high, low, 0xb8];
+            datagram.extend_from_slice(b"separate");
+            net.inject(source, 0, &datagram);
+        }
+    }
+    // The verified client is still served.
+    net.request(client, addr(1), &request, RequestParams::default())
+        .unwrap();
+    net.run_for(Duration::from_secs(3));
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].1, Code::CONTENT, "{seen:?}");
+}

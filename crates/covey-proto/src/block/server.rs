@@ -29,7 +29,14 @@ impl Endpoint {
         size1: Option<u32>,
     ) -> Option<Vec<u8>> {
         let key = self.uploads.key(target.remote, message);
-        let step = self.uploads.receive(now, key, b, message.payload(), size1);
+        let (verification, limited) = (
+            &self.address_verification,
+            self.config.amplification.enabled,
+        );
+        let verified = |a: &SocketAddr| !limited || verification.is_verified(now, *a);
+        let step = self
+            .uploads
+            .receive(now, key, b, message.payload(), size1, &verified);
         self.arm_block_expiry();
         match step {
             UploadStep::Continue(ack) => {

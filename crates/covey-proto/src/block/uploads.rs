@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::hash::{seeded_map, Map, SeededState};
-use crate::storage::fair_share::{judge, ShareLimits, Verdict};
+use crate::storage::fair_share::{heaviest_unverified, judge, ShareLimits, Source, Verdict};
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
@@ -83,7 +83,8 @@ impl Uploads {
         (remote, h)
     }
 
-    /// Takes one Block1 block of the upload `key`.
+    /// Takes one Block1 block of the upload `key`; `verified` tells a peer that proved its
+    /// address, whose upload may take the place of an unverified peer's in a full table.
     pub fn receive(
         &mut self,
         now: Instant,
@@ -91,6 +92,7 @@ impl Uploads {
         block: Block,
         payload: &[u8],
         size1: Option<u32>,
+        verified: &dyn Fn(&SocketAddr) -> bool,
     ) -> UploadStep {
         if block.more && payload.len() != block.size() {
             return UploadStep::BadBlock;
@@ -101,7 +103,7 @@ impl Uploads {
                 return UploadStep::TooLarge(self.max_body);
             }
             if self.map.len() >= self.max_uploads
-                && !self.make_room(&key.0, 0, 1, self.slot_share, |_| 1)
+                && !self.make_room(&key.0, 0, 1, self.slot_share, |_| 1, verified)
             {
                 return UploadStep::Busy;
             }
@@ -126,7 +128,14 @@ impl Uploads {
         }
         let need = payload.len();
         if self.bytes + need > self.max_bytes
-            && !self.make_room(&key.0, need, need, self.byte_share, |u| u.body.len())
+            && !self.make_room(
+                &key.0,
+                need,
+                need,
+                self.byte_share,
+                |u| u.body.len(),
+                verified,
+            )
         {
             self.remove(&key);
             return UploadStep::Busy;
@@ -164,17 +173,31 @@ impl Uploads {
         amount: usize,
         limits: ShareLimits,
         weight: fn(&Upload) -> usize,
+        verified: &dyn Fn(&SocketAddr) -> bool,
     ) -> bool {
         loop {
             let held = || self.map.iter().map(|(k, u)| (k.0, weight(u)));
-            let Verdict::Evict(holder) = judge(held, client, amount, limits) else {
-                return false;
+            // A verified client takes room from the unverified first, whatever the shares.
+            let unverified = verified(client)
+                .then(|| heaviest_unverified(held(), verified))
+                .flatten();
+            let (unverified_of, beyond_share) = match unverified {
+                Some(source) => (Some(source), None),
+                None => match judge(held, client, amount, limits) {
+                    Verdict::Evict(holder) => (None, Some(holder)),
+                    _ => return false,
+                },
             };
-            // The holder's largest upload, then its least recently active.
+            let chosen = |a: &SocketAddr| match (unverified_of, beyond_share) {
+                (Some(source), _) => Source::of(a) == source && !verified(a),
+                (None, Some(holder)) => holder.holds(a),
+                (None, None) => false,
+            };
+            // The chosen holder's largest upload, then its least recently active.
             let victim = self
                 .map
                 .iter()
-                .filter(|(k, _)| holder.holds(&k.0))
+                .filter(|(k, _)| chosen(&k.0))
                 .max_by_key(|(_, u)| (weight(u), core::cmp::Reverse(u.last_active)))
                 .map(|(k, _)| *k);
             let Some(victim) = victim else {
@@ -231,32 +254,32 @@ mod tests {
         let key = (SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 1), 9);
         let t = Instant::ZERO;
         assert_eq!(
-            up.receive(t, key, block(0, true, 2), &[1; 64], Some(80)),
+            up.receive(t, key, block(0, true, 2), &[1; 64], Some(80), &|_| true),
             UploadStep::Continue(block(0, true, 1))
         );
         // The client rescales to 32-byte blocks: block 2 at offset 64.
         assert_eq!(
-            up.receive(t, key, block(2, false, 1), &[2; 16], None),
+            up.receive(t, key, block(2, false, 1), &[2; 16], None, &|_| true),
             UploadStep::Complete([[1u8; 64].as_slice(), &[2; 16]].concat())
         );
         assert_eq!(
-            up.receive(t, key, block(3, true, 1), &[0; 32], None),
+            up.receive(t, key, block(3, true, 1), &[0; 32], None, &|_| true),
             UploadStep::Incomplete
         );
         assert_eq!(
-            up.receive(t, key, block(0, true, 2), &[0; 64], Some(101)),
+            up.receive(t, key, block(0, true, 2), &[0; 64], Some(101), &|_| true),
             UploadStep::TooLarge(100)
         );
         assert_eq!(
-            up.receive(t, key, block(0, true, 2), &[0; 10], None),
+            up.receive(t, key, block(0, true, 2), &[0; 10], None, &|_| true),
             UploadStep::BadBlock
         );
         assert_eq!(
-            up.receive(t, key, block(0, true, 2), &[0; 64], None),
+            up.receive(t, key, block(0, true, 2), &[0; 64], None, &|_| true),
             UploadStep::Continue(block(0, true, 1))
         );
         assert_eq!(
-            up.receive(t, key, block(1, true, 2), &[0; 64], None),
+            up.receive(t, key, block(1, true, 2), &[0; 64], None, &|_| true),
             UploadStep::TooLarge(100)
         );
         assert_eq!(up.bytes, 0);

@@ -1,16 +1,33 @@
-//! The peer table's fair shares: when it is full, a new peer from a source within its share
-//! takes the place of a peer of the source most beyond its share (ending that peer's
+//! The peer table's fair shares: when it is full, a new verified peer takes the place of an
+//! unverified peer of the source whose unverified peers are most, a new peer from a source
+//! within its share that of a peer of the source most beyond its share (ending that peer's
 //! observations), and a new peer from a source beyond its share may only replace an idle
 //! peer of its own source.
 
 use crate::endpoint::Endpoint;
-use crate::storage::fair_share::{heaviest, judge, Holder, ShareLimits, Source, Verdict};
+use crate::message::peer::PeerKey;
+use crate::storage::fair_share::{
+    heaviest, heaviest_unverified, judge, Holder, ShareLimits, Source, Verdict,
+};
 use crate::Instant;
 use core::net::SocketAddr;
 
 impl Endpoint {
     /// Makes room in the full peer table for `addr`; false when it must be refused.
     pub(crate) fn make_room_for_peer(&mut self, now: Instant, addr: SocketAddr) -> bool {
+        if self.is_address_verified(now, addr) {
+            // A verified peer takes the place of an unverified one, whatever the shares.
+            let verified = |a: &SocketAddr| self.is_verified_peer(now, a);
+            let held = self.peers.entries().map(|(_, p)| (p.addr, 1));
+            if let Some(source) = heaviest_unverified(held, verified) {
+                let unverified_of_source =
+                    |a: &SocketAddr| Source::of(a) == source && !self.is_verified_peer(now, a);
+                let victim = self.peer_to_free(unverified_of_source);
+                if victim.is_some_and(|v| self.free_peer(now, v)) {
+                    return true;
+                }
+            }
+        }
         // Beyond its share, a source may only replace one of its own idle peers.
         let own = Holder::Source(Source::of(&addr));
         if self.peers.refusals.refuses(&addr) {
@@ -44,15 +61,22 @@ impl Endpoint {
     /// else the least recently used, ending the observations it holds; false if none could
     /// be freed.
     fn free_peer_of(&mut self, now: Instant, holder: Holder) -> bool {
-        let Some(victim) = self
-            .peers
+        let victim = self.peer_to_free(|a| holder.holds(a));
+        victim.is_some_and(|v| self.free_peer(now, v))
+    }
+
+    /// The peer whose address `chosen` picks that may go: no exchange of ours under way, an
+    /// idle one first, else the least recently used.
+    fn peer_to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
+        self.peers
             .entries()
-            .filter(|(_, p)| holder.holds(&p.addr) && p.in_flight == 0 && p.queue_len == 0)
+            .filter(|(_, p)| chosen(&p.addr) && p.in_flight == 0 && p.queue_len == 0)
             .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
             .map(|(k, _)| k)
-        else {
-            return false;
-        };
+    }
+
+    /// Forgets peer `victim`, ending the observations it holds; false if it could not go.
+    fn free_peer(&mut self, now: Instant, victim: PeerKey) -> bool {
         for index in 0..self.observers.capacity() {
             let Some(key) = self.observers.key_at(index) else {
                 continue;

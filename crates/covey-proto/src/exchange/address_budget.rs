@@ -31,6 +31,23 @@ impl Endpoint {
             || self.address_verification.is_verified(now, remote)
     }
 
+    /// Whether `addr` counts as verified in the tables' second axis of fairness: it proved
+    /// its address (or the limit is off, and everyone counts).
+    pub(crate) fn is_verified_peer(&self, now: Instant, addr: &SocketAddr) -> bool {
+        !self.config.amplification.enabled || self.address_verification.is_verified(now, *addr)
+    }
+
+    /// Whether `addr` proved its address, or reached us on a trusted (DTLS) socket: a
+    /// verified peer to the tables' second axis of fairness, which Apps may consult too.
+    pub fn is_peer_verified(
+        &self,
+        now: Instant,
+        addr: SocketAddr,
+        socket: Option<SocketAddr>,
+    ) -> bool {
+        self.is_unlimited(now, addr, socket)
+    }
+
     /// Counts a datagram of `len` bytes received from `remote` on `socket`.
     pub(crate) fn earn_budget(
         &mut self,

@@ -1,11 +1,14 @@
-//! The incoming-request table's fair shares: when it is full, a request from a peer within
-//! its share takes the slot of a request from the peer (or source) most beyond its share,
-//! which is answered 5.03 with Max-Age, and a peer beyond its share is refused the same way.
+//! The incoming-request table's fair shares: when it is full, a request from a verified peer
+//! takes the slot of a request from the source whose unverified peers hold the most, and
+//! one from a peer within its share takes the slot of a request from the peer (or source)
+//! most beyond its share; the evicted request is answered 5.03 with Max-Age, and a peer
+//! beyond its share is refused the same way.
 
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::stats::DropCause;
-use crate::storage::fair_share::{judge, ShareLimits, Verdict};
+use crate::storage::fair_share::{heaviest_unverified, judge, ShareLimits, Source, Verdict};
+use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{uint, CoapOption, Code, OptionNumber};
@@ -17,27 +20,14 @@ impl Endpoint {
     /// Makes room in the full incoming table for a request from `remote` by evicting a
     /// request of a holder beyond its share; false when `remote` must be refused instead.
     pub(crate) fn make_room_for_request(&mut self, now: Instant, remote: SocketAddr) -> bool {
-        if self.incoming_shared_fairly || self.incoming_refusals.refuses(&remote) {
-            return false;
-        }
-        let limits = ShareLimits::new(&self.config.fair_share, self.incoming.capacity());
-        let held = || self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
-        let holder = match judge(held, &remote, 1, limits) {
-            Verdict::Evict(holder) => holder,
-            Verdict::Full => {
-                self.incoming_shared_fairly = true;
-                return false;
-            }
-            Verdict::Refuse(beyond) => {
-                self.incoming_refusals.remember(beyond);
-                return false;
-            }
+        let key = match self.is_address_verified(now, remote) {
+            // A verified peer takes the place of an unverified one, whatever the shares.
+            true => self
+                .unverified_request(now)
+                .or_else(|| self.request_beyond_share(remote)),
+            false => self.request_beyond_share(remote),
         };
-        let Some((key, inc)) = self
-            .incoming
-            .iter()
-            .find(|(_, inc)| holder.holds(&inc.remote))
-        else {
+        let Some((key, inc)) = key.and_then(|key| Some((key, self.incoming.get(key)?))) else {
             return false;
         };
         let target = inc.target();
@@ -52,6 +42,41 @@ impl Endpoint {
         }
         self.remove_incoming(key);
         true
+    }
+
+    /// A request of the source whose unverified peers hold the most of the table.
+    fn unverified_request(&self, now: Instant) -> Option<SlabKey> {
+        let verified = |a: &SocketAddr| self.is_verified_peer(now, a);
+        let held = self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
+        let source = heaviest_unverified(held, verified)?;
+        self.incoming
+            .iter()
+            .find(|(_, inc)| Source::of(&inc.remote) == source && !verified(&inc.remote))
+            .map(|(key, _)| key)
+    }
+
+    /// A request of the holder most beyond its share, if `remote` may take its place.
+    fn request_beyond_share(&mut self, remote: SocketAddr) -> Option<SlabKey> {
+        if self.incoming_shared_fairly || self.incoming_refusals.refuses(&remote) {
+            return None;
+        }
+        let limits = ShareLimits::new(&self.config.fair_share, self.incoming.capacity());
+        let held = || self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
+        let holder = match judge(held, &remote, 1, limits) {
+            Verdict::Evict(holder) => holder,
+            Verdict::Full => {
+                self.incoming_shared_fairly = true;
+                return None;
+            }
+            Verdict::Refuse(beyond) => {
+                self.incoming_refusals.remember(beyond);
+                return None;
+            }
+        };
+        self.incoming
+            .iter()
+            .find(|(_, inc)| holder.holds(&inc.remote))
+            .map(|(key, _)| key)
     }
 
     /// Answers 5.03 Service Unavailable with the configured Max-Age: a table is full.

@@ -1,12 +1,16 @@
 //! Fair shares of a shared table: who holds how much of it, by peer (address and port) and by
-//! source (an IPv4 address, or an IPv6 /64, the smallest block one host is usually given), so
+//! source (an IPv4 /24, or an IPv6 /64, the smallest blocks one site is usually given), so
 //! that a full table takes room from a holder beyond its share instead of refusing everyone.
+//! A second axis keeps a few addresses from defeating the shares: a peer that proved its
+//! address (or authenticated) may take the place of an unverified peer's entry in a full
+//! table, so unverified traffic only ever holds what verified peers do not need.
 
 use crate::config::FairShare;
 use core::net::{IpAddr, SocketAddr};
 
-/// The traffic source a peer belongs to: its IPv4 address, or its IPv6 /64 prefix (the
-/// smallest block one host is usually given), so one host counts once whatever its ports.
+/// The traffic source a peer belongs to: its IPv4 /24 or its IPv6 /64 prefix (the smallest
+/// blocks one site is usually given), so one site counts once whatever its addresses and
+/// ports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Source(u128);
 
@@ -14,10 +18,27 @@ impl Source {
     /// The source of `addr`; an IPv4-mapped IPv6 address counts as the IPv4 address.
     pub fn of(addr: &SocketAddr) -> Source {
         match addr.ip().to_canonical() {
-            IpAddr::V4(v4) => Source(u128::from(u32::from(v4)) | 1 << 127),
+            IpAddr::V4(v4) => Source(u128::from(u32::from(v4) & 0xFFFF_FF00) | 1 << 127),
             IpAddr::V6(v6) => Source(u128::from(v6) & !(u128::from(u64::MAX))),
         }
     }
+}
+
+/// The source whose unverified peers hold the most of a table (by weight), found with one
+/// heavy-hitter pass over `entries`; `verified` tells a verified peer. A verified newcomer
+/// to a full table takes its place from one of that source's unverified entries.
+pub(crate) fn heaviest_unverified<I>(
+    entries: I,
+    verified: impl Fn(&SocketAddr) -> bool,
+) -> Option<Source>
+where
+    I: Iterator<Item = (SocketAddr, usize)>,
+{
+    let mut sources = HeavyHitters::<Source>::new(CANDIDATES);
+    for (addr, held) in entries.filter(|(addr, _)| !verified(addr)) {
+        sources.add(Source::of(&addr), held);
+    }
+    sources.by_weight().next().map(|(source, _)| source)
 }
 
 /// How much of one table a peer and a source may hold once it is full (at least one entry,
@@ -386,16 +407,34 @@ mod tests {
     }
 
     #[test]
-    fn ipv4_sources_are_addresses_and_mapped_addresses_count_as_ipv4() {
+    fn ipv4_sources_are_slash_24s_and_mapped_addresses_count_as_ipv4() {
         let a: SocketAddr = "192.0.2.1:1000".parse().unwrap();
         let b: SocketAddr = "192.0.2.1:2000".parse().unwrap();
-        let c: SocketAddr = "192.0.2.2:1000".parse().unwrap();
+        let c: SocketAddr = "192.0.2.200:1000".parse().unwrap();
+        let d: SocketAddr = "192.0.3.1:1000".parse().unwrap();
         let mapped: SocketAddr = "[::ffff:192.0.2.1]:3000".parse().unwrap();
         assert_eq!(Source::of(&a), Source::of(&b));
-        assert_ne!(Source::of(&a), Source::of(&c));
+        assert_eq!(Source::of(&a), Source::of(&c), "one /24");
+        assert_ne!(Source::of(&a), Source::of(&d));
         assert_eq!(Source::of(&a), Source::of(&mapped));
         assert_eq!(Source::of(&peer(1, 1)), Source::of(&peer(1, 2)));
         assert_ne!(Source::of(&peer(1, 1)), Source::of(&peer(2, 1)));
+    }
+
+    #[test]
+    fn the_heaviest_unverified_source_ignores_verified_peers() {
+        let mut table: Vec<(SocketAddr, usize)> = (0..10).map(|p| (peer(1, p), 1)).collect();
+        table.extend((0..3).map(|p| (peer(2, p), 1)));
+        let everyone_of_1_verified = |a: &SocketAddr| Source::of(a) == Source::of(&peer(1, 0));
+        assert_eq!(
+            heaviest_unverified(table.iter().copied(), |_| false),
+            Some(Source::of(&peer(1, 0)))
+        );
+        assert_eq!(
+            heaviest_unverified(table.iter().copied(), everyone_of_1_verified),
+            Some(Source::of(&peer(2, 0)))
+        );
+        assert_eq!(heaviest_unverified(table.iter().copied(), |_| true), None);
     }
 
     #[test]

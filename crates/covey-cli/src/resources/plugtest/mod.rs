@@ -105,6 +105,11 @@ struct Asked {
 /// all and deny `/separate` to everyone else.
 const SEPARATE_PER_SOURCE: usize = 16;
 
+/// Separate responses clients that have not verified their address may have waiting
+/// together: the App timers of the engine's default configuration less a quarter, kept for
+/// verified clients, so a few addresses that never answer cannot take every timer.
+const SEPARATE_UNVERIFIED: usize = 48;
+
 /// Max-Age (seconds) of the 5.03 a source beyond its share gets: by then its earlier
 /// separate responses are out.
 const SEPARATE_BUSY_MAX_AGE: u8 = 2;
@@ -115,6 +120,8 @@ struct Pending {
     timer: u64,
     id: IncomingId,
     source: TrafficSource,
+    /// Whether its client had verified its address.
+    verified: bool,
     body: Vec<u8>,
 }
 
@@ -389,19 +396,25 @@ impl PlugtestApp {
     /// `/separate`: the answer comes after [`SEPARATE_DELAY`], from an App timer.
     fn separate(&mut self, cx: &mut AppContext<'_>, id: IncomingId, asked: &Asked) {
         let source = asked.source;
+        let verified = cx
+            .endpoint
+            .request(id)
+            .is_some_and(|r| cx.endpoint.is_peer_verified(cx.now, r.source, r.local));
+        let unverified = self.separate.iter().filter(|p| !p.verified).count();
+        if !verified && unverified >= SEPARATE_UNVERIFIED {
+            // The rest is kept for verified clients: one that echoes the value is one.
+            if !cx.endpoint.challenge_unverified(cx.now, id) {
+                busy(
+                    cx,
+                    id,
+                    b"too many separate responses waiting for unverified clients",
+                );
+            }
+            return;
+        }
         let waiting = self.separate.iter().filter(|p| p.source == source).count();
         if waiting >= SEPARATE_PER_SOURCE {
-            let max_age = [opt(OptionNumber::MAX_AGE, &[SEPARATE_BUSY_MAX_AGE])];
-            let busy = b"too many separate responses waiting for this host";
-            return reply::content(
-                cx,
-                id,
-                None,
-                Code::SERVICE_UNAVAILABLE,
-                None,
-                &max_age,
-                busy,
-            );
+            return busy(cx, id, b"too many separate responses waiting for this host");
         }
         let timer = self.next_timer;
         self.next_timer += 1;
@@ -417,6 +430,7 @@ impl PlugtestApp {
             timer,
             id,
             source,
+            verified,
             body,
         });
     }
@@ -550,6 +564,12 @@ fn multi_format(cx: &mut AppContext<'_>, id: IncomingId, accept: Option<ContentF
             super::negotiation::refuse(cx, id, &[ContentFormat::TEXT_PLAIN, ContentFormat::XML])
         }
     }
+}
+
+/// Answers `id` 5.03 with a Max-Age by which earlier separate responses are out.
+fn busy(cx: &mut AppContext<'_>, id: IncomingId, why: &[u8]) {
+    let max_age = [opt(OptionNumber::MAX_AGE, &[SEPARATE_BUSY_MAX_AGE])];
+    reply::content(cx, id, None, Code::SERVICE_UNAVAILABLE, None, &max_age, why)
 }
 
 /// The `/test` and `/separate` body: the request's type and code, then `extra`.
