@@ -20,10 +20,13 @@ pub enum DropCause {
     StaleNotification,
     /// The queue of datagrams waiting for `poll_transmit` was full.
     OutboxFull,
+    /// A loopback source address on a datagram that did not come in on the loopback
+    /// interface: spoofed.
+    SpoofedLoopback,
 }
 
 /// Number of [`DropCause`] variants.
-pub const DROP_CAUSES: usize = 7;
+pub const DROP_CAUSES: usize = 8;
 
 impl DropCause {
     /// Every cause, in the order of `Stats::drops`.
@@ -35,6 +38,7 @@ impl DropCause {
         DropCause::MulticastSuppressed,
         DropCause::StaleNotification,
         DropCause::OutboxFull,
+        DropCause::SpoofedLoopback,
     ];
 }
 
