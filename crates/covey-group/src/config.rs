@@ -59,6 +59,12 @@ pub struct EmConfig {
     /// entity holds no more than this (and no more than a quarter) of the engine's
     /// exchanges; beyond, 5.03 with Max-Age.
     pub entity_share: usize,
+    /// Most member requests in flight for the queries of one client address (and never more
+    /// than a quarter of the engine's exchanges); the addresses of one IPv4 /24 or IPv6 /64
+    /// may hold twice that (and never more than half). A client also has at most a quarter
+    /// of the queries the engine takes at once in progress, its prefix half. Beyond, 5.03
+    /// with Max-Age: a client keeping silent entities in flight starves no one else.
+    pub client_share: usize,
     /// Who may read, create, change and delete entities and fan requests out (open by
     /// default; `covey gateway` chooses loopback-only or a policy).
     pub access: Access,
@@ -86,6 +92,7 @@ impl Default for EmConfig {
             client_rate: 2048,
             max_clients: 4096,
             entity_share: 1024,
+            client_share: 1024,
             access: Access::Open,
         }
     }
@@ -99,6 +106,7 @@ impl EmConfig {
             client_rate: self.client_rate,
             max_clients: self.max_clients,
             entity_share: self.entity_share,
+            client_share: self.client_share,
             hold: self.member_timeout,
         }
     }

@@ -20,6 +20,7 @@
 
 pub mod admission;
 pub mod authorization;
+mod client_share;
 pub mod config;
 pub mod delay;
 pub mod document;

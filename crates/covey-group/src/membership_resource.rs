@@ -159,6 +159,11 @@ fn change(
     if let Err(denial) = check(action) {
         return answer(cx, id, denial.code, &denial.message);
     }
+    // Joined or left only for a verified address (Echo, RFC 9175): a spoofed source makes
+    // the node neither leave a group nor join one.
+    if cx.endpoint.challenge_unverified(cx.now, id) {
+        return;
+    }
     let (result, done) = match action {
         Action::Join(_) => (cx.join_group(group), Code::CHANGED),
         _ => (cx.leave_group(group), Code::DELETED),

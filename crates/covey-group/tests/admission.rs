@@ -1,14 +1,15 @@
 //! Queries under attack: a flood of queries of a dead entity leaves healthy entities
 //! answering, a query that would fan out beyond the per-query budget (nesting included) is
-//! refused before any member request, and a client beyond its rate of member requests is
-//! answered 5.03 with Max-Age.
+//! refused before any member request, a client beyond its rate of member requests is
+//! answered 5.03 with Max-Age, and one client (an address, or the hosts of one prefix)
+//! keeping silent entities in flight holds only its share of the member requests.
 
 mod support;
 
 use covey_core::Code;
 use covey_group::EmConfig;
-use covey_proto::Duration;
-use std::net::SocketAddr;
+use covey_proto::{Duration, RequestId};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use support::client::{Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format};
@@ -169,6 +170,128 @@ fn a_client_beyond_its_rate_gets_service_unavailable_with_max_age() {
     net.run_for(Duration::from_secs(1));
     assert_eq!(
         c.get(&mut net, em_addr(), "/e/room", None).code,
+        Code::CONTENT
+    );
+}
+
+/// Four entities of `members` members each that go silent, and a healthy one; the EM
+/// runs on the default engine (its exchanges leave room for 224 member requests).
+fn silent_entities(net: &mut Network, members: u16) -> support::em::SharedEm {
+    let owner = Client::add(net, addr(2), 2);
+    let (_, em) = em::add_in_memory(net, em_config());
+    let mut silent = Vec::new();
+    for e in 0..4u16 {
+        let first = 100 + e * members;
+        let ns: Vec<u16> = (first..first + members).collect();
+        for &n in &ns {
+            sensor(net, n, 1.0, Format::Text, 1);
+        }
+        let uris: Vec<String> = ns.iter().map(|&n| sensor_uri(n)).collect();
+        create(net, &owner, &format!("dead{e}"), &uris);
+        silent.extend(ns.iter().map(|&n| addr(n)));
+    }
+    sensor(net, 10, 2.0, Format::Text, 1);
+    create(net, &owner, "healthy", &[sensor_uri(10)]);
+    net.drop_rule = Some(Box::new(move |_, to, _| silent.contains(to)));
+    em
+}
+
+/// Starts a query of each silent entity, one from each of `clients`.
+fn hold_the_silent_entities(net: &mut Network, clients: &[SocketAddr]) -> Vec<(Client, RequestId)> {
+    let held: Vec<_> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| {
+            let c = Client::add(net, at, 300 + i as u64);
+            let target = format!("/e/dead{}", i % 4);
+            let req = Req {
+                target: &target,
+                ..Req::default()
+            };
+            let id = c.start(net, em_addr(), Code::GET, req);
+            (c, id)
+        })
+        .collect();
+    net.run_for(Duration::from_secs(1));
+    held
+}
+
+/// The answers so far of the queries `held` started.
+fn answered(held: &[(Client, RequestId)]) -> Vec<support::client::Answer> {
+    held.iter().flat_map(|(c, id)| c.answers(*id)).collect()
+}
+
+#[test]
+fn one_client_holding_every_entity_in_flight_leaves_room_for_others() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 24);
+    let em = silent_entities(&mut net, 56);
+    // One address, four ports: a query of each silent entity, 224 member requests wanted,
+    // each held for the member timeout (50 s).
+    let ports: Vec<SocketAddr> = (0..4)
+        .map(|p| SocketAddr::new("2001:db8:7::66".parse().unwrap(), 40_000 + p))
+        .collect();
+    let held = hold_the_silent_entities(&mut net, &ports);
+    let in_flight = em.borrow().member_requests_in_flight();
+    assert!(in_flight <= 224 / 4, "{in_flight} held by one address");
+    let refused = answered(&held);
+    assert_eq!(
+        refused.len(),
+        3,
+        "the queries beyond its share: {refused:?}"
+    );
+    for a in &refused {
+        assert_eq!(a.code, Code::SERVICE_UNAVAILABLE, "{}", a.text());
+        assert!(a.text().contains("your address"), "{}", a.text());
+        assert!(a.max_age.is_some_and(|s| s >= 1), "{a:?}");
+    }
+    // Another client is answered at once, while the attacker's queries still wait.
+    let started = net.now;
+    let other = Client::add(&mut net, outsider(), 4);
+    let a = other.get(&mut net, em_addr(), "/e/healthy", None);
+    assert_eq!(a.code, Code::CONTENT, "{}", a.text());
+    assert!(net.now - started < Duration::from_secs(5));
+    assert!(
+        held.iter().any(|(c, id)| !c.ended(*id)),
+        "the attack holds on"
+    );
+    // Once the silent members time out, the address has its whole share back.
+    net.run_for(Duration::from_secs(60));
+    assert!(held.iter().all(|(c, id)| c.ended(*id)));
+    assert_eq!(em.borrow().member_requests_in_flight(), 0);
+    let fresh_port = SocketAddr::new(ports[0].ip(), 41_000);
+    let again = hold_the_silent_entities(&mut net, &[fresh_port]);
+    assert!(answered(&again).is_empty(), "admitted again");
+    assert_eq!(em.borrow().member_requests_in_flight(), 56);
+}
+
+#[test]
+fn the_hosts_of_one_prefix_share_half_of_the_room() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 25);
+    let em = silent_entities(&mut net, 56);
+    // Four addresses of one /64: a quarter each, half of the room together.
+    let hosts: Vec<SocketAddr> = (1..=4)
+        .map(|h| {
+            SocketAddr::new(
+                IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 7, 0, 0, 0, 0, h)),
+                5683,
+            )
+        })
+        .collect();
+    let held = hold_the_silent_entities(&mut net, &hosts);
+    let in_flight = em.borrow().member_requests_in_flight();
+    assert!(in_flight <= 224 / 2, "{in_flight} held by one /64");
+    let refused = answered(&held);
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    for a in &refused {
+        assert_eq!(a.code, Code::SERVICE_UNAVAILABLE, "{}", a.text());
+    }
+    let other = Client::add(&mut net, outsider(), 4);
+    let a = other.get(&mut net, em_addr(), "/e/healthy", None);
+    assert_eq!(a.code, Code::CONTENT, "{}", a.text());
+    // IPv4 hosts share a /24 the same way.
+    let v4 = Client::add(&mut net, "192.0.2.7:5683".parse().unwrap(), 5);
+    assert_eq!(
+        v4.get(&mut net, em_addr(), "/e/healthy", None).code,
         Code::CONTENT
     );
 }

@@ -22,10 +22,13 @@ pub enum DropCause {
     OutboxFull,
     /// A datagram to an unverified address that did not fit its amplification budget.
     AmplificationLimit,
+    /// A loopback source address on a datagram that did not come in on the loopback
+    /// interface: spoofed.
+    SpoofedLoopback,
 }
 
 /// Number of [`DropCause`] variants.
-pub const DROP_CAUSES: usize = 8;
+pub const DROP_CAUSES: usize = 9;
 
 impl DropCause {
     /// Every cause, in the order of `Stats::drops`.
@@ -38,6 +41,7 @@ impl DropCause {
         DropCause::StaleNotification,
         DropCause::OutboxFull,
         DropCause::AmplificationLimit,
+        DropCause::SpoofedLoopback,
     ];
 }
 

@@ -247,6 +247,55 @@ fn handle_datagram_says_what_became_of_each_datagram() {
 }
 
 #[test]
+fn a_loopback_source_that_came_in_on_another_interface_is_dropped_unanswered() {
+    let mut server = Endpoint::new(Config::default(), 3);
+    let now = Instant::from_secs(1);
+    let mut buf = [0u8; 64];
+    let size = {
+        let mut enc =
+            MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::DELETE, 8, &[2])
+                .expect("header");
+        enc.option(OptionNumber::URI_PATH, b"x").expect("option");
+        enc.finish()
+    };
+    let network = LocalAddr::UNICAST.arrived_on_loopback(false);
+    for spoofed in ["127.0.0.1:42222", "[::ffff:127.0.0.1]:42222", "[::1]:42222"] {
+        let source: SocketAddr = spoofed.parse().unwrap();
+        assert_eq!(
+            server.handle_datagram(now, source, network, &buf[..size]),
+            Reception::Rejected(DropCause::SpoofedLoopback),
+            "{spoofed}"
+        );
+    }
+    assert!(server.poll_event().is_none());
+    assert!(drain(&mut server, now).is_empty(), "nothing answered");
+    assert_eq!(server.stats().drops_of(DropCause::SpoofedLoopback), 3);
+    // The same from the loopback interface, or from a host that cannot tell, is a request;
+    // the receiving side knows how it came in.
+    let local = "127.0.0.1:42222".parse().unwrap();
+    for (how, from) in [(Some(true), local), (None, addr(9, 40_000))] {
+        let arrived = LocalAddr {
+            on_loopback: how,
+            ..LocalAddr::UNICAST
+        };
+        assert_eq!(
+            server.handle_datagram(now, from, arrived, &buf[..size]),
+            Reception::Accepted
+        );
+        let Some(Event::Request(id)) = server.poll_event() else {
+            panic!("no request")
+        };
+        assert_eq!(server.request(id).expect("held").on_loopback, how);
+    }
+    // A network address on the network interface is a request like any other.
+    let remote = LocalAddr::UNICAST.arrived_on_loopback(false);
+    assert_eq!(
+        server.handle_datagram(now, addr(10, 40_000), remote, &buf[..size]),
+        Reception::Accepted
+    );
+}
+
+#[test]
 fn stats_count_bytes_out_and_a_full_outbox() {
     let config = Config {
         max_buffers: 4,

@@ -86,6 +86,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = EmConfig::default().entity_share)]
     entity_share: usize,
 
+    /// Most member requests in flight for the queries of one client address, and twice
+    /// that for its IPv4 /24 or IPv6 /64, so one client keeping silent entities in flight
+    /// cannot hold every exchange (beyond: 5.03 with Max-Age).
+    #[arg(long, value_name = "N", default_value_t = EmConfig::default().client_share)]
+    client_share: usize,
+
     /// Let other servers started with --reuse-port bind the same port; without it a busy
     /// port is an error.
     #[arg(long)]
@@ -153,6 +159,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         query_budget: args.query_budget,
         client_rate: args.client_rate,
         entity_share: args.entity_share,
+        client_share: args.client_share,
         access: args
             .management
             .access(dtls.is_some(), args.ca.given(), &args.bind)?,

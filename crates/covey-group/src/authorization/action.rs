@@ -22,6 +22,14 @@ pub enum Action {
     Leave(IpAddr),
 }
 
+impl Action {
+    /// Whether it changes the server for everyone (anything but reading): such a request is
+    /// carried out only for a verified address (Echo), so a spoofed one changes nothing.
+    pub fn changes_state(&self) -> bool {
+        *self != Action::Read
+    }
+}
+
 impl fmt::Display for Action {
     /// As it reads in a diagnostic: "creating entities", "joining ff05::1".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

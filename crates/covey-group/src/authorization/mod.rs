@@ -45,7 +45,11 @@ pub struct Denial {
 impl Access {
     /// Who sent `request`, as `cx`'s host knows it.
     pub fn requester(cx: &AppContext<'_>, request: &Received<'_>) -> Requester {
-        Requester::new(cx.peer_identity(request), request.source)
+        Requester::new(
+            cx.peer_identity(request),
+            request.source,
+            request.on_loopback,
+        )
     }
 
     /// Whether `requester` may do `action`.

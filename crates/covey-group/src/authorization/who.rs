@@ -28,17 +28,24 @@ pub enum Who {
 pub struct Requester {
     /// The identity it proved over a secured session; `None` in the clear.
     pub identity: Option<PeerIdentity>,
-    /// Whether it came from a loopback address.
+    /// Whether it came from a loopback address over the loopback interface.
     pub loopback: bool,
 }
 
 impl Requester {
-    /// The sender at `source` that proved `identity` (if any); an IPv4-mapped loopback
-    /// address counts as loopback, as a dual-stack socket reports IPv4 peers that way.
-    pub fn new(identity: Option<PeerIdentity>, source: SocketAddr) -> Requester {
+    /// The sender at `source` that proved `identity` (if any), its datagram having come in
+    /// on the loopback interface or not (`on_loopback`, `None` when the host cannot tell).
+    /// An IPv4-mapped loopback address counts as loopback, as a dual-stack socket reports
+    /// IPv4 peers that way; but anyone on the network can write one, so it counts only
+    /// when it did not come in on another interface.
+    pub fn new(
+        identity: Option<PeerIdentity>,
+        source: SocketAddr,
+        on_loopback: Option<bool>,
+    ) -> Requester {
         Requester {
             identity,
-            loopback: source.ip().to_canonical().is_loopback(),
+            loopback: source.ip().to_canonical().is_loopback() && on_loopback != Some(false),
         }
     }
 }
@@ -157,16 +164,22 @@ mod tests {
     }
 
     #[test]
-    fn loopback_sources_in_every_spelling() {
+    fn loopback_sources_in_every_spelling_and_only_over_loopback() {
         for local in [
             "127.0.0.1:9",
             "127.3.2.1:9",
             "[::1]:9",
             "[::ffff:127.0.0.1]:9",
         ] {
+            for on_loopback in [Some(true), None] {
+                assert!(
+                    Requester::new(None, local.parse().unwrap(), on_loopback).loopback,
+                    "{local}"
+                );
+            }
             assert!(
-                Requester::new(None, local.parse().unwrap()).loopback,
-                "{local}"
+                !Requester::new(None, local.parse().unwrap(), Some(false)).loopback,
+                "{local} from another interface"
             );
         }
         for remote in [
@@ -176,7 +189,7 @@ mod tests {
             "[::]:9",
         ] {
             assert!(
-                !Requester::new(None, remote.parse().unwrap()).loopback,
+                !Requester::new(None, remote.parse().unwrap(), Some(true)).loopback,
                 "{remote}"
             );
         }

@@ -299,9 +299,15 @@ impl EntityManager {
             return;
         };
         let to = Responder { id };
-        if let Err(denial) = self.config.access.check(who, &action_of(&req)) {
+        let action = action_of(&req);
+        if let Err(denial) = self.config.access.check(who, &action) {
             let reply = Reply::error(denial.code, denial.message);
             return self.send_reply(ep, now, &to, reply);
+        }
+        // A change from an address not verified yet is answered with Echo (RFC 9175) before
+        // anything is done: a spoofed source, loopback or a permitted host, changes nothing.
+        if action.changes_state() && ep.challenge_unverified(now, id) {
+            return;
         }
         let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
         let m = req.method;

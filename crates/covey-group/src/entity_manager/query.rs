@@ -18,7 +18,7 @@ use crate::timers::TaskId;
 use crate::visited::{entity_key, VISITED};
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{Duration, Endpoint, Instant};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// Who gets a query's combined reply.
 #[derive(Debug, Clone)]
@@ -51,10 +51,12 @@ pub(crate) struct QueryParams {
     pub overrides: Overrides,
     /// The entities the query passed through before this one.
     pub visited: Vec<[u8; 4]>,
+    /// The client whose query this is (a nested query's too), for its share.
+    pub client: Option<IpAddr>,
 }
 
 impl QueryParams {
-    /// The parameters of a client's request.
+    /// The parameters of a client's request (its client is set when the query starts).
     pub fn from_request(req: &IncomingRequest, overrides: Overrides) -> QueryParams {
         QueryParams {
             method: req.method,
@@ -64,6 +66,7 @@ impl QueryParams {
             hop_limit: req.hop_limit,
             overrides,
             visited: req.visited.clone(),
+            client: None,
         }
     }
 }
@@ -87,6 +90,9 @@ pub(crate) struct QueryTask {
     enr: usize,
     /// Member requests in flight reserved for it (given back when it ends).
     reserved: usize,
+    /// Whether it is counted among its client's queries in progress (a client's own query,
+    /// not a nested one).
+    counted: bool,
     fanout: Fanout,
 }
 
@@ -121,6 +127,7 @@ impl QueryTask {
                         ..overrides
                     },
                     visited: self.visited.clone(),
+                    client: self.params.client,
                 };
                 Some((i, name, params))
             })
@@ -152,6 +159,13 @@ fn refusal_reply(name: &str, refusal: Refusal) -> Reply {
                  try again in {retry_after} s"
             ),
         ),
+        Refusal::ClientBusy { retry_after } => (
+            retry_after,
+            format!(
+                "your address (or its network) has as many queries and member requests in \
+                 flight as it may; try again in {retry_after} s"
+            ),
+        ),
     };
     Reply {
         max_age: Some(retry_after),
@@ -172,7 +186,7 @@ impl EntityManager {
         now: Instant,
         to: ReplyTo,
         name: &str,
-        params: QueryParams,
+        mut params: QueryParams,
     ) {
         let Some(e) = self.entities.get(name) else {
             return self.finish_reply(ep, now, to, super::unknown_entity(name));
@@ -241,13 +255,23 @@ impl EntityManager {
             );
             return self.finish_reply(ep, now, to, reply);
         }
+        let mut counted = false;
         if let ReplyTo::Client(r) = &to {
             // A client's query pays for every member request it causes, nesting included.
             let hops = params.hop_limit.unwrap_or(self.config.depth_limit);
             let cost = self.member_requests(name, hops, self.config.query_budget);
-            let client = ep.request(r.id).map(|q| q.source.ip());
-            if let Some(Err(refusal)) = client.map(|c| self.admission.admit_query(now, c, cost)) {
-                return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
+            params.client = ep.request(r.id).map(|q| q.source.ip());
+            if let Some(client) = params.client {
+                // Each query the engine takes in holds one of its incoming requests.
+                let capacity = ep.config().max_incoming;
+                let admitted = self
+                    .admission
+                    .admit_query(now, client, cost)
+                    .and_then(|()| self.admission.start_query(client, capacity));
+                if let Err(refusal) = admitted {
+                    return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
+                }
+                counted = true;
             }
         }
         let mut visited = params.visited.clone();
@@ -261,6 +285,7 @@ impl EntityManager {
                 Code::HOP_LIMIT_REACHED,
                 format!("cycle: entity {name} reaches {} again", m.uri),
             );
+            self.end_counted(counted, params.client);
             return self.finish_reply(ep, now, to, reply);
         }
         let local = LocalEntities {
@@ -323,13 +348,17 @@ impl EntityManager {
             Mode::Unicast { .. } => remote.min(self.config.max_in_flight.max(1)),
         };
         let exchanges = ep.config().max_exchanges;
-        let reserved = match self
-            .admission
-            .reserve(name, wanted, exchanges - exchanges / 8)
-        {
-            Ok(n) => n,
-            Err(refusal) => return self.finish_reply(ep, now, to, refusal_reply(name, refusal)),
-        };
+        let reserved =
+            match self
+                .admission
+                .reserve(name, params.client, wanted, exchanges - exchanges / 8)
+            {
+                Ok(n) => n,
+                Err(refusal) => {
+                    self.end_counted(counted, params.client);
+                    return self.finish_reply(ep, now, to, refusal_reply(name, refusal));
+                }
+            };
         let fanout_body = matches!(kind, ReplyKind::Fanout(_));
         let spec = FanoutSpec {
             method: params.method,
@@ -364,6 +393,7 @@ impl EntityManager {
             hop_out,
             enr,
             reserved,
+            counted,
             fanout,
         };
         self.advance(ep, now, id, Task::Query(task));
@@ -388,11 +418,14 @@ impl EntityManager {
             members,
             enr,
             reserved,
+            counted,
             fanout,
+            params,
             ..
         } = t;
         let result = self.with_io(ep, now, id, |io, _| fanout.finish(io));
-        self.admission.release(&name, reserved);
+        self.admission.release(&name, params.client, reserved);
+        self.end_counted(counted, params.client);
         let mut replies = Vec::new();
         let mut silent = false;
         for (outcome, member) in result.outcomes.iter().zip(&members) {
@@ -444,6 +477,13 @@ impl EntityManager {
         };
         self.finish_reply(ep, now, reply_to, reply);
         None
+    }
+
+    /// Ends the count of a client's query in progress, if it was counted.
+    fn end_counted(&mut self, counted: bool, client: Option<IpAddr>) {
+        if let Some(client) = client.filter(|_| counted) {
+            self.admission.end_query(client);
+        }
     }
 
     /// Member requests a query of entity `name` causes, its nested entities on this EM

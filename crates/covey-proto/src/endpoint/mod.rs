@@ -358,7 +358,7 @@ impl Endpoint {
         let mut meta = TransmitMeta {
             source: LocalAddr {
                 socket: self.local_addr(local),
-                multicast_group: None,
+                ..LocalAddr::UNICAST
             },
             request: None,
             retransmission: 0,
@@ -386,6 +386,7 @@ impl Endpoint {
                     meta.source = LocalAddr {
                         socket: inc.local,
                         multicast_group: inc.group,
+                        on_loopback: None,
                     };
                 }
             }
@@ -434,6 +435,7 @@ impl Endpoint {
             source: held.source,
             group: None,
             local: None,
+            on_loopback: None,
             message,
             wire_len: bytes.len(),
             body: held.body.as_deref(),
@@ -449,6 +451,7 @@ impl Endpoint {
             source: inc.remote,
             group: inc.group,
             local: inc.local,
+            on_loopback: inc.on_loopback,
             message,
             wire_len: bytes.len(),
             body: inc.body.as_deref(),

@@ -51,6 +51,11 @@ impl Endpoint {
     fn receive(&mut self, now: Instant, remote: SocketAddr, local: LocalAddr, datagram: &[u8]) {
         self.stats.received += 1;
         self.stats.bytes_received += datagram.len() as u64;
+        if local.is_spoofed_loopback(remote) {
+            // Not answered: the answer would go to this host's own loopback.
+            self.stats.drop(DropCause::SpoofedLoopback);
+            return;
+        }
         self.earn_budget(now, remote, local.socket, datagram.len());
         let multicast = local.multicast_group.is_some();
         if datagram.len() > self.config.max_message_size {

@@ -210,6 +210,7 @@ impl Endpoint {
             confirmable,
             group,
             local,
+            on_loopback: local_addr.on_loopback,
             dedup,
             from_cache: false,
             acked: false,

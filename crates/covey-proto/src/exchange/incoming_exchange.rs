@@ -27,6 +27,8 @@ pub(crate) struct IncomingExchange {
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if known.
     pub local: Option<SocketAddr>,
+    /// Whether it came in on the loopback interface, if known.
+    pub on_loopback: Option<bool>,
     /// Its deduplication entry.
     pub dedup: DedupHandle,
     /// Answered by the engine from a cached block-wise body.

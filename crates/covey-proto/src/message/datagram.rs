@@ -13,6 +13,9 @@ pub struct LocalAddr {
     pub multicast_group: Option<IpAddr>,
     /// The local socket address it arrived on, when the driver knows it.
     pub socket: Option<SocketAddr>,
+    /// Whether it came in on this host's loopback interface, when the driver knows (from
+    /// the packet-info control message): only then is a loopback source really local.
+    pub on_loopback: Option<bool>,
 }
 
 impl LocalAddr {
@@ -20,6 +23,7 @@ impl LocalAddr {
     pub const UNICAST: LocalAddr = LocalAddr {
         multicast_group: None,
         socket: None,
+        on_loopback: None,
     };
 
     /// Arrived on group address `group`.
@@ -27,6 +31,7 @@ impl LocalAddr {
         LocalAddr {
             multicast_group: Some(group),
             socket: None,
+            on_loopback: None,
         }
     }
 
@@ -36,6 +41,21 @@ impl LocalAddr {
             socket: Some(socket),
             ..self
         }
+    }
+
+    /// The same, noting whether it came in on the loopback interface.
+    pub const fn arrived_on_loopback(self, on_loopback: bool) -> LocalAddr {
+        LocalAddr {
+            on_loopback: Some(on_loopback),
+            ..self
+        }
+    }
+
+    /// Whether a datagram from `source` that arrived this way claims a loopback source it
+    /// cannot have: the driver saw it come in on another interface (a spoofed
+    /// `::ffff:127.0.0.1` from the network reaches a dual-stack socket).
+    pub fn is_spoofed_loopback(&self, source: SocketAddr) -> bool {
+        self.on_loopback == Some(false) && source.ip().to_canonical().is_loopback()
     }
 }
 
@@ -84,6 +104,8 @@ pub struct Received<'a> {
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if the driver told the engine.
     pub local: Option<SocketAddr>,
+    /// Whether it came in on this host's loopback interface, if the driver told the engine.
+    pub on_loopback: Option<bool>,
     /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
     /// Its size on the wire (the UDP payload) in bytes.

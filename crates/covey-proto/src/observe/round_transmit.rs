@@ -84,7 +84,7 @@ impl Endpoint {
                 size,
                 source: LocalAddr {
                     socket: self.local_addr(local),
-                    multicast_group: None,
+                    ..LocalAddr::UNICAST
                 },
                 message_type,
                 code,

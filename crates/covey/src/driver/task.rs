@@ -25,7 +25,8 @@ use crate::clock::Clock;
 use crate::dtls::SessionTable;
 use crate::multicast::Membership;
 use crate::socket::{
-    canonical_ip, canonical_socket_addr, ErrorWatch, RecvBatch, SendBatch, Socket, Unreachable,
+    canonical_ip, canonical_socket_addr, on_loopback, ErrorWatch, RecvBatch, SendBatch, Socket,
+    Unreachable,
 };
 use crate::{Error, Response};
 
@@ -262,6 +263,11 @@ impl Task {
         let remote = canonical_socket_addr(meta.addr);
         let group = meta.dst_ip.map(canonical_ip).filter(|ip| ip.is_multicast());
         let mut local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
+        if let Some(on_loopback) = on_loopback(meta) {
+            // The engine drops a loopback source that came in elsewhere (spoofed), and
+            // management trusts only what came in on loopback.
+            local = local.arrived_on_loopback(on_loopback);
+        }
         if self.sockets.len() > 1 {
             // The engine answers from the socket a peer last reached.
             local = local.on_socket(self.sockets[socket].local_addr());

@@ -1,10 +1,11 @@
 //! The UDP socket layer: sockets bound with socket2, batched receive (recvmmsg) with the
-//! destination address of each datagram (pktinfo) through quinn-udp, batched send
+//! destination address and interface of each datagram (pktinfo) through quinn-udp, batched send
 //! (sendmmsg), ICMP errors from the error queue (which destinations are unreachable), and
 //! address mapping between dual-stack sockets and the engine. [`BatchSocket`] offers the same
 //! batches to tight loops outside the async driver (e.g. `covey bench`).
 
 mod addr;
+mod arrival;
 mod batch_socket;
 mod bind;
 mod error_queue;
@@ -23,6 +24,7 @@ use quinn_udp::{RecvMeta, UdpSocketState};
 use tokio::io::Interest;
 
 pub(crate) use addr::{canonical_ip, canonical_socket_addr};
+pub(crate) use arrival::on_loopback;
 pub use batch_socket::BatchSocket;
 pub(crate) use bind::bind;
 pub(crate) use error_queue::Unreachable;
