@@ -152,6 +152,7 @@ pub fn coap_failure(e: Error) -> Response {
         Error::Reset(_)
         | Error::Unreachable { .. }
         | Error::Protocol(_)
+        | Error::BadResponse { .. }
         | Error::Resolve { .. } => StatusCode::BAD_GATEWAY,
         Error::InvalidUri { .. } | Error::InvalidRequest(_) => StatusCode::BAD_REQUEST,
         Error::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
