@@ -39,13 +39,17 @@ pub enum Failure {
     MessageIdsExhausted,
     /// The answer's code is no response code (classes 2, 4 and 5 only): a format error.
     InvalidResponseCode,
-    /// A Block2 answer is not the block asked for, or a block before the last is not full
-    /// (RFC 7959 §2.2, §2.4).
+    /// A Block2 answer is not the block asked for (RFC 7959 §2.4).
     UnexpectedBlock {
         /// The byte offset asked for.
         asked: u32,
         /// The byte offset of the block that came.
         got: u32,
+    },
+    /// A Block2 block with more to come is shorter than its size (RFC 7959 §2.2).
+    ShortBlock {
+        /// The byte offset of that block.
+        offset: u32,
     },
     /// A block-wise body grew past the Size2 its server announced by more than one block.
     Size2Exceeded {
@@ -76,6 +80,12 @@ impl core::fmt::Display for Failure {
                 return write!(
                     f,
                     "the server sent the Block2 block at byte {got} when byte {asked} was asked for"
+                )
+            }
+            Failure::ShortBlock { offset } => {
+                return write!(
+                    f,
+                    "the server sent a short Block2 block at byte {offset} with more to come"
                 )
             }
             Failure::Size2Exceeded { size2 } => {

@@ -125,6 +125,7 @@ impl Error {
             Failure::MessageIdsExhausted => Error::MessageIdsExhausted(remote),
             reason @ (Failure::InvalidResponseCode
             | Failure::UnexpectedBlock { .. }
+            | Failure::ShortBlock { .. }
             | Failure::Size2Exceeded { .. }
             | Failure::ResponseTooLarge) => Error::BadResponse {
                 addr: remote,
