@@ -1,8 +1,9 @@
 //! The HTTP–CoAP proxy of `covey gateway` (RFC 8075) seen from an HTTP client: status codes,
 //! Content-Type ↔ Content-Format, block-wise transfers hidden, Location through the proxy,
 //! the Entity Manager's diagnostics, errors of the CoAP side, cross-site refusal, Observe
-//! as Server-Sent Events, the Host check against DNS rebinding and the bound on connections
-//! — against `covey serve` and the gateway's own EM on loopback.
+//! as Server-Sent Events, the Host check against DNS rebinding, the bounds on connections and
+//! their time limits — against `covey serve` and the gateway's own EM on loopback. The
+//! attacks themselves are in `robustness_http.rs`.
 
 mod gateway_support;
 mod support;
@@ -350,6 +351,61 @@ fn http_connections_beyond_the_bound_wait_until_one_closes() {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     assert_eq!(read_response(&mut third).unwrap().0, 200);
+}
+
+#[test]
+fn a_request_in_progress_outlives_the_idle_timeout() {
+    let scratch = Scratch::new("http-proxy-long-request");
+    let (_gateway, base) = gateway_with_http_and(
+        &scratch.join("e.db"),
+        &["--http-idle-timeout", "1", "--http-header-timeout", "1"],
+    );
+    let (_server, port) = covey_server(&[]);
+    // An observation streams for longer than both limits: one notification a second.
+    let r = http()
+        .get(format!("{base}/hc/coap://127.0.0.1:{port}/time"))
+        .header("accept", "text/event-stream")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let events = BufReader::new(r)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with("event: 2.05"))
+        .take(3)
+        .count();
+    assert_eq!(events, 3);
+    // A kept-alive connection with nothing to do is closed after about a second.
+    let addr = base.trim_start_matches("http://").to_string();
+    let mut stream = connect(&addr);
+    send_get(&mut stream, &addr, "/api/info");
+    assert_eq!(read_response(&mut stream).unwrap().0, 200);
+    let mut rest = Vec::new();
+    assert_eq!(
+        stream.read_to_end(&mut rest).unwrap(),
+        0,
+        "closed, nothing sent"
+    );
+}
+
+#[test]
+fn bad_connection_limits_are_usage_errors() {
+    for (flag, value) in [
+        ("--http-max-connections-per-address", "0"),
+        ("--http-header-timeout", "0"),
+        ("--http-idle-timeout", "-1"),
+        ("--http-idle-timeout", "nan"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let out = gateway_started_with("http-proxy-bad-limits", &[&arg]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+    }
 }
 
 #[test]

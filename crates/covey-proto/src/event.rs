@@ -37,11 +37,32 @@ pub enum Failure {
     /// No message ID towards the peer is free for reuse yet: 65 536 were used within
     /// `Config::mid_reuse_interval` (RFC 7252 §4.4).
     MessageIdsExhausted,
+    /// The answer's code is no response code (classes 2, 4 and 5 only): a format error.
+    InvalidResponseCode,
+    /// A Block2 answer is not the block asked for (RFC 7959 §2.4).
+    UnexpectedBlock {
+        /// The byte offset asked for.
+        asked: u32,
+        /// The byte offset of the block that came.
+        got: u32,
+    },
+    /// A Block2 block with more to come is shorter than its size (RFC 7959 §2.2).
+    ShortBlock {
+        /// The byte offset of that block.
+        offset: u32,
+    },
+    /// A block-wise body grew past the Size2 its server announced by more than one block.
+    Size2Exceeded {
+        /// The announced size, in bytes.
+        size2: u32,
+    },
+    /// A block-wise body grew past `Config::max_body_size`.
+    ResponseTooLarge,
 }
 
 impl core::fmt::Display for Failure {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
+        let text = match self {
             Failure::Timeout => "timed out",
             Failure::Reset => "reset by peer",
             Failure::Cancelled => "cancelled",
@@ -49,7 +70,32 @@ impl core::fmt::Display for Failure {
             Failure::Unreachable => "peer unreachable",
             Failure::ProtocolError => "protocol error in the response",
             Failure::MessageIdsExhausted => "no message ID free for reuse towards the peer",
-        })
+            Failure::InvalidResponseCode => {
+                "the answer's code is no response code (2.xx, 4.xx or 5.xx)"
+            }
+            Failure::ResponseTooLarge => {
+                "the block-wise body grew past the largest this client takes (max_body_size)"
+            }
+            Failure::UnexpectedBlock { asked, got } => {
+                return write!(
+                    f,
+                    "the server sent the Block2 block at byte {got} when byte {asked} was asked for"
+                )
+            }
+            Failure::ShortBlock { offset } => {
+                return write!(
+                    f,
+                    "the server sent a short Block2 block at byte {offset} with more to come"
+                )
+            }
+            Failure::Size2Exceeded { size2 } => {
+                return write!(
+                    f,
+                    "the block-wise body grew past the {size2} bytes its server announced (Size2)"
+                )
+            }
+        };
+        f.write_str(text)
     }
 }
 

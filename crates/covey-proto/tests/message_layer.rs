@@ -1080,3 +1080,82 @@ fn response_with_an_unrecognised_critical_option_is_rejected_and_fails_its_reque
     net.inject(addr(2), client, &fine);
     assert_eq!(responses(&net, client).len(), 1);
 }
+
+#[test]
+fn a_response_whose_code_is_no_response_code_fails_its_request_at_once() {
+    let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
+    net.drop_rule = Some(Box::new(|_, _, _| true));
+    let client = net.add(addr(1), Config::default(), 1, None);
+    let mut buf = [0u8; 32];
+    // Classes 1, 3, 6 and 7 are reserved; 0.01 is a request code, which no ACK may carry.
+    let cases = [
+        (MessageType::Acknowledgement, Code::new(1, 0)),
+        (MessageType::Acknowledgement, Code::new(3, 1)),
+        (MessageType::Acknowledgement, Code::new(6, 1)),
+        (MessageType::Acknowledgement, Code::new(7, 31)),
+        (MessageType::Acknowledgement, Code::GET),
+        (MessageType::Confirmable, Code::new(6, 1)),
+        (MessageType::NonConfirmable, Code::new(1, 0)),
+    ];
+    for (kind, code) in cases {
+        let id = net
+            .request(
+                client,
+                addr(2),
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+        // NSTART 1: a second request waits for the first.
+        let queued = net
+            .request(
+                client,
+                addr(2),
+                &Request::new(Code::GET),
+                RequestParams::default(),
+            )
+            .unwrap();
+        let request = Message::parse(&net.log.last().unwrap().bytes).unwrap();
+        let mid = if kind == MessageType::Acknowledgement {
+            request.message_id()
+        } else {
+            500
+        };
+        let n = MessageEncoder::new(&mut buf, kind, code, mid, request.token().as_bytes())
+            .unwrap()
+            .finish();
+        let sent = net.log.len();
+        let response = buf[..n].to_vec();
+        net.inject(addr(2), client, &response);
+        let replies: Vec<Vec<u8>> = net.log[sent..]
+            .iter()
+            .filter(|d| d.from == addr(1))
+            .map(|d| d.bytes.clone())
+            .filter(|b| Message::parse(b).is_ok_and(|m| m.code().is_empty()))
+            .collect();
+        // A CON is rejected with RST, an ACK or a NON by ignoring it.
+        if kind == MessageType::Confirmable {
+            assert_eq!(replies, [vec![0x70, 0, 0x01, 0xf4]], "{kind:?} {code:?}");
+        } else {
+            assert!(replies.is_empty(), "{kind:?} {code:?}: {replies:?}");
+        }
+        assert!(
+            matches!(
+                net.nodes[client].events.last(),
+                Some((_, Event::Failed { id: f, failure: Failure::InvalidResponseCode })) if *f == id
+            ),
+            "{kind:?} {code:?}: {:?}",
+            net.nodes[client].events
+        );
+        // The queued request went out at once, and the failed one is never sent again.
+        assert!(net.log[sent..]
+            .iter()
+            .any(|d| d.from == addr(1)
+                && Message::parse(&d.bytes).is_ok_and(|m| m.code() == Code::GET)));
+        net.nodes[client].endpoint.cancel(net.now, queued);
+        let sent = net.log.len();
+        net.run_for(Duration::from_secs(10));
+        assert_eq!(net.log.len(), sent, "{kind:?} {code:?}");
+    }
+    assert!(responses(&net, client).is_empty());
+}

@@ -71,6 +71,16 @@ pub enum Error {
     /// The response broke the protocol.
     #[error("protocol error in the response from {0}")]
     Protocol(SocketAddr),
+    /// The answer broke a rule that ends the request at once: a code that is no response
+    /// code, a Block2 block other than the one asked for, a body past its Size2 or past
+    /// `Config::max_body_size`.
+    #[error("bad response from {addr}: {reason}")]
+    BadResponse {
+        /// The server.
+        addr: SocketAddr,
+        /// The rule broken.
+        reason: Failure,
+    },
     /// The request cannot be sent as asked (e.g. a confirmable multicast request).
     #[error("{0}")]
     InvalidRequest(String),
@@ -113,6 +123,14 @@ impl Error {
             },
             Failure::ProtocolError => Error::Protocol(remote),
             Failure::MessageIdsExhausted => Error::MessageIdsExhausted(remote),
+            reason @ (Failure::InvalidResponseCode
+            | Failure::UnexpectedBlock { .. }
+            | Failure::ShortBlock { .. }
+            | Failure::Size2Exceeded { .. }
+            | Failure::ResponseTooLarge) => Error::BadResponse {
+                addr: remote,
+                reason,
+            },
             _ => Error::Protocol(remote),
         }
     }
@@ -128,5 +146,21 @@ mod tests {
         let text = Error::from_failure(Failure::MessageIdsExhausted, peer).to_string();
         assert!(text.contains("127.0.0.1:5683"), "{text}");
         assert!(text.contains("mid_reuse_interval"), "{text}");
+    }
+
+    #[test]
+    fn a_bad_response_says_which_rule_it_broke() {
+        let peer: SocketAddr = "127.0.0.1:5683".parse().unwrap();
+        let text = Error::from_failure(Failure::InvalidResponseCode, peer).to_string();
+        assert!(
+            text.contains("127.0.0.1:5683") && text.contains("no response code"),
+            "{text}"
+        );
+        let failure = Failure::UnexpectedBlock {
+            asked: 1024,
+            got: 0,
+        };
+        let text = Error::from_failure(failure, peer).to_string();
+        assert!(text.contains("byte 0 when byte 1024"), "{text}");
     }
 }

@@ -287,3 +287,42 @@ async fn shutdown_lets_in_flight_requests_finish() {
         .unwrap_err();
     assert!(matches!(after, Error::Shutdown), "{after}");
 }
+
+#[tokio::test]
+async fn a_multicast_request_nobody_answers_times_out() {
+    let config = covey::Config {
+        multicast_window_override: Some(covey_proto::Duration::from_millis(200)),
+        ..covey::Config::default()
+    };
+    let client = Client::builder().config(config).build().unwrap();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = tokio::time::timeout(
+        LIMIT,
+        client
+            .request(Code::GET, format!("coap://224.0.1.187:{port}/x"))
+            .send(),
+    )
+    .await
+    .unwrap()
+    .unwrap_err();
+    // Not "the CoAP driver has shut down": the driver is fine, nobody answered.
+    assert!(
+        matches!(err, Error::Timeout(_) | Error::Unreachable { .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn an_ipv4_mapped_address_reaches_the_ipv4_server() {
+    let server = start("127.0.0.1:0");
+    let port = server.local_addrs()[0].port();
+    let response = Client::get(format!("coap://[::ffff:127.0.0.1]:{port}/store"))
+        .timeout(LIMIT)
+        .await
+        .unwrap();
+    assert!(response.code.is_success(), "{:?}", response.code);
+}

@@ -18,7 +18,9 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
 use crate::exit::{ExitKind, Failure};
-use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
+use crate::web::{
+    WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+};
 
 /// A request unanswered this long fails the run: past MAX_TRANSMIT_WAIT (93 s), when the
 /// client gives up on a confirmable request by itself.
@@ -119,6 +121,11 @@ async fn measure(
         host_names: Vec::new(),
         // The pooled HTTP client opens up to one connection per outstanding request.
         max_connections: concurrency.max(DEFAULT_MAX_CONNECTIONS),
+        // Every connection comes from this host.
+        max_connections_per_address: concurrency.max(DEFAULT_MAX_CONNECTIONS),
+        header_timeout: DEFAULT_HEADER_TIMEOUT,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        proxy_multicast: false,
     };
     let web = WebServer::bind(SocketAddr::from(([127, 0, 0, 1], 0)), proxy_client, options)
         .await

@@ -14,7 +14,10 @@ use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
-use crate::web::{WebOptions, WebServer, DEFAULT_MAX_CONNECTIONS};
+use crate::web::{
+    WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+};
 
 /// Arguments of `covey gateway`.
 #[derive(Debug, Args)]
@@ -125,6 +128,25 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS)]
     http_max_connections: usize,
 
+    /// HTTP connections served at once from one client address (an IPv6 /64); its further
+    /// connections get 503, so one client cannot make the others wait.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    http_max_connections_per_address: usize,
+
+    /// Seconds a client has to send a request's head (request line and headers) once it
+    /// has started; a slower one is disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs_f64())]
+    http_header_timeout: f64,
+
+    /// Seconds an HTTP connection may stay open with no request in progress.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
+    http_idle_timeout: f64,
+
+    /// Let the HTTP-CoAP proxy send to multicast groups (a request to a group is answered
+    /// with the first response); without it such targets get 403.
+    #[arg(long)]
+    http_proxy_multicast: bool,
+
     /// Log more (-v: one line per request, -vv: every datagram too).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
@@ -171,6 +193,13 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     if !(1..=65_536).contains(&args.http_max_connections) {
         return Err(usage("--http-max-connections must be 1 to 65536"));
     }
+    if !(1..=65_536).contains(&args.http_max_connections_per_address) {
+        return Err(usage(
+            "--http-max-connections-per-address must be 1 to 65536",
+        ));
+    }
+    http_seconds("--http-header-timeout", args.http_header_timeout)?;
+    http_seconds("--http-idle-timeout", args.http_idle_timeout)?;
     if !(1..=64).contains(&args.nstart) {
         return Err(usage("--nstart must be 1 to 64"));
     }
@@ -241,6 +270,10 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
         max_body,
         host_names: args.http_allow_host.clone(),
         max_connections: args.http_max_connections,
+        max_connections_per_address: args.http_max_connections_per_address,
+        header_timeout: http_seconds("--http-header-timeout", args.http_header_timeout)?,
+        idle_timeout: http_seconds("--http-idle-timeout", args.http_idle_timeout)?,
+        proxy_multicast: args.http_proxy_multicast,
     };
     let server = match WebServer::bind(args.http, client, options).await {
         Ok(s) => s,
@@ -310,6 +343,12 @@ fn usage(e: impl ToString) -> Failure {
 
 fn other(message: String) -> Failure {
     Failure::new(ExitKind::Other, message)
+}
+
+/// A positive, finite number of seconds given for `flag`, as the HTTP side takes it.
+fn http_seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
+    seconds(flag, secs)?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// A positive, finite number of seconds given for `flag`.

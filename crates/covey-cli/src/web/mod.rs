@@ -5,11 +5,13 @@
 mod allowed_hosts;
 pub mod coap_client;
 mod connection_limit;
+mod connection_timeouts;
 mod console;
 mod cross_site;
 mod media_type;
 mod observe_events;
 pub mod proxy;
+mod proxy_reach;
 mod status_map;
 mod target_uri;
 
@@ -24,7 +26,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use allowed_hosts::AllowedHosts;
-use connection_limit::LimitedListener;
+use connection_limit::{ConnectionLimits, LimitedListener};
+use connection_timeouts::{ConnectionActivity, ConnectionTimeouts, TimedListener};
 
 /// How long the proxy waits for a CoAP response: past the longest confirmable exchange
 /// (MAX_TRANSMIT_WAIT, 93 s with RFC 7252's parameters), so the CoAP side times out first.
@@ -46,11 +49,25 @@ pub struct WebState {
     timeout: Duration,
     /// Permits for open observations.
     observations: Arc<Semaphore>,
+    /// Whether the proxy sends to multicast groups.
+    proxy_multicast: bool,
 }
 
 /// HTTP connections served at once unless told otherwise: a browser opens about six, and
 /// each open observation holds one.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// HTTP connections served at once from one client address (an IPv6 /64) unless told
+/// otherwise: a browser opens at most six per site, so one address cannot take them all.
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 32;
+
+/// How long a client has to send a request's head (request line and headers) once it has
+/// started, unless told otherwise: a slow sender cannot hold a connection for long.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection may stay open with no request in progress unless told otherwise,
+/// the time a browser keeps it alive between requests.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the HTTP side serves and whom it answers.
 #[derive(Debug, Clone)]
@@ -63,13 +80,23 @@ pub struct WebOptions {
     pub host_names: Vec<String>,
     /// HTTP connections served at once; further ones wait to be accepted.
     pub max_connections: usize,
+    /// HTTP connections served at once from one address (an IPv6 /64); further ones are
+    /// refused with 503.
+    pub max_connections_per_address: usize,
+    /// How long a request's head may take to arrive once started.
+    pub header_timeout: Duration,
+    /// How long a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
+    /// Whether the proxy sends to multicast groups.
+    pub proxy_multicast: bool,
 }
 
 /// A bound, not yet serving, HTTP side.
 pub struct WebServer {
     listener: TcpListener,
     router: Router,
-    max_connections: usize,
+    limits: ConnectionLimits,
+    timeouts: ConnectionTimeouts,
 }
 
 impl WebServer {
@@ -87,11 +114,19 @@ impl WebServer {
             max_body: options.max_body,
             timeout: PROXY_TIMEOUT,
             observations: Arc::new(Semaphore::new(MAX_OBSERVATIONS)),
+            proxy_multicast: options.proxy_multicast,
         });
         Ok(WebServer {
             listener,
             router: router(state, options.max_body, hosts),
-            max_connections: options.max_connections,
+            limits: ConnectionLimits {
+                total: options.max_connections,
+                per_address: options.max_connections_per_address,
+            },
+            timeouts: ConnectionTimeouts {
+                header: options.header_timeout,
+                idle: options.idle_timeout,
+            },
         })
     }
 
@@ -102,9 +137,13 @@ impl WebServer {
 
     /// Serves on the current runtime until the process ends.
     pub fn spawn(self) {
-        let listener = LimitedListener::new(self.listener, self.max_connections);
+        let listener = LimitedListener::new(self.listener, self.limits);
+        let listener = TimedListener::new(listener, self.timeouts);
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<ConnectionActivity>();
         tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, self.router).await {
+            if let Err(e) = axum::serve(listener, service).await {
                 tracing::error!("the web console stopped: {e}");
             }
         });
@@ -127,5 +166,8 @@ fn router(state: Arc<WebState>, max_body: usize, hosts: AllowedHosts) -> Router 
             allowed_hosts::known_hosts_only,
         ))
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn(
+            connection_timeouts::track_requests,
+        ))
         .with_state(state)
 }

@@ -9,21 +9,29 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use covey::client::Target;
 use covey_core::Code;
 
 use super::proxy::{coap_failure, failure};
 use super::WebState;
 use crate::render::payload::Payload;
 
-/// Observes `target` and streams its notifications; at most `web.observations` at once.
-pub async fn stream(web: &Arc<WebState>, target: String) -> Response {
+/// Observes `target` (resolved as `resolved`) and streams its notifications; at most
+/// `web.observations` at once.
+pub async fn stream(web: &Arc<WebState>, target: String, resolved: Target) -> Response {
     let Ok(permit) = web.observations.clone().try_acquire_owned() else {
         return failure(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many observations through this gateway at once",
         );
     };
-    let responses = match web.client.request(Code::GET, target).observe().await {
+    let responses = match web
+        .client
+        .request(Code::GET, target)
+        .resolved(resolved)
+        .observe()
+        .await
+    {
         Ok(s) => s,
         Err(e) => return coap_failure(e),
     };

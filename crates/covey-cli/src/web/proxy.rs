@@ -14,6 +14,7 @@ use covey_core::Code;
 
 use super::media_type;
 use super::observe_events;
+use super::proxy_reach;
 use super::status_map::{coap_method, http_status};
 use super::target_uri::{self, TargetError};
 use super::WebState;
@@ -47,9 +48,16 @@ pub async fn forward(State(web): State<Arc<WebState>>, request: Request) -> Resp
             )
         }
     };
+    let resolved = match covey::client::resolve(&target).await {
+        Ok(r) => r,
+        Err(e) => return coap_failure(e),
+    };
+    if let Some((status, why)) = proxy_reach::refusal(resolved.remote, web.proxy_multicast) {
+        return failure(status, why);
+    }
     let accept_header = text(header::ACCEPT);
     if method == Code::GET && accept_header.is_some_and(|a| a.contains("text/event-stream")) {
-        return observe_events::stream(&web, target).await;
+        return observe_events::stream(&web, target, resolved).await;
     }
     let payload = match axum::body::to_bytes(body, web.max_body).await {
         Ok(b) => b,
@@ -63,6 +71,7 @@ pub async fn forward(State(web): State<Arc<WebState>>, request: Request) -> Resp
     let mut coap = web
         .client
         .request(method, target.clone())
+        .resolved(resolved)
         .timeout(web.timeout)
         .payload(payload.to_vec());
     if let Some(cf) = format {
@@ -152,6 +161,7 @@ pub fn coap_failure(e: Error) -> Response {
         Error::Reset(_)
         | Error::Unreachable { .. }
         | Error::Protocol(_)
+        | Error::BadResponse { .. }
         | Error::Resolve { .. } => StatusCode::BAD_GATEWAY,
         Error::InvalidUri { .. } | Error::InvalidRequest(_) => StatusCode::BAD_REQUEST,
         Error::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,5 +1,6 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod invalid_code;
 mod peer_share;
 mod receive;
 

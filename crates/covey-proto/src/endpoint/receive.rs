@@ -13,7 +13,7 @@ use crate::stats::DropCause;
 use crate::stats::DROP_CAUSES;
 use crate::Instant;
 use core::net::SocketAddr;
-use covey_core::{Header, Message, MessageType};
+use covey_core::{Header, Message, MessageType, ParseErrorKind, Token};
 
 impl Endpoint {
     /// Feeds one received datagram from `remote` into the endpoint and says what became of
@@ -67,13 +67,19 @@ impl Endpoint {
         }
         let message = match Message::parse(datagram) {
             Ok(m) => m,
-            Err(_) => {
+            Err(e) => {
                 self.stats.drop(DropCause::FormatError);
                 // A CON we cannot parse is rejected with RST (never to multicast requests);
                 // anything else, or a wrong version, is dropped silently.
                 if let Ok(h) = Header::parse(datagram) {
                     if h.message_type == MessageType::Confirmable && !multicast {
                         self.send_empty(remote, MessageType::Reset, h.message_id, false);
+                    }
+                    if let ParseErrorKind::ReservedCodeClass(_) = e.kind {
+                        let token = datagram
+                            .get(4..4 + usize::from(h.token_length))
+                            .and_then(Token::new);
+                        self.fail_on_invalid_code(now, remote, h.message_type, h.message_id, token);
                     }
                 }
                 return;
@@ -99,8 +105,14 @@ impl Endpoint {
         let code = message.code();
         let reset = message.message_type() == MessageType::Reset;
         // RSTs are always Empty; ACKs are Empty or carry a response.
-        if (reset && !code.is_empty()) || code.is_request() {
+        if reset && !code.is_empty() {
             self.stats.drop(DropCause::FormatError);
+            return;
+        }
+        if !reset && !code.is_empty() && !code.is_response() {
+            self.stats.drop(DropCause::FormatError);
+            let (mid, token) = (message.message_id(), Some(message.token()));
+            self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
             return;
         }
         let Some(tx) = self.transmission_index.find(
@@ -176,6 +188,16 @@ impl Endpoint {
             } else {
                 self.stats.drop(DropCause::FormatError);
             }
+            return;
+        }
+        if !code.is_request() && !code.is_response() {
+            // A reserved class (3): a format error, rejected with RST when confirmable.
+            self.stats.drop(DropCause::FormatError);
+            if confirmable && !multicast {
+                self.send_empty(remote, MessageType::Reset, message.message_id(), false);
+            }
+            let (kind, mid) = (message.message_type(), message.message_id());
+            self.fail_on_invalid_code(now, remote, kind, mid, Some(message.token()));
             return;
         }
         let dedup_key = MidKey::new(remote, message.message_id());

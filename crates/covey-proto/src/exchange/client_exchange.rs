@@ -80,4 +80,6 @@ pub(crate) struct BlockTransfer {
     pub download_block: Option<Block>,
     /// ETag of the first block, which every later block must repeat.
     pub etag: Option<Token>,
+    /// The body size the server announced (Size2), which bounds the download.
+    pub size2: Option<u32>,
 }

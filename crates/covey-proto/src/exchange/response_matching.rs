@@ -5,7 +5,7 @@
 use crate::endpoint::{Endpoint, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, Failure, RequestId, ResponseKey};
-use crate::exchange::client_exchange::ExchangeState;
+use crate::exchange::client_exchange::{BlockTransfer, ExchangeState};
 use crate::exchange::held_response::HeldResponse;
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::slab::SlabKey;
@@ -13,7 +13,7 @@ use crate::Instant;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{Block, Code, Message, OptionNumber, Token};
+use covey_core::{uint, Block, Code, Message, OptionNumber, Token};
 
 impl Endpoint {
     /// A response matched exchange `key`: continue a block-wise transfer, keep an
@@ -63,20 +63,14 @@ impl Endpoint {
         if !observing {
             if let Some(b2) = m.block2() {
                 let t = ex.transfer.get_or_insert_with(Box::default);
-                let etag = m.option(OptionNumber::ETAG).and_then(Token::new);
-                if b2.num == 0 {
-                    t.etag = etag;
+                if ex.multicast && b2.num == 0 {
+                    // Another member's answer to a multicast request starts over.
                     t.download.clear();
-                } else if etag != t.etag || b2.offset() != t.download.len() {
-                    // A changed representation mid-transfer cannot be stitched together.
-                    self.fail_exchange(now, key, Failure::ProtocolError);
+                }
+                if let Some(failure) = take_block(t, b2, m, max_body) {
+                    self.fail_exchange(now, key, failure);
                     return;
                 }
-                if t.download.len() + m.payload().len() > max_body {
-                    self.fail_exchange(now, key, Failure::Overload);
-                    return;
-                }
-                t.download.extend_from_slice(m.payload());
                 if b2.more {
                     let mut szx = b2.szx;
                     if m.option(OptionNumber::ECHO).is_some() {
@@ -168,6 +162,52 @@ impl Endpoint {
             self.release_held(held);
         }
     }
+}
+
+/// Adds Block2 block `b2` of response `m` to the download of `t`, or says why the transfer
+/// ends (RFC 7959 §2.4: a block other than the one asked for is an error, so a server
+/// cannot keep a client asking forever; the body is bounded by its Size2, with one block of
+/// slack, and by `max_body`).
+fn take_block(
+    t: &mut BlockTransfer,
+    b2: Block,
+    m: &Message<'_>,
+    max_body: usize,
+) -> Option<Failure> {
+    let asked = t.download.len();
+    if b2.offset() != asked {
+        let (asked, got) = (asked as u32, b2.offset().min(u32::MAX as usize) as u32);
+        return Some(Failure::UnexpectedBlock { asked, got });
+    }
+    let etag = m.option(OptionNumber::ETAG).and_then(Token::new);
+    if asked == 0 {
+        t.etag = etag;
+        t.size2 = None;
+    } else if etag != t.etag {
+        // A changed representation mid-transfer cannot be stitched together.
+        return Some(Failure::ProtocolError);
+    }
+    let payload = m.payload();
+    if b2.more && payload.len() < b2.size() {
+        return Some(Failure::ShortBlock {
+            offset: asked as u32,
+        });
+    }
+    if t.size2.is_none() {
+        t.size2 = m.option(OptionNumber::SIZE2).and_then(uint::decode);
+    }
+    // With more to come, at least one more byte must still fit.
+    let total = asked + payload.len() + usize::from(b2.more);
+    if total > max_body {
+        return Some(Failure::ResponseTooLarge);
+    }
+    if let Some(size2) = t.size2 {
+        if total > size2 as usize + b2.size() {
+            return Some(Failure::Size2Exceeded { size2 });
+        }
+    }
+    t.download.extend_from_slice(payload);
+    None
 }
 
 /// The Block1 block after `sent`, following the server's acknowledgement and preferred

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use covey_core::{Code, ContentFormat, OptionNumber, Token};
 
-use super::{Client, ResponseStream};
+use super::{Client, ResponseStream, Target};
 use crate::{Error, Options, Response};
 
 /// A request being built; `.await` (or [`send`](RequestBuilder::send)) sends it. Built with
@@ -23,6 +23,8 @@ pub struct RequestBuilder {
     pub(crate) confirmable: bool,
     pub(crate) token: Option<Vec<u8>>,
     pub(crate) timeout: Option<Duration>,
+    /// The destination, when the caller resolved the URI already.
+    pub(crate) resolved: Option<Target>,
 }
 
 impl RequestBuilder {
@@ -36,6 +38,7 @@ impl RequestBuilder {
             confirmable: true,
             token: None,
             timeout: None,
+            resolved: None,
         }
     }
 
@@ -123,6 +126,13 @@ impl RequestBuilder {
     /// Gives up after `timeout` (the engine's own limits apply too).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sends to `target`, which [`resolve`](crate::client::resolve) made of this request's
+    /// URI, instead of resolving the URI again: what was checked is what is contacted.
+    pub fn resolved(mut self, target: Target) -> Self {
+        self.resolved = Some(target);
         self
     }
 

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use builder::RequestBuilder;
 pub use stream::ResponseStream;
-pub use target::{resolve_blocking, Target};
+pub use target::{resolve, resolve_blocking, Target};
 
 use crate::driver::{Command, Driver, DriverBuilder, Outgoing, TraceFn, Waiter};
 use crate::dtls::DtlsConfig;
@@ -156,7 +156,10 @@ impl Client {
         request: RequestBuilder,
         waiter: Waiter,
     ) -> Result<(u64, SocketAddr, Option<Duration>), Error> {
-        let target = target::resolve(&request.uri).await?;
+        let target = match request.resolved.clone() {
+            Some(target) => target,
+            None => target::resolve(&request.uri).await?,
+        };
         let source = target::source(&request.uri, &target, self.driver.roles())?;
         let token = request.parsed_token()?;
         let multicast = target.remote.ip().is_multicast();

@@ -25,8 +25,11 @@ enum Destination {
     Name { host: String, port: u16 },
 }
 
-/// Parses and resolves `uri` (a registered name goes through the system resolver).
-pub(crate) async fn resolve(uri: &str) -> Result<Target, Error> {
+/// Parses and resolves `uri` (a registered name goes through the system resolver), so a
+/// caller can look at the destination before sending with [`RequestBuilder::resolved`].
+///
+/// [`RequestBuilder::resolved`]: crate::RequestBuilder::resolved
+pub async fn resolve(uri: &str) -> Result<Target, Error> {
     let parsed = parse(uri)?;
     let remote = match destination(uri, &parsed)? {
         Destination::Address(a) => a,
@@ -103,6 +106,9 @@ fn first_address(
 }
 
 fn target(parsed: &Uri<'_>, remote: SocketAddr) -> Target {
+    // An IPv4-mapped IPv6 address is the IPv4 host: its answers come from the IPv4
+    // address, which would not match a request sent to the mapped one.
+    let remote = SocketAddr::new(remote.ip().to_canonical(), remote.port());
     let mut options = Options::new();
     for (number, value) in parsed.options(Some(remote)) {
         options.push(number, value.as_bytes());
@@ -155,6 +161,7 @@ pub(crate) fn source(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use covey_core::OptionNumber;
 
     #[test]
     fn blocking_and_async_resolution_agree() {
@@ -179,6 +186,9 @@ mod tests {
             resolve_blocking("http://[::1]/x"),
             Err(Error::InvalidUri { .. })
         ));
+        let mapped = resolve_blocking("coap://[::ffff:127.0.0.1]:5684/x").unwrap();
+        assert_eq!(mapped.remote, "127.0.0.1:5684".parse().unwrap());
+        assert!(mapped.options.get(OptionNumber::URI_HOST).is_none());
         let secure = resolve_blocking("coaps://[::1]/x").unwrap();
         assert_eq!(secure.remote, "[::1]:5684".parse().unwrap());
         assert!(secure.secure && !blocking.secure);

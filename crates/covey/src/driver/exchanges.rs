@@ -50,9 +50,16 @@ impl Exchanges {
         self.by_ticket.get(&ticket).copied()
     }
 
-    /// Ends exchange `id` without another item: its stream simply ends.
+    /// Ends exchange `id` without another item: its stream simply ends, and a caller still
+    /// waiting for its one response (a multicast request nobody answered) learns that
+    /// none came in time.
     pub fn finish(&mut self, id: RequestId) {
-        self.remove(id);
+        if let Some(ex) = self.remove(id) {
+            if let Waiter::Once(_) = ex.waiter {
+                let mut waiter = ex.waiter;
+                waiter.send(Err(Error::Timeout(ex.remote)));
+            }
+        }
     }
 
     /// Whether `id` belongs to the async API.
