@@ -1,5 +1,5 @@
 //! The `--amplification-factor` option of the server commands: how much an unverified
-//! client may draw before it must echo an Echo value back (RFC 9175 §2.4).
+//! address may draw before it shows it receives there (RFC 9175 §2.4).
 
 use covey_proto::AmplificationLimit;
 

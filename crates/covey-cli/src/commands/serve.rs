@@ -70,8 +70,8 @@ pub struct ServeArgs {
     #[arg(long)]
     reuse_port: bool,
 
-    /// Echo against amplification: an unverified client gets at most this many times its
-    /// request's size (larger responses are cut to a Block2 block with Echo); 0: off.
+    /// Against amplification: an address not yet verified gets at most this many times the
+    /// bytes it sent (RFC 9175, RFC 9000 §8.1); 0: off.
     #[arg(long, value_name = "FACTOR", default_value_t = 3)]
     amplification_factor: u32,
 
