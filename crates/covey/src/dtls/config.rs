@@ -51,6 +51,9 @@ pub struct DtlsLimits {
     pub max_queued: usize,
     /// The largest record sent (dimpl's MTU).
     pub mtu: usize,
+    /// The largest Certificate message (the peer's certificate chain, in bytes) a handshake
+    /// accepts; a larger one fails the handshake.
+    pub max_peer_certificate: usize,
 }
 
 impl Default for DtlsLimits {
@@ -66,6 +69,7 @@ impl Default for DtlsLimits {
             stall_timeout: Duration::from_secs(5),
             max_queued: 32,
             mtu: 1400,
+            max_peer_certificate: 16 * 1024,
         }
     }
 }
