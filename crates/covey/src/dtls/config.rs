@@ -74,6 +74,18 @@ impl Default for DtlsLimits {
     }
 }
 
+/// The most a record adds to the plaintext it carries: its header (13 bytes), an explicit
+/// nonce (8) and an authentication tag (16), as for the AES-GCM suites.
+const RECORD_OVERHEAD: usize = 13 + 8 + 16;
+
+impl DtlsLimits {
+    /// The largest datagram a session sends: a datagram of a handshake flight (up to the
+    /// MTU), or a record carrying a plaintext datagram of up to `max_plaintext` bytes.
+    pub fn max_datagram(&self, max_plaintext: usize) -> usize {
+        self.mtu.max(max_plaintext + RECORD_OVERHEAD)
+    }
+}
+
 impl DtlsConfig {
     /// Pre-shared keys with default limits.
     pub fn psk(keys: PskKeys) -> DtlsConfig {
