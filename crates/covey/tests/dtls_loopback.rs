@@ -107,6 +107,55 @@ async fn certificate_clients_are_named_by_fingerprint_and_by_subject_when_the_ca
 }
 
 #[tokio::test]
+async fn certificates_larger_than_2_kb_complete_the_handshake_in_both_directions() {
+    // The server asks for the client's certificate; both are 3.9 KB of DER.
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");
+    let mut config = DtlsConfig::certificate(certified("large"));
+    config.require_client_certificate = true;
+    config.trust_anchors = Some(TrustAnchors::from_pem_file(&testdata.join("ca.crt")).unwrap());
+    let server = start(config);
+    let client = Client::builder()
+        .dtls(DtlsConfig::certificate(certified("large")))
+        .build()
+        .unwrap();
+    let who = client
+        .request(Code::GET, uri(&server, "/whoami"))
+        .timeout(LIMIT)
+        .await
+        .unwrap();
+    let who = String::from_utf8_lossy(&who.payload);
+    assert!(
+        who.starts_with("cert:CN=large.example.org sha256:"),
+        "{who}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_certificate_over_the_clients_limit_fails_with_a_handshake_error() {
+    let server = start(DtlsConfig::certificate(certified("large")));
+    let mut config = DtlsConfig::certificate(certified("client"));
+    config.limits.max_peer_certificate = 2048;
+    let client = Client::builder().dtls(config).build().unwrap();
+    let e = client
+        .request(Code::GET, uri(&server, "/hello"))
+        .timeout(LIMIT)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Handshake { .. }), "{e}");
+    // The server is still up for a client whose limit allows its certificate.
+    let client = Client::builder()
+        .dtls(DtlsConfig::certificate(certified("client")))
+        .build()
+        .unwrap();
+    let hello = client
+        .request(Code::GET, uri(&server, "/hello"))
+        .timeout(LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(hello.code, Code::CONTENT);
+}
+
+#[tokio::test]
 async fn a_wrong_key_fails_with_a_handshake_error_and_the_server_stays_up() {
     let server = start(psk("ward-3:secret"));
     // A server refusing the key cannot tell the client so in a record the client can read,

@@ -223,6 +223,11 @@ impl DriverBuilder {
         }
         let gro = sockets.iter().map(|s| s.gro_segments()).max().unwrap_or(1);
         let max_message_size = self.config.max_message_size;
+        // Records are larger than the plaintext they carry, and handshake flights fill the
+        // DTLS MTU: a datagram buffer too small would drop them.
+        let max_datagram = dtls.as_ref().map_or(max_message_size, |t| {
+            t.limits().max_datagram(max_message_size)
+        });
         let seed = self.seed.unwrap_or_else(random_seed);
         let (commands_tx, commands_rx) = mpsc::channel(COMMAND_QUEUE);
         let (responder, responses) = mpsc::unbounded_channel();
@@ -251,10 +256,10 @@ impl DriverBuilder {
             commands_open: true,
             responses,
             membership: membership.clone(),
-            recv: RecvBatch::new(max_message_size, gro),
+            recv: RecvBatch::new(max_datagram, gro),
             send_buf: vec![0; max_message_size.max(64)],
             send_batches: (0..local_addrs.len())
-                .map(|_| SendBatch::new(socket::SEND_BATCH_MAX, max_message_size.max(64)))
+                .map(|_| SendBatch::new(socket::SEND_BATCH_MAX, max_datagram.max(64)))
                 .collect(),
             busy_poll: busy_poll::BusyPoll::new(self.busy_poll),
             trace: self.trace,

@@ -51,6 +51,9 @@ pub struct DtlsLimits {
     pub max_queued: usize,
     /// The largest record sent (dimpl's MTU).
     pub mtu: usize,
+    /// The largest Certificate message (the peer's certificate chain, in bytes) a handshake
+    /// accepts; a larger one fails the handshake.
+    pub max_peer_certificate: usize,
 }
 
 impl Default for DtlsLimits {
@@ -66,7 +69,20 @@ impl Default for DtlsLimits {
             stall_timeout: Duration::from_secs(5),
             max_queued: 32,
             mtu: 1400,
+            max_peer_certificate: 16 * 1024,
         }
+    }
+}
+
+/// The most a record adds to the plaintext it carries: its header (13 bytes), an explicit
+/// nonce (8) and an authentication tag (16), as for the AES-GCM suites.
+const RECORD_OVERHEAD: usize = 13 + 8 + 16;
+
+impl DtlsLimits {
+    /// The largest datagram a session sends: a datagram of a handshake flight (up to the
+    /// MTU), or a record carrying a plaintext datagram of up to `max_plaintext` bytes.
+    pub fn max_datagram(&self, max_plaintext: usize) -> usize {
+        self.mtu.max(max_plaintext + RECORD_OVERHEAD)
     }
 }
 

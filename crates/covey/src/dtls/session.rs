@@ -83,6 +83,9 @@ pub(crate) struct Session {
     pub pending_identity: Option<PeerIdentity>,
     /// The certificate (DER) the peer presented, named once the handshake completes.
     pub peer_certificate: Option<Vec<u8>>,
+    /// The largest Certificate message the peer announced (within the table's limit): the
+    /// room dimpl needs to hand its certificate back.
+    pub certificate_room: usize,
     /// When the session was created.
     pub created: Instant,
     /// When a record last came from the peer or went to it.
@@ -106,6 +109,7 @@ impl Session {
             identity: None,
             pending_identity: None,
             peer_certificate: None,
+            certificate_room: 0,
             created: now,
             last_active: now,
             next_timeout: None,
@@ -114,8 +118,12 @@ impl Session {
     }
 
     /// Drains dimpl's output into `out` (records to send, plaintext received), growing `buf`
-    /// when a record needs more room.
+    /// when a record needs more room, and beforehand to hold the peer's certificate: dimpl
+    /// panics instead of asking for more when that does not fit.
     pub fn drain(&mut self, key: SessionKey, buf: &mut Vec<u8>, out: &mut Outputs) -> Progress {
+        if buf.len() < self.certificate_room {
+            buf.resize(self.certificate_room, 0);
+        }
         let mut progress = Progress::Running;
         loop {
             match self.dtls.poll_output(buf) {

@@ -152,6 +152,8 @@ impl SessionTable {
             sessions: HashMap::new(),
             handshakes: HashMap::new(),
             outputs: Outputs::default(),
+            // Grown on demand: to the largest record, and to a peer's certificate (within
+            // `max_peer_certificate`).
             buf: vec![0; 2048],
             stats: DtlsStats::default(),
             next_sweep: None,
@@ -302,11 +304,23 @@ impl SessionTable {
         }
     }
 
-    /// Feeds a datagram to the handshake of `key`.
+    /// Feeds a datagram to the handshake of `key`; fails it instead if the datagram
+    /// announces a certificate over the limit.
     fn drive_handshake(&mut self, now: Instant, key: SessionKey, datagram: &[u8]) {
         let Some(session) = self.handshakes.get_mut(&key) else {
             return;
         };
+        let certificate = record::largest_certificate(datagram);
+        let limit = self.limits.max_peer_certificate;
+        if certificate > limit {
+            self.stats.certificates_too_large += 1;
+            self.fail_handshake(
+                key,
+                format!("the peer's certificate message of {certificate} bytes is over the limit of {limit}"),
+            );
+            return;
+        }
+        session.certificate_room = session.certificate_room.max(certificate);
         let result = session
             .dtls
             .handle_timeout(now)

@@ -241,6 +241,72 @@ fn only_a_certificate_the_ca_vouches_for_names_its_subject() {
 }
 
 #[test]
+fn certificates_larger_than_a_datagram_buffer_complete_the_handshake_both_ways() {
+    // 3.9 KB of DER each way: the client's to a server that asks for one, and the server's.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");
+    let mut server = DtlsConfig::certificate(certified("large"));
+    server.require_client_certificate = true;
+    server.trust_anchors = Some(TrustAnchors::from_pem_file(&dir.join("ca.crt")).unwrap());
+    let mut client = DtlsConfig::certificate(certified("large"));
+    client.trust_anchors = server.trust_anchors.clone();
+    let mut pair = Pair::new(client, server);
+    assert!(certified("large").certificate.len() > 2048);
+    pair.client_sends(b"hello");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"hello".to_vec()]);
+    for identity in [
+        pair.server.peer_identity(addr(CLIENT), None),
+        pair.client.peer_identity(addr(SERVER), None),
+    ] {
+        assert!(
+            matches!(&identity, Some(PeerIdentity::Certificate { subject, .. }) if subject == "CN=large.example.org"),
+            "{identity:?}"
+        );
+    }
+}
+
+#[test]
+fn a_client_certificate_over_the_limit_fails_the_handshake_cleanly_and_is_counted() {
+    let mut server = DtlsConfig::certificate(certified("server"));
+    server.require_client_certificate = true;
+    server.limits.max_peer_certificate = 2048;
+    let mut pair = Pair::new(DtlsConfig::certificate(certified("large")), server);
+    pair.client_sends(b"hello");
+    pair.pump();
+    assert!(pair.server_received().is_empty());
+    assert_eq!(pair.server.sessions(), 0);
+    assert_eq!(pair.server.handshakes(), 0, "the handshake is dropped");
+    assert_eq!(pair.server.stats().certificates_too_large, 1);
+    assert_eq!(pair.server.stats().handshakes_failed, 1);
+    // A client within the limit still gets through.
+    let mut pair = Pair {
+        client: SessionTable::new(DtlsConfig::certificate(certified("client"))).unwrap(),
+        ..pair
+    };
+    pair.client_sends(b"again");
+    pair.pump();
+    assert_eq!(pair.server_received(), vec![b"again".to_vec()]);
+}
+
+#[test]
+fn a_server_certificate_over_the_limit_fails_the_clients_handshake_with_a_reason() {
+    let mut client = DtlsConfig::certificate(certified("client"));
+    client.limits.max_peer_certificate = 2048;
+    let mut pair = Pair::new(client, DtlsConfig::certificate(certified("large")));
+    pair.client_sends(b"hello");
+    pair.pump();
+    assert!(pair.server_received().is_empty());
+    assert_eq!(pair.client.handshakes(), 0);
+    assert_eq!(pair.client.stats().certificates_too_large, 1);
+    let (peer, why) = pair
+        .client
+        .poll_failure()
+        .expect("a failure for the waiting request");
+    assert_eq!(peer, addr(SERVER));
+    assert!(why.contains("certificate"), "{why}");
+}
+
+#[test]
 fn handshake_floods_from_many_ports_stay_within_bounds_and_spare_sessions() {
     let mut pair = Pair::new(psk("ward-3:k"), psk("ward-3:k"));
     pair.client_sends(b"before");

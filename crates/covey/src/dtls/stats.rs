@@ -10,6 +10,9 @@ pub struct DtlsStats {
     /// Of the failed handshakes, those whose peer returned the cookie and then stopped
     /// (dropped after the stall timeout).
     pub handshakes_stalled: u64,
+    /// Of the failed handshakes, those whose peer sent a Certificate message over
+    /// `max_peer_certificate`.
+    pub certificates_too_large: u64,
     /// ClientHellos refused because the handshake bounds were reached.
     pub handshakes_refused: u64,
     /// Handshakes still waiting for their cookie, dropped to make room for new ones.

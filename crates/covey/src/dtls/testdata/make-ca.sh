@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates the CA fixtures of the trust-anchor tests (the tests set the clock, so the
 # validity periods need not be current): a CA, a client certificate it issued, one it issued
-# for servers only, one without the signature key usage, and a self-signed look-alike.
+# for servers only, one without the signature key usage, a self-signed look-alike, and one
+# made large (about 3.9 KB of DER, over dimpl's old 2 KB output buffer) by 120 names.
 set -eu
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
@@ -19,5 +20,7 @@ issue() { # name subject extensions
 issue operator /CN=ops.example.org 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n'
 issue server-only /CN=ops.example.org 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n'
 issue no-signing /CN=ops.example.org 'basicConstraints=CA:FALSE\nkeyUsage=keyAgreement\n'
+names=$(seq -f 'DNS:node-%03g.ward-3.example.org' 1 120 | paste -sd,)
+issue large /CN=large.example.org "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth,serverAuth\nsubjectAltName=$names\n"
 key forged.key
 openssl req -x509 -new -key forged.key -subj /CN=ops.example.org -days 36500 -out forged.crt
