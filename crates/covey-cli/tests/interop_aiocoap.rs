@@ -58,7 +58,10 @@ fn exchanged(log: &[Relayed], direction: Direction) -> Vec<Vec<u8>> {
         .filter(|b| {
             let m = parse(b);
             !(m.code() == Code::EMPTY
-                && matches!(m.message_type(), MessageType::Confirmable | MessageType::Reset))
+                && matches!(
+                    m.message_type(),
+                    MessageType::Confirmable | MessageType::Reset
+                ))
         })
         .collect()
 }
