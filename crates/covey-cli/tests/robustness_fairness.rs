@@ -1,9 +1,12 @@
 //! Robustness (issue 10, fairness): attacks on `covey serve`'s shared tables over loopback,
-//! each from an attacking host (127.0.0.2) while a well-behaved client (127.0.0.1) is still
+//! each from an attacking host (127.0.1.2) while a well-behaved client (127.0.0.1) is still
 //! served, and the attacker's further requests are answered 5.03 with Max-Age:
 //! a flood of requests for the slow `/separate`, unfinished Block1 uploads taking every byte
 //! of reassembly, a stream of first blocks, and Observe registrations from thousands of
-//! ports filling the peer table. Each figure is printed for the record.
+//! ports filling the peer table. Then the attacks of a few silent hosts (issue 21: addresses
+//! in several /24s that never answer) on the upload slots, the App timers of `/separate` and
+//! the observer table, against a client that has verified its address. Each figure is
+//! printed for the record.
 
 mod support;
 
@@ -13,8 +16,8 @@ use std::time::{Duration, Instant};
 use covey_core::{Block, Code, Message, MessageEncoder, MessageType, OptionNumber};
 use support::{covey_server, Background};
 
-/// The attacking host: another loopback address, so it is another source than the client.
-const ATTACKER: &str = "127.0.0.2";
+/// The attacking host: a loopback address in another /24, so another source than the client.
+const ATTACKER: &str = "127.0.1.2";
 /// The well-behaved client's host.
 const CLIENT: &str = "127.0.0.1";
 /// How long any one answer may take (a separate response comes after 1.5 s).
@@ -104,6 +107,7 @@ impl Raw {
         }
     }
 
+    /// Acknowledges a CON; for a ping (an Empty CON), RFC 7252 §4.3's RST would do too.
     fn acknowledge(&self, mid: u16) {
         let [hi, lo] = mid.to_be_bytes();
         let _ = self.socket.send_to(&[0x60, 0, hi, lo], self.server);
@@ -290,6 +294,129 @@ fn observe_registrations_from_thousands_of_ports_leave_peers_to_others() {
         registered >= 2048,
         "the attacker got its share: {registered}"
     );
+    let answer = answer.expect("the client is answered");
+    assert_eq!((answer.code, answer.observe), (Code::CONTENT, true));
+}
+
+/// A host that sends and never reads: whatever the server answers goes unacknowledged, so
+/// its address is never verified (a spoofed source, or an attacker that keeps quiet).
+struct Silent {
+    raw: Raw,
+}
+
+impl Silent {
+    fn new(host: &str, port: u16) -> Silent {
+        Silent {
+            raw: Raw::new(host, port),
+        }
+    }
+
+    fn send(&mut self, code: Code, options: &[(OptionNumber, &[u8])], payload: &[u8]) {
+        self.raw.send(code, options, payload);
+    }
+}
+
+/// A client that made itself known: its first exchange's CON answer (a separate response,
+/// or the ping checking it) was acknowledged, which verifies its address.
+fn verified_client(port: u16, path: &str) -> Raw {
+    let mut good = Raw::new(CLIENT, port);
+    let answer = good.get(path).map(|a| a.code);
+    assert_eq!(answer, Some(Code::CONTENT), "the client's first exchange");
+    good
+}
+
+/// The probe's attack on the upload table: two silent hosts, two ports each, the first
+/// Block1 blocks of four uploads per port, which fill every upload slot within the hosts'
+/// shares. An unverified newcomer is refused; a verified client still uploads.
+#[test]
+fn silent_hosts_holding_every_upload_slot_leave_uploads_to_a_verified_client() {
+    let (_server, port) = server(&[]);
+    let mut good = verified_client(port, "large");
+    for host in ["127.0.2.1", "127.0.3.1"] {
+        for p in 0..2 {
+            let mut attacker = Silent::new(host, port);
+            for upload in 0..4 {
+                let mut value = [0u8; 4];
+                let block = Block::new(0, true, 0)
+                    .expect("block")
+                    .encode(&mut value)
+                    .to_vec();
+                let query = format!("a={p}{upload}");
+                let options = [
+                    (OptionNumber::URI_PATH, &b"echo"[..]),
+                    (OptionNumber::URI_QUERY, query.as_bytes()),
+                    (OptionNumber::BLOCK1, &block[..]),
+                ];
+                attacker.send(Code::PUT, &options, &[b'a'; 16]);
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let newcomer = Raw::new("127.0.6.1", port).upload_block("new", 0, true);
+    let uploaded = good.upload("good", 3);
+    eprintln!(
+        "16 first blocks from two silent hosts: a newcomer's upload {:?}, the verified \
+         client's {uploaded:?}",
+        newcomer.as_ref().map(|a| a.code)
+    );
+    assert!(busy(&newcomer), "{newcomer:?}");
+    assert_eq!(uploaded, Some(Code::CHANGED));
+}
+
+/// The probe's attack on `/separate`: four silent hosts in four /24s ask 16 times each, as
+/// many as the engine has App timers; a verified client is still answered.
+#[test]
+fn silent_hosts_asking_for_every_separate_response_leave_one_to_a_verified_client() {
+    let (_server, port) = server(&["--plugtest"]);
+    let mut good = verified_client(port, "separate");
+    for host in ["127.0.2.1", "127.0.3.1", "127.0.4.1", "127.0.5.1"] {
+        let mut attacker = Silent::new(host, port);
+        for _ in 0..16 {
+            attacker.send(Code::GET, &[(OptionNumber::URI_PATH, b"separate")], &[]);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let answer = good.get("separate").map(|a| a.code);
+    eprintln!("64 /separate from four silent hosts: the verified client's {answer:?}");
+    assert_eq!(answer, Some(Code::CONTENT));
+}
+
+/// The probe's attack on the observer table: two silent hosts register from several ports
+/// until every observer slot is taken within their shares; an unverified newcomer is served
+/// without Observe, a verified client is registered.
+#[test]
+fn silent_hosts_filling_the_observer_table_leave_room_for_a_verified_client() {
+    let (_server, port) = server(&[]);
+    let mut good = verified_client(port, "large");
+    let options = [
+        (OptionNumber::OBSERVE, &[][..]),
+        (OptionNumber::URI_PATH, b"time"),
+    ];
+    let mut attackers = Vec::new();
+    // 6 400 registrations a host from four ports, more than its share (half of the 12 288
+    // observers `covey serve` keeps), within each port's (a quarter).
+    for host in ["127.0.2.1", "127.0.3.1"] {
+        for _ in 0..4 {
+            let mut attacker = Silent::new(host, port);
+            for i in 0..1600 {
+                attacker.send(Code::GET, &options, &[]);
+                if i % 64 == 63 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+            attackers.push(attacker);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let newcomer = Raw::new("127.0.6.1", port).request(Code::GET, &options, &[]);
+    let answer = good.request(Code::GET, &options, &[]);
+    eprintln!(
+        "12 800 registrations from two silent hosts: a newcomer {:?}, the verified client {:?}",
+        newcomer.as_ref().map(|a| (a.code, a.observe)),
+        answer.as_ref().map(|a| (a.code, a.observe))
+    );
+    let newcomer = newcomer.expect("the newcomer is answered");
+    assert_eq!((newcomer.code, newcomer.observe), (Code::CONTENT, false));
     let answer = answer.expect("the client is answered");
     assert_eq!((answer.code, answer.observe), (Code::CONTENT, true));
 }

@@ -37,9 +37,9 @@ impl Plugtest {
         }
     }
 
-    /// Starts it with `extra` flags and the amplification limit off: for observations by
-    /// peers that do not answer Echo (RFC 9175), and for registrations checked message by
-    /// message without the 4.01 round trip an unverified observer goes through first.
+    /// Starts it with `extra` flags and the amplification limit off: for exchanges checked
+    /// message by message as the test descriptions have them, without the CON answer and
+    /// the address-check ping an unverified client gets (RFC 9175 §2.4).
     pub fn without_echo(extra: &[&str]) -> Plugtest {
         Plugtest::start(&[&["--amplification-factor", "0"], extra].concat())
     }

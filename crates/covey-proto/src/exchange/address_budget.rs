@@ -33,7 +33,7 @@ impl Endpoint {
 
     /// Whether `addr` counts as verified in the tables' second axis of fairness: it proved
     /// its address (or the limit is off, and everyone counts).
-    pub(crate) fn is_verified_peer(&self, now: Instant, addr: &SocketAddr) -> bool {
+    pub(crate) fn counts_as_verified(&self, now: Instant, addr: &SocketAddr) -> bool {
         !self.config.amplification.enabled || self.address_verification.is_verified(now, *addr)
     }
 

@@ -46,7 +46,7 @@ impl Endpoint {
 
     /// A request of the source whose unverified peers hold the most of the table.
     fn unverified_request(&self, now: Instant) -> Option<SlabKey> {
-        let verified = |a: &SocketAddr| self.is_verified_peer(now, a);
+        let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
         let held = self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
         let source = heaviest_unverified(held, verified)?;
         self.incoming

@@ -58,7 +58,7 @@ impl Endpoint {
 
     /// An observation of the source whose unverified peers hold the most of the table.
     fn unverified_observer(&self, now: Instant) -> Option<SlabKey> {
-        let verified = |a: &SocketAddr| self.is_verified_peer(now, a);
+        let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
         let addr_of = |o: &crate::observe::observer::Observer| Some(self.peers.get(o.peer)?.addr);
         let held = self
             .observers
