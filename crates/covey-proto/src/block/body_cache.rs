@@ -3,7 +3,9 @@
 
 use crate::config::Config;
 use crate::hash::{seeded_map, Map};
-use crate::storage::fair_share::{judge, Holder, ShareLimits, Verdict};
+use crate::storage::fair_share::{
+    heaviest_unverified, judge, Holder, ShareLimits, Source, Verdict,
+};
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
 use core::net::SocketAddr;
@@ -45,14 +47,26 @@ impl BodyCache {
         }
     }
 
-    /// Keeps `body` for the transfer `key`, evicting the soonest-expiring entries if needed.
-    pub fn insert(&mut self, now: Instant, key: (SocketAddr, u64), head: Vec<u8>, body: Vec<u8>) {
+    /// Keeps `body` for the transfer `key`, evicting the soonest-expiring entries if needed;
+    /// `verified` tells a peer that proved its address, whose body takes the place of an
+    /// unverified peer's first.
+    pub fn insert(
+        &mut self,
+        now: Instant,
+        key: (SocketAddr, u64),
+        head: Vec<u8>,
+        body: Vec<u8>,
+        verified: &dyn Fn(&SocketAddr) -> bool,
+    ) {
         self.take(&key);
         if body.len() > self.max_bytes {
             return;
         }
         while self.map.len() >= self.max_entries || self.bytes + body.len() > self.max_bytes {
-            let Some(victim) = self.victim(&key.0, body.len()) else {
+            let unverified = verified(&key.0)
+                .then(|| self.unverified_victim(verified))
+                .flatten();
+            let Some(victim) = unverified.or_else(|| self.victim(&key.0, body.len())) else {
                 return;
             };
             self.take(&victim);
@@ -66,6 +80,20 @@ impl BodyCache {
                 expires: now + self.lifetime,
             },
         );
+    }
+
+    /// The soonest-expiring body of the source whose unverified peers hold the most bytes.
+    fn unverified_victim(
+        &self,
+        verified: &dyn Fn(&SocketAddr) -> bool,
+    ) -> Option<(SocketAddr, u64)> {
+        let held = self.map.iter().map(|(k, c)| (k.0, c.body.len()));
+        let source = heaviest_unverified(held, verified)?;
+        self.map
+            .iter()
+            .filter(|(k, _)| Source::of(&k.0) == source && !verified(&k.0))
+            .min_by_key(|(_, c)| c.expires)
+            .map(|(k, _)| *k)
     }
 
     /// The body to forget so `client` can keep one of `len` bytes: the soonest-expiring of
@@ -136,5 +164,44 @@ impl BodyCache {
             keep
         });
         self.bytes -= freed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::{format, vec};
+
+    fn addr(host: u8) -> SocketAddr {
+        format!("192.0.{host}.1:5683").parse().unwrap()
+    }
+
+    #[test]
+    fn a_verified_client_s_body_takes_the_place_of_an_unverified_one() {
+        let config = Config {
+            max_uploads: 4,
+            ..Config::default()
+        };
+        let mut cache = BodyCache::new(&config, 1);
+        let t = Instant::from_secs(1);
+        let good = addr(9);
+        let verified = |a: &SocketAddr| *a == good;
+        // The verified client's body first, the soonest to expire.
+        cache.insert(t, (good, 0), vec![], vec![0; 100], &verified);
+        // Two silent hosts fill the rest, each within its share.
+        for (i, host) in [2, 2, 3].into_iter().enumerate() {
+            let later = t + Duration::from_secs(1 + i as u64);
+            cache.insert(
+                later,
+                (addr(host), i as u64),
+                vec![],
+                vec![0; 100],
+                &verified,
+            );
+        }
+        // Another body of the verified client evicts an unverified one, not its own.
+        cache.insert(t, (good, 1), vec![], vec![0; 100], &verified);
+        assert!(cache.contains(&(good, 0)) && cache.contains(&(good, 1)));
+        assert_eq!(cache.map.len(), 4);
     }
 }

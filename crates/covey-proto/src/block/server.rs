@@ -29,14 +29,12 @@ impl Endpoint {
         size1: Option<u32>,
     ) -> Option<Vec<u8>> {
         let key = self.uploads.key(target.remote, message);
-        let (verification, limited) = (
-            &self.address_verification,
-            self.config.amplification.enabled,
-        );
-        let verified = |a: &SocketAddr| !limited || verification.is_verified(now, *a);
-        let step = self
-            .uploads
-            .receive(now, key, b, message.payload(), size1, &verified);
+        let step = {
+            let limited = self.config.amplification.enabled;
+            let verified = self.address_verification.verifier(now, limited);
+            self.uploads
+                .receive(now, key, b, message.payload(), size1, &verified)
+        };
         self.arm_block_expiry();
         match step {
             UploadStep::Continue(ack) => {
@@ -130,12 +128,12 @@ impl Endpoint {
         };
         let mut buf = DatagramBuf::default();
         if buf.encode(&head, &mut self.pool).is_ok() {
-            self.bodies.insert(
-                now,
-                transfer,
-                buf.as_slice().to_vec(),
-                response.payload.to_vec(),
-            );
+            {
+                let limited = self.config.amplification.enabled;
+                let verified = self.address_verification.verifier(now, limited);
+                let (head, body) = (buf.as_slice().to_vec(), response.payload.to_vec());
+                self.bodies.insert(now, transfer, head, body, &verified);
+            }
             self.arm_block_expiry();
         }
         buf.release(&mut self.pool);

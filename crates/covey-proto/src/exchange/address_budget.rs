@@ -34,7 +34,8 @@ impl Endpoint {
     /// Whether `addr` counts as verified in the tables' second axis of fairness: it proved
     /// its address (or the limit is off, and everyone counts).
     pub(crate) fn counts_as_verified(&self, now: Instant, addr: &SocketAddr) -> bool {
-        !self.config.amplification.enabled || self.address_verification.is_verified(now, *addr)
+        let limited = self.config.amplification.enabled;
+        self.address_verification.verifier(now, limited)(addr)
     }
 
     /// Whether `addr` proved its address, or reached us on a trusted (DTLS) socket: a

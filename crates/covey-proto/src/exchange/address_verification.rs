@@ -106,6 +106,12 @@ impl AddressVerification {
             .is_some_and(|expiry| *expiry > now)
     }
 
+    /// Tells whether an address counts as verified now for the tables' fairness (everyone
+    /// does when the amplification limit is off, `limited` false).
+    pub fn verifier(&self, now: Instant, limited: bool) -> impl Fn(&SocketAddr) -> bool + '_ {
+        move |a| !limited || self.is_verified(now, *a)
+    }
+
     /// Verified addresses held (expired ones included until they are pushed out).
     #[cfg(test)]
     pub fn len(&self) -> usize {
