@@ -91,16 +91,21 @@ impl AddressCredit {
         factor: u32,
         lifetime: Duration,
     ) -> bool {
-        if self.remaining(now, addr, factor, lifetime) < len {
+        let key = self.key(addr);
+        let Some(c) = self
+            .accounts
+            .get_mut(&key)
+            .filter(|c| !is_stale(c, now, lifetime))
+        else {
+            return len == 0;
+        };
+        let allowed = u64::from(c.received).saturating_mul(u64::from(factor));
+        let len32 = u32::try_from(len).unwrap_or(u32::MAX);
+        if allowed.saturating_sub(u64::from(c.sent)) < u64::from(len32) {
             return false;
         }
-        let key = self.key(addr);
-        if let Some(c) = self.accounts.get_mut(&key) {
-            c.sent = c
-                .sent
-                .saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
-            c.last = now;
-        }
+        c.sent = c.sent.saturating_add(len32);
+        c.last = now;
         true
     }
 
