@@ -140,6 +140,10 @@ impl Endpoint {
         if remaining == usize::MAX {
             return false;
         }
+        // The bound saves encoding the common small answer a second time.
+        if !registration && m.size_bound() <= self.request_share(key) {
+            return false;
+        }
         let len = self.encoded_len(m);
         if !registration && len <= self.request_share(key) {
             return false;
@@ -190,6 +194,22 @@ impl Endpoint {
             fits: true,
         };
         if budget == usize::MAX {
+            return uncut;
+        }
+        let whole = Outgoing {
+            message_type: MessageType::NonConfirmable,
+            code: response.code,
+            message_id: 0,
+            token,
+            options: response.options,
+            extra,
+            payload: response.payload,
+        };
+        if requested.is_none()
+            && response.payload.len() <= self.config.block_size()
+            && whole.size_bound() <= budget
+        {
+            // Fits for sure without encoding it to measure.
             return uncut;
         }
         let multicast = self
