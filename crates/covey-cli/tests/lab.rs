@@ -401,3 +401,49 @@ fn report_only_reruns_the_named_scenario_and_keeps_the_other_rows() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("whole report"), "{}", stderr(&out));
 }
+
+#[test]
+fn two_shards_merge_into_the_files_of_one_run() {
+    let dir = Scratch::new("shards");
+    let common = [
+        "run",
+        "server-workload",
+        "--quick",
+        "--runs",
+        "1",
+        "--set",
+        "requests=50",
+    ];
+    let whole = dir.join("whole");
+    let out = lab(&[&common[..], &["--out", path_arg(&whole)]].concat());
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let shards = dir.join("shards");
+    for shard in ["0/2", "1/2"] {
+        let out = lab(&[&common[..], &["--shard", shard, "--out", path_arg(&shards)]].concat());
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        assert!(stdout(&out).contains(".cbor"), "{}", stdout(&out));
+    }
+    assert_eq!(files_with(&shards, "cbor").len(), 2);
+    let merged = dir.join("merged");
+    let out = lab(&["merge", path_arg(&shards), "--out", path_arg(&merged)]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("from 2 shard files"),
+        "{}",
+        stdout(&out)
+    );
+    for ext in ["csv", "json", "svg", "md"] {
+        let (a, b) = (files_with(&whole, ext), files_with(&merged, ext));
+        assert_eq!(a.len(), b.len(), "{ext} files");
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!(a.file_name(), b.file_name());
+            let same = std::fs::read(a).expect("read") == std::fs::read(b).expect("read");
+            assert!(same, "{} differs after merging", a.display());
+        }
+    }
+
+    let out = lab(&["merge", path_arg(&files_with(&shards, "cbor")[0])]);
+    assert_refused(&out, 1, &["shards missing: 1/2"]);
+    let out = lab(&[&common[..], &["--shard", "2/2"]].concat());
+    assert_refused(&out, 2, &["2/2", "i/n"]);
+}

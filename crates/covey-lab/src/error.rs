@@ -30,6 +30,12 @@ pub enum LabError {
         /// What the plotting backend said.
         message: String,
     },
+    /// A shard file is unreadable, or shards do not belong together.
+    #[error("shards: {0}")]
+    Shard(String),
+    /// Writing a CSV table failed.
+    #[error("cannot write CSV: {0}")]
+    Csv(String),
     /// A real stack in the emulator failed (a socket, a broker, a child process).
     #[error("stack: {0}")]
     Stack(String),

@@ -7,11 +7,13 @@
 #[cfg(target_os = "linux")]
 pub mod emu;
 mod error;
+pub mod framework;
 pub mod media;
 mod paper_coap;
 pub mod report;
 pub mod scenarios;
 pub mod sim;
+pub mod stats;
 
 pub use error::LabError;
 pub use paper_coap::paper_config;

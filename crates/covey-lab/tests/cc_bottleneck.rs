@@ -163,7 +163,7 @@ fn run_writes_every_report_file() {
         runs: Some(1),
         out_dir: dir.clone(),
         params: Vec::new(),
-        progress: None,
+        ..RunOptions::default()
     };
     let summary = scenarios::run("cc-bottleneck", &options).expect("the quick run succeeds");
     assert_eq!(summary.runs, 36);

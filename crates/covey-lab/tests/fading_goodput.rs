@@ -136,7 +136,7 @@ fn same_seed_same_csv_other_seed_other_csv() {
                 ("models".into(), "paper,independent".into()),
                 ("probe".into(), "100".into()),
             ],
-            progress: None,
+            ..RunOptions::default()
         };
         let summary = scenarios::run("fading-goodput", &options).expect("the quick run succeeds");
         assert!(summary.markdown.contains("1.0 dB paper"));

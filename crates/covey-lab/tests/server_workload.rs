@@ -3,9 +3,10 @@
 
 use std::sync::OnceLock;
 
+use covey_lab::framework::runner;
 use covey_lab::scenarios::server_workload::report::drop_per_10;
 use covey_lab::scenarios::server_workload::results::at;
-use covey_lab::scenarios::server_workload::{run_sweep, Outcome, Params, RatePoint, Sweep};
+use covey_lab::scenarios::server_workload::{Outcome, RatePoint, ServerWorkload};
 use covey_lab::scenarios::{self, RunOptions};
 
 const SEED: u64 = 2013;
@@ -13,11 +14,12 @@ const SEED: u64 = 2013;
 fn quick() -> &'static Outcome {
     static OUTCOME: OnceLock<Outcome> = OnceLock::new();
     OUTCOME.get_or_init(|| {
-        let params = Params {
-            requests: 300,
-            ..Params::default()
+        let options = RunOptions {
+            quick: true,
+            seed: SEED,
+            ..RunOptions::default()
         };
-        run_sweep(&params, &Sweep::quick(2), SEED, None)
+        runner::outcome(&ServerWorkload, &options).expect("the quick sweep runs")
     })
 }
 
@@ -94,7 +96,7 @@ fn same_seed_same_csv_other_seed_other_csv() {
             runs: Some(1),
             out_dir: dir.clone(),
             params: vec![("requests".into(), "200".into())],
-            progress: None,
+            ..RunOptions::default()
         };
         let summary = scenarios::run("server-workload", &options).expect("the quick run succeeds");
         assert!(summary.markdown.contains("closed-form ceiling"));
@@ -109,14 +111,24 @@ fn same_seed_same_csv_other_seed_other_csv() {
 }
 
 #[test]
-fn parameters_are_checked() {
-    let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+fn parameters_are_checked_against_the_table() {
+    let run = |k: &str, v: &str| {
+        let options = RunOptions {
+            quick: true,
+            runs: Some(1),
+            params: vec![(k.to_string(), v.to_string())],
+            out_dir: std::env::temp_dir().join("covey-lab-sw-never-written"),
+            ..RunOptions::default()
+        };
+        runner::resolve_params(&ServerWorkload, &options)
+    };
+    assert_eq!(run("queue", "4").map(|p| p.queue).ok(), Some(4));
     assert_eq!(
-        Params::with_overrides(&set("queue", "4"))
-            .map(|p| p.queue_frames)
-            .ok(),
-        Some(4)
+        run("requests", "-3").unwrap_err().to_string(),
+        "invalid option: server-workload: `requests=-3` is out of range (1 to 1000000)"
     );
-    assert!(Params::with_overrides(&set("requests", "-3")).is_err());
-    assert!(Params::with_overrides(&set("rate", "10")).is_err());
+    assert!(run("rate", "10")
+        .unwrap_err()
+        .to_string()
+        .contains("has no parameter `rate`"));
 }

@@ -4,6 +4,7 @@
 mod data_files;
 mod headline;
 mod index_page;
+mod merge;
 mod out_dir;
 mod progress;
 mod report;
@@ -38,6 +39,9 @@ enum LabCommand {
     },
     /// Run one scenario and write its CSV, JSON, SVG and Markdown files.
     Run(run::RunArgs),
+    /// Join the shard files of a sweep run with `run --shard i/n` into the files one run
+    /// writes.
+    Merge(merge::MergeArgs),
     /// Run every scenario and write one page each plus an index (README.md).
     Report(report::ReportArgs),
     /// Run one emulator agent (a real stack's role) inside a namespace; the emulator
@@ -56,6 +60,7 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         LabCommand::List => list(),
         LabCommand::Params { name } => params(&name),
         LabCommand::Run(a) => run::run(&a),
+        LabCommand::Merge(a) => merge::run(&a),
         LabCommand::Report(a) => report::run(&a),
         LabCommand::Agent { agent } => covey_lab::emu::stacks::Agent::from_arg(&agent)
             .and_then(|a| a.run())
@@ -67,7 +72,7 @@ fn list() -> Result<(), Failure> {
     let all = scenarios::list();
     let width = all.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for s in all {
+    for s in &all {
         out += &format!("{:width$}  {}. Reproduces {}\n", s.name, s.title, s.paper);
     }
     print(&out).map_err(Failure::from)
@@ -101,9 +106,9 @@ fn params(name: &str) -> Result<(), Failure> {
 }
 
 /// The scenario called `name`, or a usage error naming the valid ones.
-fn known_scenario(name: &str) -> Result<&'static scenarios::ScenarioInfo, Failure> {
+fn known_scenario(name: &str) -> Result<scenarios::ScenarioInfo, Failure> {
     scenarios::list()
-        .iter()
+        .into_iter()
         .find(|s| s.name == name)
         .ok_or_else(|| lab_failure(LabError::UnknownScenario(name.to_string())))
 }

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::csv::CsvTable;
+use super::rows::write_rows;
 use super::svg::LineChart;
 use super::{ensure_dir, json::write_json, write_text};
-use crate::scenarios::Summary;
+use crate::framework::Summary;
 use crate::LabError;
 
 /// Files `<scenario>[-<suffix>].<ext>` in one folder, recorded as they are written.
@@ -43,6 +44,11 @@ impl<'a> ReportFolder<'a> {
     /// Writes `table` as `<scenario>-<suffix>.csv`.
     pub fn csv(&mut self, suffix: &str, table: &CsvTable) -> Result<(), LabError> {
         table.write(&self.path(Some(suffix), "csv"))
+    }
+
+    /// Writes `rows` as `<scenario>-<suffix>.csv`, the header from the row type's fields.
+    pub fn rows<T: Serialize>(&mut self, suffix: &str, rows: &[T]) -> Result<(), LabError> {
+        write_rows(&self.path(Some(suffix), "csv"), rows)
     }
 
     /// Writes `chart` as `<scenario>[-<suffix>].svg`.

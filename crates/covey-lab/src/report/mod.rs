@@ -5,6 +5,7 @@ pub mod csv;
 pub mod folder;
 pub mod json;
 pub mod markdown;
+pub mod rows;
 pub mod svg;
 
 use std::path::Path;

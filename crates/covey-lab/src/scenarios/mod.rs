@@ -13,29 +13,23 @@ pub mod protocols;
 pub mod server_workload;
 pub mod sim_vs_emu;
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
+use crate::framework::{registry, LabScenario};
+pub use crate::framework::{ParamInfo, Progress, ProgressFn, RunOptions, ScenarioInfo, Summary};
 use crate::LabError;
 
-/// A scenario's name and what it reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScenarioInfo {
-    /// The name to run it by.
-    pub name: &'static str,
-    /// What it measures.
-    pub title: &'static str,
-    /// The paper it reproduces.
-    pub paper: &'static str,
-}
+/// The TinyCoAP paper (seed 002).
+const TINYCOAP_PAPER: &str = "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained \
+                              Application Protocol (CoAP) Implementation for Embedding RESTful \
+                              Web Services in Wireless Sensor Networks Based on TinyOS (JSAN 2013)";
 
 /// The group-communication paper (seeds 000/001).
 const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Evaluation of \
                            Unicast and Multicast CoAP Group Communication (Sensors 2016)";
 
-/// Every scenario the lab can run.
-pub fn list() -> &'static [ScenarioInfo] {
-    &[
+fn legacy_scenarios() -> Vec<Legacy> {
+    let infos = [
         ScenarioInfo {
             name: cc_bottleneck::NAME,
             title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
@@ -88,121 +82,102 @@ pub fn list() -> &'static [ScenarioInfo] {
                     Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
         },
-    ]
+    ];
+    infos
+        .into_iter()
+        .filter_map(|info| {
+            let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
+                cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
+                fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
+                group_delay::NAME => (group_delay::run, group::GroupParams::describe),
+                group_interference::NAME => (group_interference::run, group::GroupParams::describe),
+                group_nested::NAME => (group_nested::run, group::GroupParams::describe),
+                protocols::NAME => (protocols::run, protocols::Params::describe),
+                object_download::NAME => (object_download::run, object_download::Params::describe),
+                _ => return None,
+            };
+            Some(Legacy {
+                info,
+                run,
+                describe,
+            })
+        })
+        .collect()
 }
 
-/// A scenario parameter that a run overrides by name (`--set name=value`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamInfo {
-    /// The name to set it by.
-    pub name: &'static str,
-    /// Its value when not set: the paper's, or ours where the paper names none.
-    pub default: String,
-    /// The values it accepts.
-    pub accepts: &'static str,
-    /// What it sets.
-    pub help: &'static str,
+/// Every scenario the lab can run, in `covey lab list` order: the one registry.
+pub fn all() -> &'static [&'static dyn LabScenario] {
+    static ALL: std::sync::OnceLock<Vec<&'static dyn LabScenario>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let legacy: &'static [Legacy] = Box::leak(legacy_scenarios().into_boxed_slice());
+        let mut all: Vec<&'static dyn LabScenario> =
+            legacy.iter().map(|s| s as &dyn LabScenario).collect();
+        all.push(&server_workload::ServerWorkload);
+        all.sort_by_key(|s| s.info().name);
+        all
+    })
 }
 
-/// The parameters scenario `name` accepts, with their defaults (empty for a scenario that
-/// describes none).
+/// Every scenario's name, title and paper.
+pub fn list() -> Vec<ScenarioInfo> {
+    all().iter().map(|s| s.info()).collect()
+}
+
+/// The parameters scenario `name` accepts, with their defaults.
 pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
-    match name {
-        cc_bottleneck::NAME => Ok(cc_bottleneck::Params::describe()),
-        fading_goodput::NAME => Ok(fading_goodput::Params::describe()),
-        server_workload::NAME => Ok(server_workload::Params::describe()),
-        group_delay::NAME | group_interference::NAME | group_nested::NAME => {
-            Ok(group::GroupParams::describe())
-        }
-        protocols::NAME => Ok(protocols::Params::describe()),
-        object_download::NAME => Ok(object_download::Params::describe()),
-        _ if list().iter().any(|s| s.name == name) => Ok(Vec::new()),
-        _ => Err(LabError::UnknownScenario(name.to_string())),
-    }
-}
-
-/// How far a run has got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Runs finished.
-    pub done: usize,
-    /// Runs in the sweep.
-    pub total: usize,
-}
-
-/// A progress callback, called from worker threads as runs finish.
-pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
-
-/// How to run a scenario.
-#[derive(Clone)]
-pub struct RunOptions {
-    /// The small, CI-sized sweep.
-    pub quick: bool,
-    /// The base seed: the same seed gives the same results.
-    pub seed: u64,
-    /// Seeds per sweep point (`None`: the scenario's default).
-    pub runs: Option<usize>,
-    /// Where the CSV, JSON, SVG and Markdown files go (created if missing).
-    pub out_dir: PathBuf,
-    /// Scenario parameters to override, as `(name, value)` pairs (e.g. `("queue", "10")`);
-    /// each scenario documents the names it knows and rejects the others.
-    pub params: Vec<(String, String)>,
-    /// Called as runs finish.
-    pub progress: Option<ProgressFn>,
-}
-
-impl Default for RunOptions {
-    fn default() -> RunOptions {
-        RunOptions {
-            quick: false,
-            seed: 1,
-            runs: None,
-            out_dir: PathBuf::from("lab-results"),
-            params: Vec::new(),
-            progress: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for RunOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunOptions")
-            .field("quick", &self.quick)
-            .field("seed", &self.seed)
-            .field("runs", &self.runs)
-            .field("out_dir", &self.out_dir)
-            .field("params", &self.params)
-            .field("progress", &self.progress.is_some())
-            .finish()
-    }
-}
-
-/// What a scenario run produced.
-#[derive(Debug, Clone)]
-pub struct Summary {
-    /// The scenario.
-    pub scenario: &'static str,
-    /// Simulation runs made.
-    pub runs: usize,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
-    /// The files written.
-    pub files: Vec<PathBuf>,
-    /// The Markdown report (also written to a file), for printing.
-    pub markdown: String,
+    Ok(registry::find(name)?.describe())
 }
 
 /// Runs scenario `name`.
 pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
-    match name {
-        cc_bottleneck::NAME => cc_bottleneck::run(options),
-        fading_goodput::NAME => fading_goodput::run(options),
-        server_workload::NAME => server_workload::run(options),
-        group_delay::NAME => group_delay::run(options),
-        group_interference::NAME => group_interference::run(options),
-        group_nested::NAME => group_nested::run(options),
-        protocols::NAME => protocols::run(options),
-        object_download::NAME => object_download::run(options),
-        _ => Err(LabError::UnknownScenario(name.to_string())),
+    registry::find(name)?.run(options)
+}
+
+/// A legacy scenario's run function.
+type RunFn = fn(&RunOptions) -> Result<Summary, LabError>;
+
+/// A scenario not yet on the [`crate::framework::Scenario`] trait: its own run function.
+struct Legacy {
+    info: ScenarioInfo,
+    run: RunFn,
+    describe: fn() -> Vec<ParamInfo>,
+}
+
+impl LabScenario for Legacy {
+    fn info(&self) -> ScenarioInfo {
+        self.info
+    }
+
+    fn describe(&self) -> Vec<ParamInfo> {
+        (self.describe)()
+    }
+
+    fn run(&self, options: &RunOptions) -> Result<Summary, LabError> {
+        if options.shard.is_some() {
+            return Err(LabError::InvalidOption(format!(
+                "{} cannot run in shards yet",
+                self.info.name
+            )));
+        }
+        (self.run)(options)
+    }
+
+    fn merge(&self, _: &[PathBuf], _: &Path) -> Result<Summary, LabError> {
+        Err(LabError::InvalidOption(format!(
+            "{} cannot run in shards yet",
+            self.info.name
+        )))
+    }
+
+    fn table_problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn reproducible(&self) -> bool {
+        false
+    }
+
+    fn on_runner(&self) -> bool {
+        false
     }
 }

@@ -64,6 +64,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             runs: None,
             out_dir: dir.clone(),
             params: Vec::new(),
+            shard: None,
             progress: Some(progress::callback(&bar)),
         };
         let result = scenarios::run(info.name, &options);

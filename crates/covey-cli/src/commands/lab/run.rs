@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use covey_lab::framework::Shard;
 use covey_lab::scenarios::{self, RunOptions};
 
 use super::{headline, known_scenario, lab_failure, out_dir, progress, set_param};
@@ -36,6 +37,11 @@ pub struct RunArgs {
     /// A scenario parameter beyond the paper's (e.g. queue=10); repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+
+    /// Run only part i of n of the sweep (0 <= i < n) and write its results as a shard file
+    /// into the output folder; `covey lab merge` joins the shards into the report.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
 
     /// CoAP's ACK_TIMEOUT in seconds on every node, for the scenarios that take
     /// `ack_timeout_ms` (the group scenarios; the paper's Fig 14 varies it).
@@ -76,6 +82,12 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         sets.push(format!("ack_timeout_ms={}", (secs * 1000.0).round() as u64));
     }
     let params = set_param::parse(scenario.name, &sets)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(str::parse::<Shard>)
+        .transpose()
+        .map_err(lab_failure)?;
     let out = args
         .out
         .clone()
@@ -89,6 +101,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         runs: args.runs,
         out_dir: out.clone(),
         params,
+        shard,
         progress: Some(progress::callback(&bar)),
     };
     let result = scenarios::run(scenario.name, &options);

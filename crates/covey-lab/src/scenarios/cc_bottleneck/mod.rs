@@ -129,10 +129,10 @@ impl Params {
     /// Every parameter [`Params::with_overrides`] knows, with its default.
     pub fn describe() -> Vec<ParamInfo> {
         let d = Params::default();
-        let param = |name, default: String, accepts, help| ParamInfo {
+        let param = |name, default: String, accepts: &str, help| ParamInfo {
             name,
             default,
-            accepts,
+            accepts: String::from(accepts),
             help,
         };
         vec![

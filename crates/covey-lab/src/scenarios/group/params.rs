@@ -86,25 +86,25 @@ impl GroupParams {
             ParamInfo {
                 name: "queries",
                 default: d.queries.to_string(),
-                accepts: "1 to 100000 (clamped)",
+                accepts: "1 to 100000 (clamped)".into(),
                 help: "queries per sweep point (the quick run makes 20)",
             },
             ParamInfo {
                 name: "queue",
                 default: d.queue_frames.to_string(),
-                accepts: "frames, 1 to 1024 (clamped)",
+                accepts: "frames, 1 to 1024 (clamped)".into(),
                 help: "frames each node's MAC queue holds",
             },
             ParamInfo {
                 name: "gap_ms",
                 default: d.gap.as_millis().to_string(),
-                accepts: "0 to 3600000 (clamped)",
+                accepts: "0 to 3600000 (clamped)".into(),
                 help: "pause between a reply and the client's next query",
             },
             ParamInfo {
                 name: "ack_timeout_ms",
                 default: d.ack_timeout.as_millis().to_string(),
-                accepts: "100 to 60000 (clamped)",
+                accepts: "100 to 60000 (clamped)".into(),
                 help: "CoAP ACK_TIMEOUT on every node",
             },
         ]

@@ -121,13 +121,13 @@ impl Params {
                     .map(u64::to_string)
                     .collect::<Vec<_>>()
                     .join(","),
-                accepts: "comma-separated bytes, 1 to 60000",
+                accepts: "comma-separated bytes, 1 to 60000".into(),
                 help: "object sizes (10,400,1200 in --quick); --runs sets downloads per size",
             },
             crate::scenarios::ParamInfo {
                 name: "cc",
                 default: d.cc,
-                accepts: "default, cocoa, cocoa-strong, linux, peakhopper, rfc6298",
+                accepts: "default, cocoa, cocoa-strong, linux, peakhopper, rfc6298".into(),
                 help: "CoAP congestion control",
             },
         ]

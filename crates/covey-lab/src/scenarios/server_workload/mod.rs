@@ -21,22 +21,17 @@ pub mod capacity;
 pub mod client;
 pub mod node;
 pub mod paper;
-mod parameters;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod server;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant as WallClock;
-
 use covey_proto::Duration;
-use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::scenarios::one_hop::LinkFormat;
-use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 pub use capacity::Capacity;
 pub use results::RatePoint;
@@ -45,59 +40,68 @@ pub use run::{RunPoint, RunResult};
 /// The scenario's name.
 pub const NAME: &str = "server-workload";
 
-/// The fixed parameters of the experiment.
-#[derive(Debug, Clone, Serialize)]
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerWorkload;
+
+/// The parameters of the experiment, as `--set` names them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     /// Requests per run.
     pub requests: u32,
     /// Frames each node's MAC queue holds.
-    pub queue_frames: usize,
-    /// How long the client's engine waits for the response to a NON request.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub response_timeout: Duration,
+    pub queue: usize,
+    /// How long the client's engine waits for the response to a NON request, ms.
+    pub response_timeout_ms: u64,
 }
 
 impl Default for Params {
     fn default() -> Params {
         Params {
             requests: 1000,
-            queue_frames: 8,
-            response_timeout: Duration::from_secs(2),
+            queue: 8,
+            response_timeout_ms: 2000,
         }
     }
 }
 
 impl Params {
-    /// The defaults with `overrides` applied. Names: `requests` (per run), `queue` (frames),
-    /// `response_timeout_ms`.
-    pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
-        let mut p = Params::default();
-        for (name, value) in overrides {
-            let bad =
-                || LabError::InvalidOption(format!("{NAME}: bad value `{value}` for `{name}`"));
-            let int = || value.trim().parse::<u64>().map_err(|_| bad());
-            match name.as_str() {
-                "requests" => {
-                    p.requests = u32::try_from(int()?)
-                        .map_err(|_| bad())?
-                        .clamp(1, 1_000_000)
-                }
-                "queue" => {
-                    p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.clamp(1, 1024)
-                }
-                "response_timeout_ms" => {
-                    p.response_timeout = Duration::from_millis(int()?.clamp(1, 3_600_000))
-                }
-                _ => {
-                    return Err(LabError::InvalidOption(format!(
-                        "{NAME} has no parameter `{name}` (requests, queue, response_timeout_ms)"
-                    )))
-                }
-            }
-        }
-        Ok(p)
+    /// How long the client's engine waits for the response to a NON request.
+    pub fn response_timeout(&self) -> Duration {
+        Duration::from_millis(self.response_timeout_ms)
     }
 }
+
+/// The parameter table.
+const PARAMS: &[Param] = &[
+    Param {
+        name: "requests",
+        help: "NON requests per run",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1_000_000,
+            unit: "",
+        },
+    },
+    Param {
+        name: "queue",
+        help: "frames each node's MAC queue holds",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1024,
+            unit: "frames",
+        },
+    },
+    Param {
+        name: "response_timeout_ms",
+        help: "how long the client waits for the response to a NON request",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 3_600_000,
+            unit: "ms",
+        },
+    },
+];
 
 /// The rates and seeds of a sweep.
 #[derive(Debug, Clone, Serialize)]
@@ -108,36 +112,13 @@ pub struct Sweep {
     pub seeds: usize,
 }
 
-impl Sweep {
-    /// 10 to 200 requests/s in steps of 10.
-    pub fn full(seeds: usize) -> Sweep {
-        Sweep {
-            rates: (1..=20).map(|k| f64::from(k) * 10.0).collect(),
-            seeds,
-        }
-    }
-
-    /// A CI-sized sweep around the paper's knee and flattening.
-    pub fn quick(seeds: usize) -> Sweep {
-        Sweep {
-            rates: vec![10.0, 50.0, 80.0, 100.0, 150.0, 200.0],
-            seeds,
-        }
-    }
-
-    /// Every run of the sweep; seed k is the same for every rate.
-    pub fn points(&self, base_seed: u64) -> Vec<RunPoint> {
-        let mut points = Vec::new();
-        for &rate in &self.rates {
-            for seed_index in 0..self.seeds {
-                points.push(RunPoint {
-                    rate,
-                    seed_index,
-                    run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                });
-            }
-        }
-        points
+/// 10 to 200 requests/s in steps of 10; the quick sweep keeps the paper's knee and
+/// flattening.
+pub fn rates(quick: bool) -> Vec<f64> {
+    if quick {
+        vec![10.0, 50.0, 80.0, 100.0, 150.0, 200.0]
+    } else {
+        (1..=20).map(|k| f64::from(k) * 10.0).collect()
     }
 }
 
@@ -156,61 +137,73 @@ pub struct Outcome {
     pub runs: Vec<RunResult>,
     /// The answered share per rate.
     pub points: Vec<RatePoint>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
 }
 
-/// Runs `sweep` with `params` in parallel, in a deterministic order of results.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Outcome {
-    let started = WallClock::now();
-    let points = sweep.points(seed);
-    let total = points.len();
-    let done = AtomicUsize::new(0);
-    let runs: Vec<RunResult> = points
-        .par_iter()
-        .map(|point| {
-            let r = run::run_point(point, params);
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(p) = progress {
-                p(Progress { done: n, total });
-            }
-            r
+impl Scenario for ServerWorkload {
+    type Params = Params;
+    type Point = f64;
+    type RunResult = RunResult;
+    type Outcome = Outcome;
+
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "Share of NON requests a server answers against the client's rate (Fig 9)",
+            paper: super::TINYCOAP_PAPER,
+        }
+    }
+
+    fn params(&self) -> &'static [Param] {
+        PARAMS
+    }
+
+    fn defaults(&self, quick: bool) -> Params {
+        Params {
+            requests: if quick { 300 } else { 1000 },
+            ..Params::default()
+        }
+    }
+
+    fn default_seeds(&self, quick: bool) -> usize {
+        if quick {
+            2
+        } else {
+            10
+        }
+    }
+
+    fn points(&self, _: &Params, quick: bool) -> Vec<f64> {
+        rates(quick)
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<f64>) -> Result<RunResult, LabError> {
+        let point = RunPoint {
+            rate: trial.point,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        Ok(run::run_point(&point, params))
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<RunResult>) -> Result<Outcome, LabError> {
+        let params = plan.params;
+        let link = LinkFormat::default();
+        let token = run::endpoint_config(params).token_length;
+        let response_udp = run::response_payload_bytes(&link, token) + 4 + token + 1;
+        Ok(Outcome {
+            params: params.clone(),
+            sweep: Sweep {
+                rates: rates(plan.quick),
+                seeds: plan.seeds,
+            },
+            seed: plan.seed,
+            capacity: Capacity::of(&link, run::request_udp_bytes(token), response_udp),
+            points: results::aggregate(&runs),
+            runs,
         })
-        .collect();
-    let link = LinkFormat::default();
-    let token = run::endpoint_config(params).token_length;
-    let response_udp = run::response_payload_bytes(&link, token) + 4 + token + 1;
-    Outcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
-        seed,
-        capacity: Capacity::of(&link, run::request_udp_bytes(token), response_udp),
-        points: results::aggregate(&runs),
-        runs,
-        wall_s: started.elapsed().as_secs_f64(),
     }
-}
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let seeds = options.runs.unwrap_or(if options.quick { 2 } else { 10 });
-    if seeds == 0 {
-        return Err(LabError::InvalidOption("runs must be at least 1".into()));
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
     }
-    let mut params = Params::with_overrides(&options.params)?;
-    if options.quick && !options.params.iter().any(|(k, _)| k == "requests") {
-        params.requests = 300;
-    }
-    let sweep = if options.quick {
-        Sweep::quick(seeds)
-    } else {
-        Sweep::full(seeds)
-    };
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
-    report::write(&outcome, &options.out_dir)
 }

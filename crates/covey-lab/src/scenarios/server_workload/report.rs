@@ -3,110 +3,116 @@
 //! Covey's curve beside the paper's account and says where they differ.
 
 use std::fmt::Write as _;
-use std::path::Path;
+
+use serde::Serialize;
 
 use super::paper;
 use super::results::{at, RatePoint};
-use super::{Outcome, NAME};
-use crate::report::csv::CsvTable;
+use super::Outcome;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
+use crate::report::rows::{Fixed, Plain};
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::Summary;
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("runs", &runs_csv(outcome))?;
-    folder.csv("rates", &rates_csv(outcome))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    folder.rows("runs", &runs_rows(outcome))?;
+    folder.rows("rates", &rates_rows(outcome))?;
     folder.svg(None, &chart(outcome))?;
-    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
-fn runs_csv(outcome: &Outcome) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "rate",
-        "seed_index",
-        "run_seed",
-        "finished",
-        "requests",
-        "answered",
-        "unanswered",
-        "refused",
-        "server_received",
-        "client_queue_drops",
-        "server_queue_drops",
-        "collisions",
-        "channel_access_failures",
-        "retries_exhausted",
-        "mac_retries",
-        "frames_on_air",
-        "virtual_s",
-    ]);
-    for r in &outcome.runs {
-        t.push([
-            format!("{}", r.point.rate),
-            r.point.seed_index.to_string(),
-            r.point.run_seed.to_string(),
-            r.finished.to_string(),
-            r.requests.to_string(),
-            r.answered.to_string(),
-            r.unanswered.to_string(),
-            r.refused.to_string(),
-            r.server_received.to_string(),
-            r.client_queue_drops.to_string(),
-            r.server_queue_drops.to_string(),
-            r.collisions.to_string(),
-            r.channel_access_failures.to_string(),
-            r.retries_exhausted.to_string(),
-            r.mac_retries.to_string(),
-            r.frames_on_air.to_string(),
-            format!("{:.6}", r.virtual_s),
-        ]);
-    }
-    t
+/// One run, as `server-workload-runs.csv` lists it.
+#[derive(Serialize)]
+struct RunRow {
+    rate: Plain,
+    seed_index: usize,
+    run_seed: u64,
+    finished: bool,
+    requests: u32,
+    answered: u32,
+    unanswered: u32,
+    refused: u32,
+    server_received: u64,
+    client_queue_drops: u64,
+    server_queue_drops: u64,
+    collisions: u64,
+    channel_access_failures: u64,
+    retries_exhausted: u64,
+    mac_retries: u64,
+    frames_on_air: u64,
+    virtual_s: Fixed<6>,
 }
 
-fn rates_csv(outcome: &Outcome) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "rate",
-        "runs",
-        "requests",
-        "answered_share",
-        "answered_min",
-        "answered_max",
-        "closed_form_bound",
-        "answered_per_s",
-        "client_queue_drop_share",
-        "server_queue_drop_share",
-        "collisions_per_request",
-        "channel_access_failures_per_request",
-        "retries_exhausted_per_request",
-        "mac_retries_per_request",
-        "unfinished_runs",
-    ]);
-    for p in &outcome.points {
-        t.push([
-            format!("{}", p.rate),
-            p.runs.to_string(),
-            p.requests.to_string(),
-            format!("{:.4}", p.answered_share),
-            format!("{:.4}", p.answered_min),
-            format!("{:.4}", p.answered_max),
-            format!("{:.4}", outcome.capacity.answered_bound(p.rate)),
-            format!("{:.2}", p.answered_per_s),
-            format!("{:.4}", p.client_queue_drop_share),
-            format!("{:.4}", p.server_queue_drop_share),
-            format!("{:.4}", p.collisions_per_request),
-            format!("{:.4}", p.channel_access_failures_per_request),
-            format!("{:.4}", p.retries_exhausted_per_request),
-            format!("{:.4}", p.mac_retries_per_request),
-            p.unfinished.to_string(),
-        ]);
-    }
-    t
+fn runs_rows(outcome: &Outcome) -> Vec<RunRow> {
+    outcome
+        .runs
+        .iter()
+        .map(|r| RunRow {
+            rate: Plain(r.point.rate),
+            seed_index: r.point.seed_index,
+            run_seed: r.point.run_seed,
+            finished: r.finished,
+            requests: r.requests,
+            answered: r.answered,
+            unanswered: r.unanswered,
+            refused: r.refused,
+            server_received: r.server_received,
+            client_queue_drops: r.client_queue_drops,
+            server_queue_drops: r.server_queue_drops,
+            collisions: r.collisions,
+            channel_access_failures: r.channel_access_failures,
+            retries_exhausted: r.retries_exhausted,
+            mac_retries: r.mac_retries,
+            frames_on_air: r.frames_on_air,
+            virtual_s: Fixed(r.virtual_s),
+        })
+        .collect()
+}
+
+/// One rate, as `server-workload-rates.csv` lists it.
+#[derive(Serialize)]
+struct RateRow {
+    rate: Plain,
+    runs: usize,
+    requests: u64,
+    answered_share: Fixed<4>,
+    answered_min: Fixed<4>,
+    answered_max: Fixed<4>,
+    closed_form_bound: Fixed<4>,
+    answered_per_s: Fixed<2>,
+    client_queue_drop_share: Fixed<4>,
+    server_queue_drop_share: Fixed<4>,
+    collisions_per_request: Fixed<4>,
+    channel_access_failures_per_request: Fixed<4>,
+    retries_exhausted_per_request: Fixed<4>,
+    mac_retries_per_request: Fixed<4>,
+    unfinished_runs: usize,
+}
+
+fn rates_rows(outcome: &Outcome) -> Vec<RateRow> {
+    outcome
+        .points
+        .iter()
+        .map(|p| RateRow {
+            rate: Plain(p.rate),
+            runs: p.runs,
+            requests: p.requests,
+            answered_share: Fixed(p.answered_share),
+            answered_min: Fixed(p.answered_min),
+            answered_max: Fixed(p.answered_max),
+            closed_form_bound: Fixed(outcome.capacity.answered_bound(p.rate)),
+            answered_per_s: Fixed(p.answered_per_s),
+            client_queue_drop_share: Fixed(p.client_queue_drop_share),
+            server_queue_drop_share: Fixed(p.server_queue_drop_share),
+            collisions_per_request: Fixed(p.collisions_per_request),
+            channel_access_failures_per_request: Fixed(p.channel_access_failures_per_request),
+            retries_exhausted_per_request: Fixed(p.retries_exhausted_per_request),
+            mac_retries_per_request: Fixed(p.mac_retries_per_request),
+            unfinished_runs: p.unfinished,
+        })
+        .collect()
 }
 
 fn chart(outcome: &Outcome) -> LineChart {
@@ -158,8 +164,8 @@ fn markdown(outcome: &Outcome) -> String {
          802.15.4 hop, unslotted CSMA/CA with the standard's defaults (macMinBE 3, macMaxBE 5, \
          4 CSMA backoffs, 3 frame retries), a MAC queue of {} frames per node; the client sends \
          {} NON GETs at a fixed rate; each response fills one frame ({} B MPDU, requests {} B). \
-         Rates {:?} requests/s × {} seed(s), base seed {}; {} runs in {:.1} s wall time.\n",
-        p.queue_frames,
+         Rates {:?} requests/s × {} seed(s), base seed {}; {} runs.\n",
+        p.queue,
         p.requests,
         c.response_mpdu,
         c.request_mpdu,
@@ -167,7 +173,6 @@ fn markdown(outcome: &Outcome) -> String {
         outcome.sweep.seeds,
         outcome.seed,
         outcome.runs.len(),
-        outcome.wall_s,
     );
     let _ = writeln!(
         md,

@@ -2,7 +2,7 @@
 //! fixed number of NON requests at one rate.
 
 use covey_proto::{Config, Duration, Instant, TransmissionParameters};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client::{RateClient, RESOURCE};
 use super::node::WorkloadNode;
@@ -22,7 +22,7 @@ const CLIENT: usize = 1;
 const COAP_HEADER: usize = 4;
 
 /// One run of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunPoint {
     /// Requests per second.
     pub rate: f64,
@@ -33,7 +33,7 @@ pub struct RunPoint {
 }
 
 /// What one run measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The run.
     pub point: RunPoint,
@@ -105,7 +105,7 @@ pub fn endpoint_config(params: &Params) -> Config {
     };
     Config {
         transmission,
-        response_timeout: params.response_timeout,
+        response_timeout: params.response_timeout(),
         max_message_size: 256,
         max_peers: 4,
         max_exchanges: room,
@@ -127,7 +127,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         mac: link.mac,
         phy: link.phy,
         headers: link.headers,
-        queue_capacity_frames: params.queue_frames,
+        queue_capacity_frames: params.queue,
         ..Ieee802154Config::default()
     };
     let medium = Ieee802154Medium::new(config, Topology::full_mesh(2));
@@ -149,7 +149,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     // `as` saturates, so no rate or request count can overflow the span.
     let span =
         Duration::from_nanos((1e9 * f64::from(params.requests) / point.rate.max(1e-3)) as u64);
-    let limit = Instant::ZERO + span + params.response_timeout + Duration::from_secs(60);
+    let limit = Instant::ZERO + span + params.response_timeout() + Duration::from_secs(60);
     let finished = sim.run_until(limit);
     let (answered, unanswered, refused) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
         Some(WorkloadNode::Client(c)) => (c.answered, c.unanswered, c.refused),
