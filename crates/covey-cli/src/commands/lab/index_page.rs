@@ -30,8 +30,8 @@ pub fn existing_row(index: &str, name: &str) -> Option<String> {
 }
 
 /// The index page (README.md of the report folder);
-/// `with_emulator_page`: the folder holds the hand-written emulator page, so link it.
-pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: bool) -> String {
+/// `present`: the hand-written pages ([`HAND_WRITTEN`]) the folder holds, to be linked.
+pub fn render(entries: &[Entry], quick: bool, seed: u64, present: &[&str]) -> String {
     let sweep = if quick { "quick" } else { "full" };
     let mut page = String::from(
         "# The Covey lab\n\n\
@@ -68,22 +68,32 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, with_emulator_page: boo
          (`--quick` for the small sweep, `--set name=value` for the parameters that \
          `covey lab params NAME` lists).\n"
     );
-    if with_emulator_page {
-        page += EMULATOR;
+    for (file, paragraph) in HAND_WRITTEN {
+        if present.contains(&file) {
+            page += paragraph;
+        }
     }
     page
 }
 
-/// The emulator's page, written by hand beside the generated ones.
-pub const EMULATOR_PAGE: &str = "emulator.md";
-
-/// The paragraph that links the hand-written page on the emulator (in docs/lab/), which
-/// `covey lab report` does not write.
-const EMULATOR: &str =
-    "\nExperiments that need real protocol stacks run on the lab's emulator: real \
-     processes in network namespaces joined by the simulator's link model on real time. \
-     [emulator.md](emulator.md) says how it works, how closely it keeps to its \
-     configuration, how fast it forwards, and how it agrees with the simulator.\n";
+/// The pages written by hand beside the generated ones (in docs/lab/), which `covey lab
+/// report` does not write, each with the paragraph that links it.
+pub const HAND_WRITTEN: [(&str, &str); 2] = [
+    (
+        "emulator.md",
+        "\nExperiments that need real protocol stacks run on the lab's emulator: real \
+         processes in network namespaces joined by the simulator's link model on real time. \
+         [emulator.md](emulator.md) says how it works, how closely it keeps to its \
+         configuration, how fast it forwards, and how it agrees with the simulator.\n",
+    ),
+    (
+        "framework.md",
+        "\nThe lab is also a framework: [framework.md](framework.md) shows its three crates \
+         (simulator, emulator, scenarios), what writing a scenario takes, running a sweep in \
+         shards across processes or machines (Slurm, Kubernetes), its statistics, and the \
+         802.15.4 medium on its own.\n",
+    ),
+];
 
 /// `text` made safe for a Markdown table cell.
 fn cell(text: &str) -> String {
@@ -98,9 +108,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_emulator_page_is_linked_only_where_it_is() {
-        let link = format!("]({EMULATOR_PAGE})");
-        assert!(render(&[], false, 1, true).contains(&link));
-        assert!(!render(&[], false, 1, false).contains(&link));
+    fn hand_written_pages_are_linked_only_where_they_are() {
+        for (file, _) in HAND_WRITTEN {
+            let link = format!("]({file})");
+            assert!(render(&[], false, 1, &[file]).contains(&link));
+            assert!(!render(&[], false, 1, &[]).contains(&link));
+        }
     }
 }

@@ -93,10 +93,14 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             kept_row: None,
         });
     }
-    let with_emulator_page = args.out.join(index_page::EMULATOR_PAGE).is_file();
+    let present: Vec<&str> = index_page::HAND_WRITTEN
+        .iter()
+        .map(|(file, _)| *file)
+        .filter(|file| args.out.join(file).is_file())
+        .collect();
     write(
         &index,
-        &index_page::render(&entries, args.quick, args.seed, with_emulator_page),
+        &index_page::render(&entries, args.quick, args.seed, &present),
     )?;
     print(&format!("report in {}\n", index.display())).map_err(Failure::from)
 }
