@@ -22,6 +22,11 @@
 //! Multicast across hops floods down the tree: a node that receives a broadcast datagram from
 //! its tree parent, and has children, broadcasts it once more. Every node that hears a copy
 //! delivers it once.
+//!
+//! Without the simulator, [`Ieee802154Medium::enable_confirms`] gives the origin of every
+//! datagram a [`Confirm`] (MCPS-DATA.confirm), [`Ieee802154Medium::set_drop_trace`] reports each
+//! drop with its cause as it happens, and [`Ieee802154Medium::counters`] holds every per-node
+//! counter; [`super::experiment`] drives the medium from traffic sources.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -31,7 +36,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::super::{Delivery, Destination, LossCause, Medium, MediumStats, NodeId, Packet};
 use super::air::{AirLog, Transmission};
+use super::confirm::{Confirm, ConfirmStatus};
+use super::counters::MacCounters;
 use super::csma::{CcaOutcome, CsmaBackoff, MacParams};
+use super::drops::{DropTrace, DropTraceHook};
 use super::frame::MacFrame;
 use super::frame_error::{FrameErrorModel, FrameKind, FrameOnLink};
 use super::frame_format::{HeaderModel, HopAddressing};
@@ -96,6 +104,10 @@ pub struct Ieee802154Medium {
     in_flight: HashMap<u64, u32>,
     /// Datagrams the medium is done with, for the simulator to free.
     released: VecDeque<u64>,
+    /// Confirms not yet pulled; `None` until enabled, so the simulator never piles them up.
+    confirms: Option<VecDeque<Confirm>>,
+    /// Called for every dropped datagram when set.
+    drop_trace: Option<DropTraceHook>,
 }
 
 impl std::fmt::Debug for Ieee802154Medium {
@@ -137,6 +149,8 @@ impl Ieee802154Medium {
             last_prune: Instant::ZERO,
             in_flight: HashMap::new(),
             released: VecDeque::new(),
+            confirms: None,
+            drop_trace: None,
         }
     }
 
@@ -159,6 +173,44 @@ impl Ieee802154Medium {
     /// Counters of `node`.
     pub fn node_stats(&self, node: NodeId) -> Option<&NodeStats> {
         self.nodes.get(node).map(|n| &n.stats)
+    }
+
+    /// Every counter of `node`: its [`NodeStats`], busy CCAs, frames received, drops by cause.
+    pub fn counters(&self, node: NodeId) -> Option<MacCounters> {
+        self.nodes.get(node).map(|n| MacCounters {
+            stats: n.stats,
+            cca_busy: n.cca_busy,
+            frames_received: n.frames_received,
+            drops: n.drops,
+        })
+    }
+
+    /// Every counter summed over the nodes.
+    pub fn total_counters(&self) -> MacCounters {
+        let mut total = MacCounters::default();
+        for node in 0..self.nodes.len() {
+            if let Some(counters) = self.counters(node) {
+                total.merge(&counters);
+            }
+        }
+        total
+    }
+
+    /// Keeps a [`Confirm`] for every datagram `send` offers from now on, for
+    /// [`poll_confirm`](Self::poll_confirm). Off by default so that users who never pull them
+    /// do not accumulate them.
+    pub fn enable_confirms(&mut self) {
+        self.confirms.get_or_insert_with(VecDeque::new);
+    }
+
+    /// The next confirm, in the order the outcomes were decided.
+    pub fn poll_confirm(&mut self) -> Option<Confirm> {
+        self.confirms.as_mut()?.pop_front()
+    }
+
+    /// Calls `hook` for every datagram dropped from now on, with where, when and why.
+    pub fn set_drop_trace(&mut self, hook: impl FnMut(&DropTrace) + Send + 'static) {
+        self.drop_trace = Some(Box::new(hook));
     }
 
     /// Frames waiting in `node`'s MAC queue.
@@ -185,7 +237,7 @@ impl Ieee802154Medium {
             addressing,
             self.config.phy.max_psdu_bytes,
         ) else {
-            self.stats.lose(LossCause::TooLarge);
+            self.refuse(now, node, template, LossCause::TooLarge);
             return;
         };
         let fragments = sizes.len();
@@ -205,7 +257,7 @@ impl Ieee802154Medium {
         };
         if !mac.queue.push_datagram(frames) {
             mac.stats.queue_drops += 1;
-            self.stats.lose(LossCause::QueueFull);
+            self.refuse(now, node, template, LossCause::QueueFull);
             return;
         }
         *self.in_flight.entry(template.packet).or_insert(0) += 1;
@@ -234,8 +286,16 @@ impl Ieee802154Medium {
         );
     }
 
-    /// Ends the head frame's story and moves on, after `spacing` if a frame went out.
-    fn finish_frame(&mut self, now: Instant, node: NodeId, spacing: Option<Duration>) {
+    /// Ends the head frame's story and moves on, after `spacing` if a frame went out. `lost`
+    /// says why the datagram is lost with the frame (an unacknowledged frame that failed).
+    fn finish_frame(
+        &mut self,
+        now: Instant,
+        node: NodeId,
+        spacing: Option<Duration>,
+        lost: Option<LossCause>,
+    ) {
+        let acked = self.config.mac.ack_unicast && lost.is_none();
         let Some(mac) = self.nodes.get_mut(node) else {
             return;
         };
@@ -247,6 +307,24 @@ impl Ieee802154Medium {
         mac.last_failure = None;
         mac.attempt += 1;
         if let Some(frame) = done {
+            let transmissions = std::mem::take(&mut mac.datagram_transmissions);
+            let status = match lost {
+                Some(cause) => {
+                    self.drop_datagram(now, node, frame.packet, cause);
+                    ConfirmStatus::Lost(cause)
+                }
+                None => ConfirmStatus::Delivered,
+            };
+            if frame.origin == node {
+                self.confirm(Confirm {
+                    packet: frame.packet,
+                    node,
+                    at: now,
+                    status,
+                    transmissions,
+                    acked: acked && frame.hop_to.is_some(),
+                });
+            }
             self.datagram_left(frame.packet);
         }
         let Some(mac) = self.nodes.get_mut(node) else {
@@ -274,12 +352,26 @@ impl Ieee802154Medium {
                     .get(&(to, frame.packet))
                     .is_some_and(|r| r.complete)
             });
-            if !arrived {
-                self.stats.lose(cause);
-            }
+            let transmissions = std::mem::take(&mut mac.datagram_transmissions);
             mac.retries = 0;
             mac.last_failure = None;
             mac.attempt += 1;
+            let status = if arrived {
+                ConfirmStatus::Delivered
+            } else {
+                self.drop_datagram(now, node, frame.packet, cause);
+                ConfirmStatus::Lost(cause)
+            };
+            if frame.origin == node {
+                self.confirm(Confirm {
+                    packet: frame.packet,
+                    node,
+                    at: now,
+                    status,
+                    transmissions,
+                    acked: false,
+                });
+            }
             self.datagram_left(frame.packet);
         }
         self.start_attempt(now, node);
@@ -293,6 +385,55 @@ impl Ieee802154Medium {
                 self.in_flight.remove(&packet);
                 self.released.push_back(packet);
             }
+        }
+    }
+
+    /// Gives up on a datagram at `node`: counted in the stats and the node's drops, and traced.
+    fn drop_datagram(&mut self, at: Instant, node: NodeId, packet: u64, cause: LossCause) {
+        self.stats.lose(cause);
+        if let Some(mac) = self.nodes.get_mut(node) {
+            mac.drops.add(cause);
+        }
+        if let Some(hook) = self.drop_trace.as_mut() {
+            hook(&DropTrace {
+                at,
+                node,
+                packet,
+                cause,
+            });
+        }
+    }
+
+    /// Drops a datagram `node` never queued, confirming it at once if `node` originated it.
+    fn refuse(&mut self, now: Instant, node: NodeId, template: MacFrame, cause: LossCause) {
+        self.drop_datagram(now, node, template.packet, cause);
+        if template.origin == node {
+            self.confirm_untransmitted(now, node, template.packet, ConfirmStatus::Lost(cause));
+        }
+    }
+
+    /// Confirms a datagram decided without a transmission.
+    fn confirm_untransmitted(
+        &mut self,
+        at: Instant,
+        node: NodeId,
+        packet: u64,
+        status: ConfirmStatus,
+    ) {
+        self.confirm(Confirm {
+            packet,
+            node,
+            at,
+            status,
+            transmissions: 0,
+            acked: false,
+        });
+    }
+
+    /// Queues `confirm` for `poll_confirm` if confirms are enabled.
+    fn confirm(&mut self, confirm: Confirm) {
+        if let Some(confirms) = self.confirms.as_mut() {
+            confirms.push_back(confirm);
         }
     }
 
@@ -351,6 +492,9 @@ impl Ieee802154Medium {
 
     /// An intact data frame reached `node`: reassemble, deliver, forward.
     fn receive(&mut self, now: Instant, node: NodeId, hop_from: NodeId, frame: MacFrame) {
+        if let Some(mac) = self.nodes.get_mut(node) {
+            mac.frames_received += 1;
+        }
         if frame.origin == node {
             return;
         }
@@ -438,6 +582,9 @@ impl Ieee802154Medium {
                 let Some(mac) = self.nodes.get_mut(node) else {
                     return;
                 };
+                if busy {
+                    mac.cca_busy += 1;
+                }
                 let Some(csma) = mac.csma.as_mut() else {
                     return;
                 };
@@ -475,6 +622,7 @@ impl Ieee802154Medium {
                 };
                 mac.tx_start = now;
                 mac.stats.frames_sent += 1;
+                mac.datagram_transmissions += 1;
                 let duration = phy.frame_duration(frame.mpdu_bytes);
                 self.on_air(node, now, duration, phy.phy_header_bytes + frame.mpdu_bytes);
                 self.events.schedule(now + duration, MacEvent::TxEnd(node));
@@ -526,7 +674,7 @@ impl Ieee802154Medium {
                             .get(sender)
                             .and_then(|m| m.queue.head())
                             .map_or(0, |f| f.mpdu_bytes);
-                        self.finish_frame(now, sender, Some(phy.ifs(mpdu)));
+                        self.finish_frame(now, sender, Some(phy.ifs(mpdu)), None);
                     }
                     Err(cause) => {
                         if let Some(mac) = self.nodes.get_mut(sender) {
@@ -603,15 +751,17 @@ impl Ieee802154Medium {
                     );
                 } else {
                     match outcome {
-                        Ok(()) => self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes))),
+                        Ok(()) => {
+                            self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes)), None);
+                        }
                         Err(cause) => {
                             // Without ACKs the sender never learns; the datagram is lost all
                             // the same, and its other fragments are pointless.
                             if let Some(mac) = self.nodes.get_mut(node) {
                                 mac.queue.drop_rest_of_datagram(frame.packet, frame.hop_to);
                             }
-                            self.stats.lose(cause);
-                            self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes)));
+                            let ifs = phy.ifs(frame.mpdu_bytes);
+                            self.finish_frame(now, node, Some(ifs), Some(cause));
                         }
                     }
                 }
@@ -624,7 +774,7 @@ impl Ieee802154Medium {
                         Err(cause) => self.count_rx_failure(to, cause),
                     }
                 }
-                self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes)));
+                self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes)), None);
             }
         }
     }
@@ -644,19 +794,24 @@ impl Ieee802154Medium {
 impl Medium for Ieee802154Medium {
     fn send(&mut self, now: Instant, packet: Packet) {
         self.stats.packets_sent += 1;
+        let unreachable = ConfirmStatus::Lost(LossCause::RetriesExhausted);
         if packet.from >= self.nodes.len() {
-            self.stats.lose(LossCause::RetriesExhausted);
+            self.drop_datagram(now, packet.from, packet.id, LossCause::RetriesExhausted);
+            self.confirm_untransmitted(now, packet.from, packet.id, unreachable);
             self.released.push_back(packet.id);
             return;
         }
         match packet.to {
             Destination::Node(to) if to == packet.from => {
                 self.deliver(now, to, packet.id);
+                let delivered = ConfirmStatus::Delivered;
+                self.confirm_untransmitted(now, packet.from, packet.id, delivered);
                 self.released.push_back(packet.id);
                 return;
             }
             Destination::Node(to) if to >= self.nodes.len() => {
-                self.stats.lose(LossCause::RetriesExhausted);
+                self.drop_datagram(now, packet.from, packet.id, LossCause::RetriesExhausted);
+                self.confirm_untransmitted(now, packet.from, packet.id, unreachable);
                 self.released.push_back(packet.id);
                 return;
             }

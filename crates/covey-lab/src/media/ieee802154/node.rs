@@ -6,6 +6,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::super::LossCause;
 use super::csma::CsmaBackoff;
+use super::drops::DropCounts;
 use super::mac_queue::MacQueue;
 
 /// Where a node's MAC is.
@@ -71,6 +72,14 @@ pub struct NodeMac {
     pub last_failure: Option<LossCause>,
     /// Counters.
     pub stats: NodeStats,
+    /// Data frames put on the air for the head datagram so far, for its confirm.
+    pub datagram_transmissions: u32,
+    /// CCAs that found the channel busy.
+    pub cca_busy: u64,
+    /// Intact data frames received.
+    pub frames_received: u64,
+    /// Datagrams given up on, by cause.
+    pub drops: DropCounts,
 }
 
 impl NodeMac {
@@ -87,6 +96,10 @@ impl NodeMac {
             ack_busy_until: Instant::ZERO,
             last_failure: None,
             stats: NodeStats::default(),
+            datagram_transmissions: 0,
+            cca_busy: 0,
+            frames_received: 0,
+            drops: DropCounts::default(),
         }
     }
 }
