@@ -9,6 +9,7 @@
 use covey_lab::media::ieee802154::{
     Flow, Ieee802154Config, Ieee802154Medium, MacExperiment, PoissonSource, Topology,
 };
+use covey_lab::stats;
 use covey_proto::Instant;
 
 const SINK: usize = 0;
@@ -37,19 +38,14 @@ fn main() {
     // Offer nothing more and let the queues play out, so every offer has its confirm.
     experiment.finish();
 
-    let mut delays_ms: Vec<f64> = experiment
+    let delays_ms: Vec<f64> = experiment
         .outcomes()
         .iter()
         .filter(|o| o.delivered())
         .map(|o| o.delay().as_secs_f64() * 1e3)
         .collect();
-    delays_ms.sort_by(f64::total_cmp);
-    let mean = delays_ms.iter().sum::<f64>() / delays_ms.len().max(1) as f64;
-    let p95_rank = (delays_ms.len() * 95).div_ceil(100); // nearest rank
-    let p95 = delays_ms
-        .get(p95_rank.saturating_sub(1))
-        .copied()
-        .unwrap_or(0.0);
+    let mean = stats::mean(&delays_ms).unwrap_or(0.0);
+    let p95 = stats::quantile(&delays_ms, 0.95).unwrap_or(0.0);
 
     println!("{senders} senders x {rate_per_s} datagrams/s of {PAYLOAD_BYTES} bytes, {SECONDS} s");
     println!(
