@@ -221,11 +221,21 @@ fn ack_timeout_reaches_a_group_scenario_and_is_refused_elsewhere() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let json = std::fs::read_to_string(out_dir.join("group-delay.json")).expect("the JSON");
     let compact: String = json.split_whitespace().collect();
-    assert!(compact.contains("\"ack_timeout\":0.5}"), "{compact:.300}");
+    assert!(
+        compact.contains("\"ack_timeout_ms\":500}"),
+        "{compact:.300}"
+    );
     let out = lab(&["run", "cc-bottleneck", "--quick", "--ack-timeout", "1"]);
     assert_refused(&out, 2, &["ack_timeout_ms"]);
     let out = lab(&["run", "group-delay", "--quick", "--ack-timeout", "0"]);
     assert_refused(&out, 2, &["--ack-timeout"]);
+    // Below the table's range: refused with what it accepts, not clamped.
+    let out = lab(&["run", "group-delay", "--quick", "--ack-timeout", "0.05"]);
+    assert_refused(
+        &out,
+        2,
+        &["ack_timeout_ms=50", "out of range", "100 to 60000"],
+    );
 }
 
 #[test]

@@ -3,14 +3,17 @@
 //! optimum the response time grows with D, every member answers without interference, and
 //! `delay=auto` is reported against the swept optimum.
 
-use covey_lab::scenarios::group_delay::{run_sweep, Outcome, Params, Sweep};
+use covey_lab::framework::runner;
+use covey_lab::scenarios::group_delay::{GroupDelay, Outcome, Params};
+use covey_lab::scenarios::RunOptions;
 
 fn quick() -> Outcome {
-    let params = Params {
-        queries: 20,
-        ..Params::default()
+    let options = RunOptions {
+        quick: true,
+        seed: 1,
+        ..RunOptions::default()
     };
-    run_sweep(&params, &Sweep::quick(1), 1, None).expect("the sweep runs")
+    runner::outcome(&GroupDelay, &options).expect("the sweep runs")
 }
 
 #[test]
@@ -89,4 +92,30 @@ fn a_run_is_the_same_for_the_same_seed_and_differs_for_another() {
     assert_eq!(first.len(), 10);
     assert_eq!(first, times(3));
     assert_ne!(first, times(4));
+}
+
+#[test]
+fn parameters_are_checked_against_the_table_not_clamped() {
+    let resolve = |k: &str, v: &str| {
+        let options = RunOptions {
+            quick: true,
+            params: vec![(k.to_string(), v.to_string())],
+            ..RunOptions::default()
+        };
+        runner::resolve_params(&GroupDelay, &options)
+    };
+    let p = resolve("ack_timeout_ms", "500").expect("in range");
+    assert_eq!((p.ack_timeout_ms, p.queries), (500, 20));
+    assert_eq!(
+        resolve("ack_timeout_ms", "50").unwrap_err().to_string(),
+        "invalid option: group-delay: `ack_timeout_ms=50` is out of range (ms, 100 to 60000)"
+    );
+    assert!(resolve("queue", "0")
+        .unwrap_err()
+        .to_string()
+        .contains("is out of range (frames, 1 to 1024)"));
+    assert!(resolve("queue_frames", "8")
+        .unwrap_err()
+        .to_string()
+        .contains("has no parameter `queue_frames`"));
 }

@@ -3,14 +3,17 @@
 //! entities answer within the leisure, and interference costs multicast members and unicast
 //! response time.
 
-use covey_lab::scenarios::group_interference::{run_sweep, Outcome, Params, Sweep};
+use covey_lab::framework::runner;
+use covey_lab::scenarios::group_interference::{GroupInterference, Outcome};
+use covey_lab::scenarios::RunOptions;
 
 fn quick() -> Outcome {
-    let params = Params {
-        queries: 20,
-        ..Params::default()
+    let options = RunOptions {
+        quick: true,
+        seed: 1,
+        ..RunOptions::default()
     };
-    run_sweep(&params, &Sweep::quick(1), 1, None).expect("the sweep runs")
+    runner::outcome(&GroupInterference, &options).expect("the sweep runs")
 }
 
 #[test]

@@ -2,14 +2,17 @@
 //! 10-member entities on two gateways answer faster than one 20-member entity, and no faster
 //! than one 10-member entity.
 
-use covey_lab::scenarios::group_nested::{run_sweep, Layout, Outcome, Params, Sweep};
+use covey_lab::framework::runner;
+use covey_lab::scenarios::group_nested::{GroupNested, Layout, Outcome};
+use covey_lab::scenarios::RunOptions;
 
 fn quick() -> Outcome {
-    let params = Params {
-        queries: 20,
-        ..Params::default()
+    let options = RunOptions {
+        quick: true,
+        seed: 1,
+        ..RunOptions::default()
     };
-    run_sweep(&params, &Sweep::quick(1), 1, None).expect("the sweep runs")
+    runner::outcome(&GroupNested, &options).expect("the sweep runs")
 }
 
 #[test]

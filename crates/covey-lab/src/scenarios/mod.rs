@@ -44,24 +44,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
         },
         ScenarioInfo {
-            name: group_delay::NAME,
-            title: "Entity response time against the delay between the EM's unicast requests \
-                    (Figs 7-9, Table 7)",
-            paper: GROUP_PAPER,
-        },
-        ScenarioInfo {
-            name: group_interference::NAME,
-            title: "Unicast against multicast entities under Wi-Fi interference (Figs 10-12, \
-                    14, Table 8)",
-            paper: GROUP_PAPER,
-        },
-        ScenarioInfo {
-            name: group_nested::NAME,
-            title: "One 20-member entity against two nested 10-member entities on two gateways \
-                    (Fig 13)",
-            paper: GROUP_PAPER,
-        },
-        ScenarioInfo {
             name: object_download::NAME,
             title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
                     HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
@@ -89,9 +71,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
                 cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
                 fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
-                group_delay::NAME => (group_delay::run, group::GroupParams::describe),
-                group_interference::NAME => (group_interference::run, group::GroupParams::describe),
-                group_nested::NAME => (group_nested::run, group::GroupParams::describe),
                 protocols::NAME => (protocols::run, protocols::Params::describe),
                 object_download::NAME => (object_download::run, object_download::Params::describe),
                 _ => return None,
@@ -112,7 +91,12 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
         let legacy: &'static [Legacy] = Box::leak(legacy_scenarios().into_boxed_slice());
         let mut all: Vec<&'static dyn LabScenario> =
             legacy.iter().map(|s| s as &dyn LabScenario).collect();
-        all.push(&server_workload::ServerWorkload);
+        all.extend([
+            &group_delay::GroupDelay as &dyn LabScenario,
+            &group_interference::GroupInterference,
+            &group_nested::GroupNested,
+            &server_workload::ServerWorkload,
+        ]);
         all.sort_by_key(|s| s.info().name);
         all
     })

@@ -20,7 +20,6 @@
 
 pub mod hop_profile;
 pub mod outcome;
-pub mod parallel;
 pub mod params;
 pub mod points_table;
 pub mod querier;
@@ -31,7 +30,7 @@ pub mod wifi;
 
 pub use hop_profile::HopProfile;
 pub use outcome::{GroupPoint, RunOutcome};
-pub use params::GroupParams;
+pub use params::{GroupParams, DEFAULT_SEEDS, PARAMS};
 pub use querier::{Creation, QueryOutcome, QueryPlan};
 pub use testbed::{Testbed, TestbedSpec};
 pub use wifi::WifiSetup;

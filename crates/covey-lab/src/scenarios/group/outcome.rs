@@ -8,12 +8,13 @@
 //! reply, as the reply's `t` says). Queries nobody answered have no response time.
 
 use covey_proto::Duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::testbed::Testbed;
+use crate::stats;
 
 /// What one or more runs of one sweep point measured.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// Members of the queried entity.
     pub members: usize,
@@ -25,7 +26,8 @@ pub struct RunOutcome {
     pub queries: u64,
     /// Queries without a response time: no reply, or no member answered.
     pub unanswered_queries: u64,
-    /// Response time of every answered query, seconds (written to 0.1 ms).
+    /// Response time of every answered query, seconds (written to 0.1 ms in the JSON; shard
+    /// files keep every bit, so that merged shards aggregate exactly what one run does).
     #[serde(serialize_with = "tenths_of_ms")]
     pub response_times_s: Vec<f64>,
     /// Member replies the combined replies reported.
@@ -113,22 +115,13 @@ impl RunOutcome {
 
     /// Mean entity response time, seconds (NaN without an answered query).
     pub fn mean_response_s(&self) -> f64 {
-        let n = self.response_times_s.len();
-        if n == 0 {
-            return f64::NAN;
-        }
-        self.response_times_s.iter().sum::<f64>() / n as f64
+        stats::mean(&self.response_times_s).unwrap_or(f64::NAN)
     }
 
-    /// Median entity response time, seconds (NaN without an answered query).
+    /// Median entity response time, seconds (NaN without an answered query), as
+    /// [`crate::stats`] defines quantiles.
     pub fn median_response_s(&self) -> f64 {
-        let mut times = self.response_times_s.clone();
-        times.sort_by(f64::total_cmp);
-        match times.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => times[n / 2],
-            n => (times[n / 2 - 1] + times[n / 2]) / 2.0,
-        }
+        stats::median(&self.response_times_s).unwrap_or(f64::NAN)
     }
 
     /// Shortest entity response time, seconds.
@@ -176,9 +169,26 @@ pub struct GroupPoint {
     pub outcome: RunOutcome,
 }
 
-/// Seconds rounded to 0.1 ms, which keeps the JSON of a sweep small.
+/// Seconds rounded to 0.1 ms in human-readable formats (the JSON report), which keeps the
+/// JSON of a sweep small; binary formats (shard files, CBOR) get every bit.
 fn tenths_of_ms<S: serde::Serializer>(times: &[f64], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(times.iter().map(|t| (t * 1e4).round() / 1e4))
+    if s.is_human_readable() {
+        s.collect_seq(times.iter().map(|t| (t * 1e4).round() / 1e4))
+    } else {
+        s.collect_seq(times)
+    }
+}
+
+/// Deserialises a duration written by [`crate::report::json::serialize_secs`], to the
+/// nanosecond it was.
+pub fn deserialize_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = f64::deserialize(d)?;
+    if !(secs.is_finite() && secs >= 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "{secs} is not a duration"
+        )));
+    }
+    Ok(Duration::from_nanos((secs * 1e9).round() as u64))
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -191,4 +201,53 @@ fn ratio(a: u64, b: u64) -> f64 {
 
 fn secs(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_rounds_response_times_and_shard_files_keep_every_bit() {
+        let o = RunOutcome {
+            response_times_s: vec![0.123_456_789, 2.5],
+            ..RunOutcome::default()
+        };
+        let json = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["response_times_s"], serde_json::json!([0.1235, 2.5]));
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&o, &mut cbor).unwrap();
+        let back: RunOutcome = ciborium::from_reader(cbor.as_slice()).unwrap();
+        assert_eq!(back.response_times_s, o.response_times_s);
+    }
+
+    #[test]
+    fn durations_read_back_to_the_nanosecond() {
+        #[derive(Serialize, Deserialize)]
+        struct T {
+            #[serde(
+                serialize_with = "crate::report::json::serialize_secs",
+                deserialize_with = "deserialize_secs"
+            )]
+            d: Duration,
+        }
+        for d in [0, 500_000_000, 1_234_000_000, 60_000_000_001] {
+            let t = T {
+                d: Duration::from_nanos(d),
+            };
+            let back: T = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+            assert_eq!(back.d, t.d);
+        }
+        assert!(serde_json::from_str::<T>(r#"{"d":-1.0}"#).is_err());
+    }
+
+    #[test]
+    fn the_median_interpolates_as_the_lab_defines_it() {
+        let o = RunOutcome {
+            response_times_s: vec![4.0, 1.0, 3.0, 2.0],
+            ..RunOutcome::default()
+        };
+        assert_eq!(o.median_response_s(), 2.5);
+        assert!(RunOutcome::default().median_response_s().is_nan());
+    }
 }

@@ -1,112 +1,145 @@
-//! The parameters every group scenario shares, overridable with `--set name=value`.
+//! The parameters every group scenario shares, and the one table `--set` checks them against.
 
 use covey_proto::Duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::scenarios::{ParamInfo, RunOptions};
-use crate::LabError;
+use crate::framework::{Accepts, Param};
 
-/// The fixed parameters of a group experiment.
-#[derive(Debug, Clone, Serialize)]
+/// The fixed parameters of a group experiment, named as `--set` names them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupParams {
     /// Queries per point (the paper's 50).
     pub queries: u32,
     /// Frames each node's MAC queue holds (Contiki's 8).
-    pub queue_frames: usize,
-    /// Pause between a reply and the next query.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub gap: Duration,
-    /// CoAP ACK_TIMEOUT (RFC 7252's 2 s).
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub ack_timeout: Duration,
+    pub queue: usize,
+    /// Pause between a reply and the next query, ms.
+    pub gap_ms: u64,
+    /// CoAP ACK_TIMEOUT on every node, ms (RFC 7252's 2 s).
+    pub ack_timeout_ms: u64,
 }
 
 impl Default for GroupParams {
     fn default() -> GroupParams {
         GroupParams {
             queries: 50,
-            queue_frames: 8,
-            gap: Duration::from_secs(1),
-            ack_timeout: Duration::from_secs(2),
+            queue: 8,
+            gap_ms: 1000,
+            ack_timeout_ms: 2000,
         }
     }
 }
 
 impl GroupParams {
-    /// The defaults with `overrides` applied. Names: `queries`, `queue` (frames), `gap_ms`,
-    /// `ack_timeout_ms`.
-    pub fn with_overrides(
-        scenario: &str,
-        overrides: &[(String, String)],
-    ) -> Result<GroupParams, LabError> {
-        let mut p = GroupParams::default();
-        for (name, value) in overrides {
-            let bad =
-                || LabError::InvalidOption(format!("{scenario}: bad value `{value}` for `{name}`"));
-            let int = || value.trim().parse::<u64>().map_err(|_| bad());
-            match name.as_str() {
-                "queries" => {
-                    p.queries = u32::try_from(int()?.clamp(1, 100_000)).map_err(|_| bad())?
-                }
-                "queue" => {
-                    p.queue_frames = usize::try_from(int()?.clamp(1, 1024)).map_err(|_| bad())?
-                }
-                "gap_ms" => p.gap = Duration::from_millis(int()?.clamp(0, 3_600_000)),
-                "ack_timeout_ms" => {
-                    p.ack_timeout = Duration::from_millis(int()?.clamp(100, 60_000))
-                }
-                _ => {
-                    return Err(LabError::InvalidOption(format!(
-                    "{scenario} has no parameter `{name}` (queries, queue, gap_ms, ack_timeout_ms)"
-                )))
-                }
+    /// The paper's parameters, or the quick run's (20 queries per point).
+    pub fn defaults(quick: bool) -> GroupParams {
+        GroupParams {
+            queries: if quick { 20 } else { 50 },
+            ..GroupParams::default()
+        }
+    }
+
+    /// Pause between a reply and the next query.
+    pub fn gap(&self) -> Duration {
+        Duration::from_millis(self.gap_ms)
+    }
+
+    /// CoAP ACK_TIMEOUT on every node.
+    pub fn ack_timeout(&self) -> Duration {
+        Duration::from_millis(self.ack_timeout_ms)
+    }
+}
+
+/// Seeds per point when the run does not say: one, as the paper ran each point once.
+pub const DEFAULT_SEEDS: usize = 1;
+
+/// The parameter table of every group scenario.
+pub const PARAMS: &[Param] = &[
+    Param {
+        name: "queries",
+        help: "queries per sweep point (the quick run makes 20)",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 100_000,
+            unit: "",
+        },
+    },
+    Param {
+        name: "queue",
+        help: "frames each node's MAC queue holds",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1024,
+            unit: "frames",
+        },
+    },
+    Param {
+        name: "gap_ms",
+        help: "pause between a reply and the client's next query",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 3_600_000,
+            unit: "ms",
+        },
+    },
+    Param {
+        name: "ack_timeout_ms",
+        help: "CoAP ACK_TIMEOUT on every node",
+        accepts: Accepts::Integer {
+            min: 100,
+            max: 60_000,
+            unit: "ms",
+        },
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::param_table;
+
+    fn apply(pairs: &[(&str, &str)]) -> Result<GroupParams, String> {
+        let sets: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        param_table::apply("group-delay", PARAMS, &GroupParams::defaults(true), &sets)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_table_matches_the_parameters_and_sets_reach_their_fields() {
+        for quick in [false, true] {
+            let problems = param_table::table_problems(PARAMS, &GroupParams::defaults(quick));
+            assert!(problems.is_empty(), "{problems:?}");
+        }
+        let p = apply(&[("queue", "4"), ("ack_timeout_ms", "500"), ("gap_ms", "0")]).unwrap();
+        assert_eq!(
+            p,
+            GroupParams {
+                queries: 20,
+                queue: 4,
+                gap_ms: 0,
+                ack_timeout_ms: 500,
             }
-        }
-        Ok(p)
+        );
+        assert_eq!(p.ack_timeout(), Duration::from_millis(500));
+        assert_eq!(p.gap(), Duration::ZERO);
     }
 
-    /// The parameters and seeds per point of a run of `scenario` as `options` asks: one
-    /// seed unless told, and 20 queries per point in the quick run unless told.
-    pub fn for_run(scenario: &str, options: &RunOptions) -> Result<(GroupParams, usize), LabError> {
-        let seeds = options.runs.unwrap_or(1);
-        if seeds == 0 {
-            return Err(LabError::InvalidOption("runs must be at least 1".into()));
-        }
-        let mut params = GroupParams::with_overrides(scenario, &options.params)?;
-        if options.quick && !options.params.iter().any(|(k, _)| k == "queries") {
-            params.queries = 20;
-        }
-        Ok((params, seeds))
-    }
-
-    /// Every parameter [`GroupParams::with_overrides`] knows, with its default.
-    pub fn describe() -> Vec<ParamInfo> {
-        let d = GroupParams::default();
-        vec![
-            ParamInfo {
-                name: "queries",
-                default: d.queries.to_string(),
-                accepts: "1 to 100000 (clamped)".into(),
-                help: "queries per sweep point (the quick run makes 20)",
-            },
-            ParamInfo {
-                name: "queue",
-                default: d.queue_frames.to_string(),
-                accepts: "frames, 1 to 1024 (clamped)".into(),
-                help: "frames each node's MAC queue holds",
-            },
-            ParamInfo {
-                name: "gap_ms",
-                default: d.gap.as_millis().to_string(),
-                accepts: "0 to 3600000 (clamped)".into(),
-                help: "pause between a reply and the client's next query",
-            },
-            ParamInfo {
-                name: "ack_timeout_ms",
-                default: d.ack_timeout.as_millis().to_string(),
-                accepts: "100 to 60000 (clamped)".into(),
-                help: "CoAP ACK_TIMEOUT on every node",
-            },
-        ]
+    #[test]
+    fn values_out_of_range_are_refused_not_clamped() {
+        assert_eq!(
+            apply(&[("ack_timeout_ms", "50")]).unwrap_err(),
+            "invalid option: group-delay: `ack_timeout_ms=50` is out of range (ms, 100 to 60000)"
+        );
+        assert!(apply(&[("queue", "0")])
+            .unwrap_err()
+            .contains("is out of range (frames, 1 to 1024)"));
+        assert!(apply(&[("queries", "100001")])
+            .unwrap_err()
+            .contains("is out of range"));
+        assert!(apply(&[("delay", "5")])
+            .unwrap_err()
+            .contains("choose from queries, queue, gap_ms, ack_timeout_ms"));
     }
 }

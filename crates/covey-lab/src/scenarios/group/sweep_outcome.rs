@@ -1,15 +1,10 @@
-//! What a group scenario's sweep produced, and how it is run: every point in parallel, then
-//! the runs of each point merged.
-
-use std::time::Instant as WallClock;
+//! What a group scenario's sweep produced: every run in sweep order, and the runs of each
+//! point merged.
 
 use serde::Serialize;
 
 use super::outcome::{GroupPoint, RunOutcome};
-use super::parallel::run_all;
 use super::params::GroupParams;
-use crate::scenarios::Progress;
-use crate::LabError;
 
 /// Everything a sweep produced.
 #[derive(Debug, Clone, Serialize)]
@@ -24,8 +19,6 @@ pub struct SweepOutcome<S, R> {
     pub runs: Vec<R>,
     /// Per point: its runs merged.
     pub points: Vec<GroupPoint>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
 }
 
 /// A run that belongs to a point of a sweep.
@@ -36,25 +29,17 @@ pub trait PointRun {
     fn outcome(&self) -> &RunOutcome;
 }
 
-/// Runs `run` on every point in parallel and merges the runs of each point.
-pub fn run_sweep<S: Clone, P: Sync, R: PointRun + Send>(
-    params: &GroupParams,
-    sweep: &S,
-    seed: u64,
-    points: &[P],
-    run: impl Fn(&P) -> Result<R, LabError> + Sync,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Result<SweepOutcome<S, R>, LabError> {
-    let started = WallClock::now();
-    let runs = run_all(points, run, progress)?;
-    Ok(SweepOutcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
-        seed,
-        points: merge(&runs),
-        runs,
-        wall_s: started.elapsed().as_secs_f64(),
-    })
+impl<S, R: PointRun> SweepOutcome<S, R> {
+    /// The outcome of `runs` (in sweep order), each point's runs merged.
+    pub fn new(params: &GroupParams, sweep: S, seed: u64, runs: Vec<R>) -> SweepOutcome<S, R> {
+        SweepOutcome {
+            params: params.clone(),
+            sweep,
+            seed,
+            points: merge(&runs),
+            runs,
+        }
+    }
 }
 
 /// The runs merged per (members, swept value, variant), in first-seen order.

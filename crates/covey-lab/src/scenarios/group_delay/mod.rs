@@ -19,15 +19,15 @@ pub mod report;
 
 use covey_group::delay::auto_delay;
 use covey_proto::Duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
+use super::group::sweep_outcome::{PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
 };
-use crate::scenarios::{RunOptions, Summary};
-use crate::sim::splitmix64;
+use crate::framework::{Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::LabError;
 
 /// The scenario's name.
@@ -39,8 +39,12 @@ const ENTITY: &str = "room";
 /// The fixed parameters of the experiment.
 pub type Params = GroupParams;
 
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroupDelay;
+
 /// The delay the EM inserts: a number of ms, or its own `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DelayChoice {
     /// A fixed delay, ms.
     Millis(u64),
@@ -82,8 +86,17 @@ impl Sweep {
         }
     }
 
-    /// Every run: (G, delay, seed index, run seed).
-    pub fn points(&self, base_seed: u64) -> Vec<RunPoint> {
+    /// The quick or the full sweep.
+    pub fn of(quick: bool, seeds: usize) -> Sweep {
+        if quick {
+            Sweep::quick(seeds)
+        } else {
+            Sweep::full(seeds)
+        }
+    }
+
+    /// Every point, in report order: each G at each delay, then `auto`.
+    pub fn points(&self) -> Vec<SweepPoint> {
         let mut delays: Vec<DelayChoice> = self
             .delays_ms
             .iter()
@@ -92,25 +105,28 @@ impl Sweep {
         if self.auto {
             delays.push(DelayChoice::Auto);
         }
-        let mut points = Vec::new();
-        for &members in &self.sizes {
-            for &delay in &delays {
-                for seed_index in 0..self.seeds {
-                    points.push(RunPoint {
-                        members,
-                        delay,
-                        seed_index,
-                        run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                    });
-                }
-            }
-        }
-        points
+        self.sizes
+            .iter()
+            .flat_map(|&members| {
+                delays
+                    .iter()
+                    .map(move |&delay| SweepPoint { members, delay })
+            })
+            .collect()
     }
 }
 
-/// One run of a sweep.
+/// One point of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SweepPoint {
+    /// G.
+    pub members: usize,
+    /// D.
+    pub delay: DelayChoice,
+}
+
+/// One run of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunPoint {
     /// G.
     pub members: usize,
@@ -123,7 +139,7 @@ pub struct RunPoint {
 }
 
 /// One run's result: the outcome, and for `auto` the delay the EM computed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The run.
     pub point: RunPoint,
@@ -140,8 +156,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     })?;
     let spec = TestbedSpec {
         islands: vec![profile],
-        queue_frames: params.queue_frames,
-        ack_timeout: params.ack_timeout,
+        queue_frames: params.queue,
+        ack_timeout: params.ack_timeout(),
         wifi: None,
         run_seed: point.run_seed,
     };
@@ -164,7 +180,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
             path: vec!["e".into(), ENTITY.into()],
             query: Vec::new(),
             queries: params.queries,
-            gap: params.gap,
+            gap: params.gap(),
         }
     })?;
     testbed.run(Duration::from_secs(u64::from(params.queries) * 200 + 3600));
@@ -241,47 +257,75 @@ impl Outcome {
             .filter(|r| r.point.members == members)
             .filter_map(|r| r.auto_delay_ms)
             .collect();
-        (!ds.is_empty()).then(|| ds.iter().sum::<f64>() / ds.len() as f64)
+        crate::stats::mean(&ds)
     }
 }
 
-/// Runs `sweep` with `params`, in parallel.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(crate::scenarios::Progress) + Send + Sync)>,
-) -> Result<Outcome, LabError> {
-    let points = sweep.points(seed);
-    let run = |p: &RunPoint| run_point(p, params);
-    let mut outcome = sweep_outcome::run_sweep(params, sweep, seed, &points, run, progress)?;
-    // An `auto` point is placed at the EM's mean D over its runs.
-    let auto: Vec<(usize, Option<f64>)> = outcome
-        .points
-        .iter()
-        .filter(|p| p.variant == "auto")
-        .map(|p| (p.members, outcome.auto_delay_ms(p.members)))
-        .collect();
-    for (members, d) in auto {
-        if let Some(p) = outcome
-            .points
-            .iter_mut()
-            .find(|p| p.variant == "auto" && p.members == members)
-        {
-            p.x = d.unwrap_or(f64::NAN);
+impl Scenario for GroupDelay {
+    type Params = Params;
+    type Point = SweepPoint;
+    type RunResult = RunResult;
+    type Outcome = Outcome;
+
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "Entity response time against the delay between the EM's unicast requests \
+                    (Figs 7-9, Table 7)",
+            paper: super::GROUP_PAPER,
         }
     }
-    Ok(outcome)
-}
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let (params, seeds) = GroupParams::for_run(NAME, options)?;
-    let sweep = if options.quick {
-        Sweep::quick(seeds)
-    } else {
-        Sweep::full(seeds)
-    };
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref())?;
-    report::write(&outcome, &options.out_dir)
+    fn params(&self) -> &'static [Param] {
+        super::group::PARAMS
+    }
+
+    fn defaults(&self, quick: bool) -> Params {
+        Params::defaults(quick)
+    }
+
+    fn default_seeds(&self, _quick: bool) -> usize {
+        super::group::DEFAULT_SEEDS
+    }
+
+    fn points(&self, _: &Params, quick: bool) -> Vec<SweepPoint> {
+        // The seeds per point do not change the points.
+        Sweep::of(quick, super::group::DEFAULT_SEEDS).points()
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<SweepPoint>) -> Result<RunResult, LabError> {
+        let point = RunPoint {
+            members: trial.point.members,
+            delay: trial.point.delay,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        run_point(&point, params)
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<RunResult>) -> Result<Outcome, LabError> {
+        let sweep = Sweep::of(plan.quick, plan.seeds);
+        let mut outcome = Outcome::new(plan.params, sweep, plan.seed, runs);
+        // An `auto` point is placed at the EM's mean D over its runs.
+        let auto: Vec<(usize, Option<f64>)> = outcome
+            .points
+            .iter()
+            .filter(|p| p.variant == "auto")
+            .map(|p| (p.members, outcome.auto_delay_ms(p.members)))
+            .collect();
+        for (members, d) in auto {
+            if let Some(p) = outcome
+                .points
+                .iter_mut()
+                .find(|p| p.variant == "auto" && p.members == members)
+            {
+                p.x = d.unwrap_or(f64::NAN);
+            }
+        }
+        Ok(outcome)
+    }
+
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
+    }
 }

@@ -23,16 +23,17 @@ pub mod paper;
 pub mod report;
 
 use covey_proto::Duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
+use super::group::outcome::deserialize_secs;
+use super::group::sweep_outcome::{PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
     WifiSetup,
 };
-use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
+use crate::framework::{Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::LabError;
 
 /// The scenario's name.
@@ -47,8 +48,12 @@ pub const UNICAST_DELAY_MS: u64 = 100;
 /// The fixed parameters of the experiment.
 pub type Params = GroupParams;
 
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroupInterference;
+
 /// How the EM reaches the members.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// CON requests, one per member, D apart.
@@ -68,7 +73,7 @@ impl Mode {
 }
 
 /// Which experiment a run belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Experiment {
     /// Figs 10–12: G, load, unicast or multicast.
@@ -79,9 +84,9 @@ pub enum Experiment {
     Office,
 }
 
-/// One run of a sweep.
+/// One point of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct RunPoint {
+pub struct SweepPoint {
     /// Which experiment.
     pub experiment: Experiment,
     /// G.
@@ -92,6 +97,25 @@ pub struct RunPoint {
     pub mode: Mode,
     /// CoAP ACK_TIMEOUT on every node.
     #[serde(serialize_with = "crate::report::json::serialize_secs")]
+    pub ack_timeout: Duration,
+}
+
+/// One run of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunPoint {
+    /// Which experiment.
+    pub experiment: Experiment,
+    /// G.
+    pub members: usize,
+    /// Wi-Fi load, Mbit/s.
+    pub load_mbps: f64,
+    /// Unicast or multicast.
+    pub mode: Mode,
+    /// CoAP ACK_TIMEOUT on every node.
+    #[serde(
+        serialize_with = "crate::report::json::serialize_secs",
+        deserialize_with = "deserialize_secs"
+    )]
     pub ack_timeout: Duration,
     /// Which seed of the point.
     pub seed_index: usize,
@@ -137,21 +161,27 @@ impl Sweep {
         }
     }
 
-    /// Every run of the sweep.
-    pub fn points(&self, base_seed: u64, ack_timeout: Duration) -> Vec<RunPoint> {
+    /// The quick or the full sweep.
+    pub fn of(quick: bool, seeds: usize) -> Sweep {
+        if quick {
+            Sweep::quick(seeds)
+        } else {
+            Sweep::full(seeds)
+        }
+    }
+
+    /// Every point of the sweep, in report order; the main and office experiments run with
+    /// `ack_timeout`.
+    pub fn points(&self, ack_timeout: Duration) -> Vec<SweepPoint> {
         let mut points = Vec::new();
         let mut push = |experiment, members, load_mbps, mode, ack_timeout| {
-            for seed_index in 0..self.seeds {
-                points.push(RunPoint {
-                    experiment,
-                    members,
-                    load_mbps,
-                    mode,
-                    ack_timeout,
-                    seed_index,
-                    run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                });
-            }
+            points.push(SweepPoint {
+                experiment,
+                members,
+                load_mbps,
+                mode,
+                ack_timeout,
+            });
         };
         for &g in &self.sizes {
             for &load in &self.loads_mbps {
@@ -178,7 +208,7 @@ impl Sweep {
 }
 
 /// One run's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The run.
     pub point: RunPoint,
@@ -197,7 +227,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     };
     let spec = TestbedSpec {
         islands: vec![profile],
-        queue_frames: params.queue_frames,
+        queue_frames: params.queue,
         ack_timeout: point.ack_timeout,
         wifi: Some(wifi),
         run_seed: point.run_seed,
@@ -221,7 +251,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
             path: vec!["e".into(), ENTITY.into()],
             query: Vec::new(),
             queries: params.queries,
-            gap: params.gap,
+            gap: params.gap(),
         }
     })?;
     testbed.run(Duration::from_secs(u64::from(params.queries) * 300 + 3600));
@@ -269,32 +299,58 @@ impl Outcome {
     }
 }
 
-/// Runs `sweep` with `params`, in parallel.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Result<Outcome, LabError> {
-    let points = sweep.points(seed, params.ack_timeout);
-    sweep_outcome::run_sweep(
-        params,
-        sweep,
-        seed,
-        &points,
-        |p| run_point(p, params),
-        progress,
-    )
-}
+impl Scenario for GroupInterference {
+    type Params = Params;
+    type Point = SweepPoint;
+    type RunResult = RunResult;
+    type Outcome = Outcome;
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let (params, seeds) = GroupParams::for_run(NAME, options)?;
-    let sweep = if options.quick {
-        Sweep::quick(seeds)
-    } else {
-        Sweep::full(seeds)
-    };
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref())?;
-    report::write(&outcome, &options.out_dir)
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "Unicast against multicast entities under Wi-Fi interference (Figs 10-12, \
+                    14, Table 8)",
+            paper: super::GROUP_PAPER,
+        }
+    }
+
+    fn params(&self) -> &'static [Param] {
+        super::group::PARAMS
+    }
+
+    fn defaults(&self, quick: bool) -> Params {
+        Params::defaults(quick)
+    }
+
+    fn default_seeds(&self, _quick: bool) -> usize {
+        super::group::DEFAULT_SEEDS
+    }
+
+    fn points(&self, params: &Params, quick: bool) -> Vec<SweepPoint> {
+        // The seeds per point do not change the points.
+        Sweep::of(quick, super::group::DEFAULT_SEEDS).points(params.ack_timeout())
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<SweepPoint>) -> Result<RunResult, LabError> {
+        let p = trial.point;
+        let point = RunPoint {
+            experiment: p.experiment,
+            members: p.members,
+            load_mbps: p.load_mbps,
+            mode: p.mode,
+            ack_timeout: p.ack_timeout,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        run_point(&point, params)
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<RunResult>) -> Result<Outcome, LabError> {
+        let sweep = Sweep::of(plan.quick, plan.seeds);
+        Ok(Outcome::new(plan.params, sweep, plan.seed, runs))
+    }
+
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
+    }
 }

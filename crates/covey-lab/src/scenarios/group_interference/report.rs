@@ -3,25 +3,21 @@
 //! variant (Fig 14) as SVG, and a Markdown page with the paper's numbers beside Covey's.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::office::usage_of;
-use super::{paper, Outcome, NAME, UNICAST_DELAY_MS};
+use super::{paper, Outcome, UNICAST_DELAY_MS};
 use crate::media::ieee802154::PhyTiming;
 use crate::media::interference::WifiTiming;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::group::points_table::{pct, points_csv, secs};
+use crate::scenarios::group::points_table::{pct, secs, LoadRow};
 use crate::scenarios::group::{GroupPoint, HopProfile, RunOutcome, WifiSetup};
-use crate::scenarios::Summary;
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("points", &points_csv(&outcome.points, "wifi_load_mbps"))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    folder.rows("points", &LoadRow::of(&outcome.points))?;
     let member = |o: &RunOutcome| 100.0 * o.member_reliability();
     let group = |o: &RunOutcome| 100.0 * o.group_reliability();
     let time = |o: &RunOutcome| o.mean_response_s();
@@ -53,7 +49,7 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
         ),
     )?;
     folder.svg(Some("ack-timeout"), &ack_chart(outcome))?;
-    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
 fn series(outcome: &Outcome, variant: &str, g: usize, f: &dyn Fn(&RunOutcome) -> f64) -> Series {
@@ -174,14 +170,13 @@ fn markdown(outcome: &Outcome) -> String {
          traffic on Wi-Fi channel 13 at each load; the unicast entity is CON with D = {} ms, \
          the multicast entity NON to the group the EM assigned (members joined through `/mc`), \
          leisure 5 s. {} queries per point, {} s between queries, ACK_TIMEOUT {} s, {}-frame \
-         MAC queues. {} runs in {:.1} s wall time (base seed {}, {} seed(s) per point).\n",
+         MAC queues. {} runs (base seed {}, {} seed(s) per point).\n",
         UNICAST_DELAY_MS,
         p.queries,
-        p.gap.as_secs_f64(),
-        p.ack_timeout.as_secs_f64(),
-        p.queue_frames,
+        p.gap().as_secs_f64(),
+        p.ack_timeout().as_secs_f64(),
+        p.queue,
         outcome.runs.len(),
-        outcome.wall_s,
         outcome.seed,
         outcome.sweep.seeds,
     );

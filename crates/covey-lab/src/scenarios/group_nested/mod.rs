@@ -19,16 +19,16 @@ pub mod paper;
 pub mod report;
 
 use covey_proto::Duration;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
+use super::group::sweep_outcome::{PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris, uri};
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
     WifiSetup,
 };
-use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
+use crate::framework::{Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::LabError;
 
 /// The scenario's name.
@@ -40,8 +40,12 @@ pub const MEMBER_DELAY_MS: u64 = 100;
 /// The fixed parameters of the experiment.
 pub type Params = GroupParams;
 
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GroupNested;
+
 /// The three entities compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     /// One 10-member entity on one gateway.
@@ -66,8 +70,17 @@ impl Layout {
     }
 }
 
-/// One run of a sweep.
+/// One point of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Which entity.
+    pub layout: Layout,
+    /// Wi-Fi load, Mbit/s.
+    pub load_mbps: f64,
+}
+
+/// One run of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunPoint {
     /// Which entity.
     pub layout: Layout,
@@ -105,27 +118,30 @@ impl Sweep {
         }
     }
 
-    /// Every run.
-    pub fn points(&self, base_seed: u64) -> Vec<RunPoint> {
-        let mut points = Vec::new();
-        for layout in Layout::ALL {
-            for &load_mbps in &self.loads_mbps {
-                for seed_index in 0..self.seeds {
-                    points.push(RunPoint {
-                        layout,
-                        load_mbps,
-                        seed_index,
-                        run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                    });
-                }
-            }
+    /// The quick or the full sweep.
+    pub fn of(quick: bool, seeds: usize) -> Sweep {
+        if quick {
+            Sweep::quick(seeds)
+        } else {
+            Sweep::full(seeds)
         }
-        points
+    }
+
+    /// Every point, in report order: each layout at each load.
+    pub fn points(&self) -> Vec<SweepPoint> {
+        Layout::ALL
+            .iter()
+            .flat_map(|&layout| {
+                self.loads_mbps
+                    .iter()
+                    .map(move |&load_mbps| SweepPoint { layout, load_mbps })
+            })
+            .collect()
     }
 }
 
 /// One run's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The run.
     pub point: RunPoint,
@@ -147,8 +163,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     };
     let spec = TestbedSpec {
         islands,
-        queue_frames: params.queue_frames,
-        ack_timeout: params.ack_timeout,
+        queue_frames: params.queue,
+        ack_timeout: params.ack_timeout(),
         wifi: Some(WifiSetup::open_room(point.load_mbps)),
         run_seed: point.run_seed,
     };
@@ -181,7 +197,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
             path: vec!["e".into(), queried.into()],
             query: Vec::new(),
             queries: params.queries,
-            gap: params.gap,
+            gap: params.gap(),
         }
     })?;
     testbed.run(Duration::from_secs(u64::from(params.queries) * 300 + 3600));
@@ -220,32 +236,54 @@ impl Outcome {
     }
 }
 
-/// Runs `sweep` with `params`, in parallel.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Result<Outcome, LabError> {
-    let points = sweep.points(seed);
-    sweep_outcome::run_sweep(
-        params,
-        sweep,
-        seed,
-        &points,
-        |p| run_point(p, params),
-        progress,
-    )
-}
+impl Scenario for GroupNested {
+    type Params = Params;
+    type Point = SweepPoint;
+    type RunResult = RunResult;
+    type Outcome = Outcome;
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let (params, seeds) = GroupParams::for_run(NAME, options)?;
-    let sweep = if options.quick {
-        Sweep::quick(seeds)
-    } else {
-        Sweep::full(seeds)
-    };
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref())?;
-    report::write(&outcome, &options.out_dir)
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "One 20-member entity against two nested 10-member entities on two gateways \
+                    (Fig 13)",
+            paper: super::GROUP_PAPER,
+        }
+    }
+
+    fn params(&self) -> &'static [Param] {
+        super::group::PARAMS
+    }
+
+    fn defaults(&self, quick: bool) -> Params {
+        Params::defaults(quick)
+    }
+
+    fn default_seeds(&self, _quick: bool) -> usize {
+        super::group::DEFAULT_SEEDS
+    }
+
+    fn points(&self, _: &Params, quick: bool) -> Vec<SweepPoint> {
+        // The seeds per point do not change the points.
+        Sweep::of(quick, super::group::DEFAULT_SEEDS).points()
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<SweepPoint>) -> Result<RunResult, LabError> {
+        let point = RunPoint {
+            layout: trial.point.layout,
+            load_mbps: trial.point.load_mbps,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        run_point(&point, params)
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<RunResult>) -> Result<Outcome, LabError> {
+        let sweep = Sweep::of(plan.quick, plan.seeds);
+        Ok(Outcome::new(plan.params, sweep, plan.seed, runs))
+    }
+
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
+    }
 }

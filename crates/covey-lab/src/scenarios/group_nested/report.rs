@@ -2,23 +2,19 @@
 //! Wi-Fi load for the three entities (the paper's Fig 13) as SVG, and a Markdown page.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use super::{paper, Layout, Outcome, MEMBER_DELAY_MS, NAME};
+use super::{paper, Layout, Outcome, MEMBER_DELAY_MS};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::group::points_table::{pct, points_csv, secs};
-use crate::scenarios::Summary;
+use crate::scenarios::group::points_table::{pct, secs, LoadRow};
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("points", &points_csv(&outcome.points, "wifi_load_mbps"))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    folder.rows("points", &LoadRow::of(&outcome.points))?;
     folder.svg(None, &chart(outcome))?;
-    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
 fn chart(outcome: &Outcome) -> LineChart {
@@ -55,15 +51,13 @@ fn markdown(outcome: &Outcome) -> String {
          under the same Wi-Fi interferer on channel 13; each EM holds a unicast entity of its \
          members (D = {} ms); the outer entity on the first EM nests both, {} ms between the \
          sub-requests. Compared with one 10-member and one 20-member entity on one gateway. \
-         {} queries per point, {} s between queries, ACK_TIMEOUT {} s; {} runs in {:.1} s wall \
-         time (base seed {}).\n",
+         {} queries per point, {} s between queries, ACK_TIMEOUT {} s; {} runs (base seed {}).\n",
         MEMBER_DELAY_MS,
         paper::SUB_REQUEST_DELAY_MS,
         p.queries,
-        p.gap.as_secs_f64(),
-        p.ack_timeout.as_secs_f64(),
+        p.gap().as_secs_f64(),
+        p.ack_timeout().as_secs_f64(),
         outcome.runs.len(),
-        outcome.wall_s,
         outcome.seed,
     );
     let _ = writeln!(
