@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use covey_lab::emu::stacks::testbed_network::skip_reason;
+use covey_emu::stacks::testbed_network::skip_reason;
 
 fn namespaces_of(pid: u32) -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();

@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use covey_lab::emu::stacks::install;
-use covey_lab::emu::stacks::testbed_network::skip_reason;
+use covey_emu::stacks::install;
+use covey_emu::stacks::testbed_network::skip_reason;
 use serde_json::Value;
 
 fn median_ms(rows: &[Value], protocol: &str) -> f64 {

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use covey_lab::emu::stacks::install;
-use covey_lab::emu::stacks::launcher::Launcher;
-use covey_lab::emu::stacks::network::LinkCondition;
-use covey_lab::emu::stacks::schedule::Schedule;
-use covey_lab::emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
+use covey_emu::stacks::install;
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::network::LinkCondition;
+use covey_emu::stacks::schedule::Schedule;
+use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
 use covey_lab::scenarios::protocols::protocol::Protocol;
 use covey_lab::scenarios::protocols::trial::{self, Externals, NODES};
 

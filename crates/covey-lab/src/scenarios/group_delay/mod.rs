@@ -19,6 +19,7 @@ pub mod report;
 
 use covey_group::delay::auto_delay;
 use covey_proto::Duration;
+use covey_sim::sim::splitmix64;
 use serde::Serialize;
 
 use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
@@ -27,7 +28,6 @@ use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
 };
 use crate::scenarios::{RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 
 /// The scenario's name.

@@ -23,6 +23,7 @@ pub mod paper;
 pub mod report;
 
 use covey_proto::Duration;
+use covey_sim::sim::splitmix64;
 use serde::Serialize;
 
 use super::group::sweep_outcome::{self, PointRun, SweepOutcome};
@@ -32,7 +33,6 @@ use super::group::{
     WifiSetup,
 };
 use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 
 /// The scenario's name.

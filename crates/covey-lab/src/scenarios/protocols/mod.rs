@@ -26,14 +26,14 @@ pub mod trial;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use covey_emu::stacks::install;
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::schedule::Schedule;
+use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
+use covey_sim::sim::splitmix64;
 use serde::Serialize;
 
-use crate::emu::stacks::install;
-use crate::emu::stacks::launcher::Launcher;
-use crate::emu::stacks::schedule::Schedule;
-use crate::emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
 use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 use condition::Condition;
 use protocol::Protocol;
@@ -140,6 +140,7 @@ pub fn run_sweep(
                             &condition.link,
                             link_seed,
                         )
+                        .map_err(LabError::from)
                         .and_then(|network| {
                             trial::run(&network, &launcher, &externals, protocol, schedule, drain)
                         }),

@@ -32,7 +32,7 @@ impl Params {
                         .clamp(96, 60_000)
                 }
                 "cc" => {
-                    crate::emu::stacks::coap::config(value)?;
+                    covey_emu::stacks::coap::config(value)?;
                     p.cc = value.clone();
                 }
                 "drain_s" => p.drain_s = float()?.clamp(0.0, 600.0),

@@ -31,12 +31,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant as WallClock;
 
 use covey_proto::Duration;
+use covey_sim::sim::splitmix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::scenarios::one_hop::LinkFormat;
 use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 pub use capacity::Capacity;
 pub use results::RatePoint;
