@@ -39,15 +39,7 @@ fn ctrl_c_removes_every_namespace_and_process() {
     let out = std::env::temp_dir().join(format!("covey-lab-interrupt-{}", std::process::id()));
     let agents_before = processes_with("lab agent").len();
     let mut run = Command::new(env!("CARGO_BIN_EXE_covey"))
-        .args([
-            "lab",
-            "run",
-            "protocols",
-            "--quick",
-            "--set",
-            "install=false",
-            "--out",
-        ])
+        .args(["lab", "run", "protocols", "--quick", "--out"])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

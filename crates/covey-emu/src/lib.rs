@@ -5,8 +5,9 @@
 //! and bytes per flow; and the real protocol stacks the lab's scenarios run in it
 //! ([`stacks`]). One model, two clocks: the simulator drives it on virtual time, the emulator
 //! on the machine's monotonic clock. It depends on covey-sim but not on the scenarios
-//! (covey-lab). Linux only (on other systems the library is empty); needs root
-//! (CAP_NET_ADMIN).
+//! (covey-lab), and installs nothing: the external programs it runs (Mosquitto, Cyclone DDS)
+//! come from `scripts/lab-stacks.sh`. Linux only (on other systems the library is empty);
+//! needs root (CAP_NET_ADMIN).
 //!
 //! ```no_run
 //! use covey_emu::{emulated_link, EmuError, Testbed};

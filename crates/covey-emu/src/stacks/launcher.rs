@@ -6,7 +6,7 @@ use std::process::Command;
 
 use super::agent_process::AgentProcess;
 use super::network::Network;
-use super::{install, Agent};
+use super::{programs, Agent};
 use crate::EmuError;
 
 /// Where the programs are and where a run's files go.
@@ -55,7 +55,7 @@ impl Launcher {
         node: &str,
         port: u16,
     ) -> Result<AgentProcess, EmuError> {
-        install::mosquitto(false)?;
+        programs::mosquitto()?;
         let broker = super::mqtt::broker_command(&self.work_dir, port)?;
         network.spawn(node, "mosquitto", broker)
     }

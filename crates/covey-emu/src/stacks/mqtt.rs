@@ -147,7 +147,7 @@ pub fn broker_command(dir: &Path, port: u16) -> Result<Command, EmuError> {
         "listener {port} 0.0.0.0\nallow_anonymous true\npersistence false\nlog_dest none\n"
     );
     std::fs::write(&conf, text).map_err(|e| io_error("write mosquitto.conf", e))?;
-    let mut command = Command::new(super::install::MOSQUITTO);
+    let mut command = Command::new(super::programs::MOSQUITTO);
     command.arg("-c").arg(conf);
     Ok(command)
 }

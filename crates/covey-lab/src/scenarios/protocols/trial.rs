@@ -166,10 +166,8 @@ pub fn run(
         Protocol::Dds { reliability } => {
             let python = externals.dds_python.as_deref().ok_or_else(|| {
                 LabError::Stack(format!(
-                    "DDS needs Cyclone DDS for Python; install it with `{}`",
-                    covey_emu::stacks::install::dds_install_command(std::path::Path::new(
-                        covey_emu::stacks::install::DDS_VENV
-                    ))
+                    "DDS needs Cyclone DDS for Python; run `{}`",
+                    covey_emu::stacks::programs::SETUP_SCRIPT
                 ))
             })?;
             let script = dds::write_script(&launcher.work_dir)?;
