@@ -13,8 +13,6 @@ command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
 command -v tshark >/dev/null || need_debs+=(tshark)
 # The coaps interop tests make their certificates with the openssl command.
 command -v openssl >/dev/null || need_debs+=(openssl)
-# The emulator's protocols scenario runs Debian's MQTT broker.
-[ -x /usr/sbin/mosquitto ] || need_debs+=(mosquitto)
 # The web console's browser tests: chromium driven through chromedriver.
 command -v chromium >/dev/null || need_debs+=(chromium)
 command -v chromedriver >/dev/null || need_debs+=(chromium-driver)
@@ -41,14 +39,8 @@ if ! installed target/venv/bin/pip aiocoap "$AIOCOAP_VERSION"; then
   target/venv/bin/pip install -q "aiocoap==$AIOCOAP_VERSION"
 fi
 
-# Cyclone DDS's Python binding (PyPI; it ships the C library) for the emulator's protocols
-# scenario, in target/dds-venv (ignored by git); pinned.
-CYCLONEDDS_VERSION=11.0.1
-if ! installed target/dds-venv/bin/pip cyclonedds "$CYCLONEDDS_VERSION"; then
-  log "installing cyclonedds $CYCLONEDDS_VERSION into target/dds-venv"
-  python3 -m venv target/dds-venv
-  target/dds-venv/bin/pip install -q "cyclonedds==$CYCLONEDDS_VERSION"
-fi
+# The emulator's external programs (Mosquitto, Cyclone DDS in target/dds-venv).
+scripts/lab-stacks.sh
 
 log "format"
 cargo fmt --all -- --check

@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use covey_lab::emu::stacks::testbed_network::skip_reason;
+use covey_emu::stacks::testbed_network::skip_reason;
 
 fn namespaces_of(pid: u32) -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
@@ -39,15 +39,7 @@ fn ctrl_c_removes_every_namespace_and_process() {
     let out = std::env::temp_dir().join(format!("covey-lab-interrupt-{}", std::process::id()));
     let agents_before = processes_with("lab agent").len();
     let mut run = Command::new(env!("CARGO_BIN_EXE_covey"))
-        .args([
-            "lab",
-            "run",
-            "protocols",
-            "--quick",
-            "--set",
-            "install=false",
-            "--out",
-        ])
+        .args(["lab", "run", "protocols", "--quick", "--out"])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

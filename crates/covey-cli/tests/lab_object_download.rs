@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use covey_lab::emu::stacks::testbed_network::skip_reason;
+use covey_emu::stacks::testbed_network::skip_reason;
 use serde_json::Value;
 
 fn point<'a>(points: &'a [Value], transfer: &str, size: u64) -> &'a Value {

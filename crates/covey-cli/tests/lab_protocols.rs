@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use covey_lab::emu::stacks::install;
-use covey_lab::emu::stacks::testbed_network::skip_reason;
+use covey_emu::stacks::programs;
+use covey_emu::stacks::testbed_network::skip_reason;
 use serde_json::Value;
 
 fn median_ms(rows: &[Value], protocol: &str) -> f64 {
@@ -33,10 +33,11 @@ fn quick_run_reproduces_the_low_quality_network_conclusions() {
         eprintln!("skipped: {reason}");
         return;
     }
-    // The test installs what the scenario needs, as the interop tests install libcoap.
-    install::mosquitto(true).expect("mosquitto");
+    // What the scenario runs besides covey comes from scripts/lab-stacks.sh (which
+    // scripts/test.sh runs).
+    programs::mosquitto().expect("mosquitto");
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-venv");
-    install::dds_python(&venv, true).expect("cyclonedds");
+    programs::dds_python(&venv).expect("cyclonedds");
     let out = std::env::temp_dir().join(format!("covey-lab-protocols-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_covey"))
         .args(["lab", "run", "protocols", "--quick", "--out"])

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use covey_lab::emu::stacks::install;
-use covey_lab::emu::stacks::launcher::Launcher;
-use covey_lab::emu::stacks::network::LinkCondition;
-use covey_lab::emu::stacks::schedule::Schedule;
-use covey_lab::emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::network::LinkCondition;
+use covey_emu::stacks::programs;
+use covey_emu::stacks::schedule::Schedule;
+use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
 use covey_lab::scenarios::protocols::protocol::Protocol;
 use covey_lab::scenarios::protocols::trial::{self, Externals, NODES};
 
@@ -19,11 +19,12 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 fn externals() -> Externals {
-    // The test installs what it needs, as the interop tests install libcoap.
-    install::mosquitto(true).expect("mosquitto");
+    // What the stacks run besides covey comes from scripts/lab-stacks.sh (which
+    // scripts/test.sh runs).
+    programs::mosquitto().expect("mosquitto");
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-venv");
     Externals {
-        dds_python: Some(install::dds_python(&venv, true).expect("cyclonedds")),
+        dds_python: Some(programs::dds_python(&venv).expect("cyclonedds")),
     }
 }
 

@@ -10,9 +10,9 @@ use std::net::UdpSocket;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use covey_lab::emu::{self, Testbed};
-use covey_lab::media::{LossSpec, PropagationDelay};
+use covey_emu::{self as emu, Testbed};
 use covey_lab::scenarios::sim_vs_emu::{simulate, Completion, CrossCheck};
+use covey_sim::media::{LossSpec, PropagationDelay};
 use serde_json::Value;
 
 const PORT: u16 = 5683;

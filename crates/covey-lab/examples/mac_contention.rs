@@ -6,11 +6,11 @@
 //! `cargo run --release -p covey-lab --example mac_contention [-- N R]` (default 10 senders,
 //! 5 datagrams/s each).
 
-use covey_lab::media::ieee802154::{
-    Flow, Ieee802154Config, Ieee802154Medium, MacExperiment, PoissonSource, Topology,
-};
 use covey_lab::stats;
 use covey_proto::Instant;
+use covey_sim::media::ieee802154::{
+    Flow, Ieee802154Config, Ieee802154Medium, MacExperiment, PoissonSource, Topology,
+};
 
 const SINK: usize = 0;
 const PAYLOAD_BYTES: usize = 50;

@@ -5,15 +5,15 @@
 //! (`--default-config` gives every node covey-proto's `Config::default()` capacities instead
 //! of the lab's small ones).
 
-use covey_lab::media::Dumbbell;
 use covey_lab::scenarios::cc_bottleneck::client::{ClientKind, WorkloadClient};
 use covey_lab::scenarios::cc_bottleneck::node::CcNode;
 use covey_lab::scenarios::cc_bottleneck::run::{bottleneck, client_config, server_config};
 use covey_lab::scenarios::cc_bottleneck::server::ResourceServer;
 use covey_lab::scenarios::cc_bottleneck::Params;
-use covey_lab::sim::{node_addr, Simulator};
 use covey_proto::cc::Algorithm;
 use covey_proto::{Duration, Instant};
+use covey_sim::media::Dumbbell;
+use covey_sim::sim::{node_addr, Simulator};
 
 fn rss_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;

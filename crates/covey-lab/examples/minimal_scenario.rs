@@ -8,12 +8,12 @@
 use covey_lab::framework::{
     runner, Accepts, Param, Plan, RunOptions, Scenario, ScenarioInfo, Trial,
 };
-use covey_lab::media::ieee802154::{
-    Flow, Ieee802154Config, Ieee802154Medium, MacExperiment, PoissonSource, Topology,
-};
 use covey_lab::report::folder::ReportFolder;
 use covey_lab::{stats, LabError};
 use covey_proto::Instant;
+use covey_sim::media::ieee802154::{
+    Flow, Ieee802154Config, Ieee802154Medium, MacExperiment, PoissonSource, Topology,
+};
 use serde::{Deserialize, Serialize};
 
 struct Contention;

@@ -39,4 +39,22 @@ pub enum LabError {
     /// A real stack in the emulator failed (a socket, a broker, a child process).
     #[error("stack: {0}")]
     Stack(String),
+    /// The emulator could not set up, run or tear down a testbed.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Emu(covey_emu::EmuError),
+}
+
+/// The emulator's errors as the lab's: a failed stack stays [`LabError::Stack`] and a bad
+/// option [`LabError::InvalidOption`], as when the stacks were part of the lab; the rest are
+/// [`LabError::Emu`].
+#[cfg(target_os = "linux")]
+impl From<covey_emu::EmuError> for LabError {
+    fn from(e: covey_emu::EmuError) -> LabError {
+        match e {
+            covey_emu::EmuError::Stack(why) => LabError::Stack(why),
+            covey_emu::EmuError::InvalidOption(why) => LabError::InvalidOption(why),
+            other => LabError::Emu(other),
+        }
+    }
 }

@@ -200,7 +200,7 @@ fn parameters_can_be_overridden_by_name() {
     let p = Params::with_overrides(&set("queue", "10")).unwrap();
     assert_eq!(p.queue_packets, 10);
     let p = Params::with_overrides(&set("header", "6LoWPAN")).unwrap();
-    assert_eq!(p.header, covey_lab::media::HeaderModel::SixLowpanIphcNhc);
+    assert_eq!(p.header, covey_sim::media::HeaderModel::SixLowpanIphcNhc);
     assert!(Params::with_overrides(&set("queue", "many")).is_err());
     assert!(Params::with_overrides(&set("colour", "red")).is_err());
     // A 2-packet queue at 40 clients loses packets, and the engines repair every loss.

@@ -4,15 +4,15 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use covey_lab::media::Dumbbell;
 use covey_lab::scenarios::cc_bottleneck::client::{ClientKind, WorkloadClient};
 use covey_lab::scenarios::cc_bottleneck::node::CcNode;
 use covey_lab::scenarios::cc_bottleneck::run::{bottleneck, client_config, server_config};
 use covey_lab::scenarios::cc_bottleneck::server::ResourceServer;
 use covey_lab::scenarios::cc_bottleneck::Params;
-use covey_lab::sim::{node_addr, Simulator};
 use covey_proto::cc::Algorithm;
 use covey_proto::Duration;
+use covey_sim::media::Dumbbell;
+use covey_sim::sim::{node_addr, Simulator};
 
 /// The system allocator, counting this thread's allocations while switched on.
 struct Counting;

@@ -62,9 +62,9 @@ pub fn run(args: LabArgs) -> Result<(), Failure> {
         LabCommand::Run(a) => run::run(&a),
         LabCommand::Merge(a) => merge::run(&a),
         LabCommand::Report(a) => report::run(&a),
-        LabCommand::Agent { agent } => covey_lab::emu::stacks::Agent::from_arg(&agent)
+        LabCommand::Agent { agent } => covey_emu::stacks::Agent::from_arg(&agent)
             .and_then(|a| a.run())
-            .map_err(lab_failure),
+            .map_err(|e| lab_failure(LabError::from(e))),
     }
 }
 

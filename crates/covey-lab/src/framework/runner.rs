@@ -17,7 +17,7 @@ use crate::LabError;
 /// The seed of seed index `k` under base seed `base`: the same k gives the same seed at every
 /// point of a sweep, so that points differ by their parameters and not by their luck.
 pub fn trial_seed(base: u64, k: usize) -> u64 {
-    crate::sim::splitmix64(base.wrapping_add(k as u64))
+    covey_sim::sim::splitmix64(base.wrapping_add(k as u64))
 }
 
 /// The parameters `options` asks for: the defaults with its `--set`s applied and checked.

@@ -1,8 +1,8 @@
 //! The one IEEE 802.15.4 hop of the TinyCoAP paper's experiments (fading-goodput,
 //! server-workload): its framing, and the channel time of a frame on the standard's timeline.
 
-use crate::media::ieee802154::frame_format::HopAddressing;
-use crate::media::ieee802154::{HeaderModel, MacParams, PhyTiming};
+use covey_sim::media::ieee802154::frame_format::HopAddressing;
+use covey_sim::media::ieee802154::{HeaderModel, MacParams, PhyTiming};
 
 /// The one-hop link's framing: header model, PHY and MAC parameters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -32,12 +32,12 @@ use std::time::Instant as WallClock;
 
 use covey_proto::cc::Algorithm;
 use covey_proto::Duration;
+use covey_sim::media::HeaderModel;
+use covey_sim::sim::splitmix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::media::HeaderModel;
 use crate::scenarios::{ParamInfo, Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 pub use results::{aggregate, Aggregate, ClientResult, RunResult};
 

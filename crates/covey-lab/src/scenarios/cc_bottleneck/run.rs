@@ -3,14 +3,16 @@
 
 use covey_proto::cc::Algorithm;
 use covey_proto::{Config, Duration, Instant, TransmissionParameters};
+use covey_sim::media::{
+    Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay,
+};
+use covey_sim::sim::{node_addr, Simulator};
 
 use super::client::{ClientKind, WorkloadClient};
 use super::node::CcNode;
 use super::results::{ClientResult, RunResult};
 use super::server::ResourceServer;
 use super::{Params, RunPoint, Workload};
-use crate::media::{Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay};
-use crate::sim::{node_addr, Simulator};
 
 /// The server is node 0; clients are nodes 1..=N.
 const SERVER: usize = 0;
@@ -39,7 +41,7 @@ pub fn client_config(algorithm: Algorithm, max_retransmit: u8) -> Config {
         max_uploads: 1,
         max_reassembly_bytes: 256,
         max_observers: 1,
-        ..crate::paper_config()
+        ..covey_sim::paper_config()
     }
 }
 
@@ -67,7 +69,7 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
         max_uploads: 1,
         max_reassembly_bytes: 256,
         max_observers: 1,
-        ..crate::paper_config()
+        ..covey_sim::paper_config()
     }
 }
 

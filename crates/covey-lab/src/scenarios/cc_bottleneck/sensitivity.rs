@@ -4,10 +4,10 @@
 //! such beside the main results — not a fit.
 
 use covey_proto::cc::Algorithm;
+use covey_sim::media::HeaderModel;
 use serde::Serialize;
 
 use super::{run_sweep, Params, Sweep, Workload};
-use crate::media::HeaderModel;
 
 /// A router buffer of a constrained border router: Contiki's default QUEUEBUF_NUM.
 pub const SHORT_QUEUE: usize = 8;

@@ -10,11 +10,11 @@
 //! - `rayleigh`: frames (ACKs included) fade with the block-Rayleigh frame error of the
 //!   802.15.4 O-QPSK PHY at the SNR, from each frame's length (`media::fading`).
 
-use serde::Serialize;
-
-use crate::media::fading::{
+use covey_sim::media::fading::{
     db_to_linear, rayleigh_block_frame_error_rate, FadingErrorRate, PaperFadingModel,
 };
+use serde::Serialize;
+
 use crate::scenarios::one_hop::LinkFormat;
 
 /// How frames or datagrams are corrupted.

@@ -6,10 +6,11 @@
 //! ACK_TIMEOUT · (2^(MAX_RETRANSMIT+1) − 1). Goodput is payload × P(success) / E[time].
 //! Single-message transfers (payload up to 1200 bytes, one 6LoWPAN-fragmented datagram).
 
+use covey_sim::media::fading::{db_to_linear, rayleigh_block_frame_error_rate, PaperFadingModel};
+
 use super::client::RESOURCE;
 use super::error_model::ErrorModel;
 use super::Params;
-use crate::media::fading::{db_to_linear, rayleigh_block_frame_error_rate, PaperFadingModel};
 use crate::scenarios::one_hop::{frame_time_s, LinkFormat};
 
 /// The largest body sent in one message: the paper's largest payload, sent as one datagram

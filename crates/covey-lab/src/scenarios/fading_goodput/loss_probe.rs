@@ -3,12 +3,12 @@
 //! application. The Monte-Carlo counterpart of each model's closed form.
 
 use covey_proto::Instant;
+use covey_sim::media::{Destination, Medium, Packet};
 use serde::Serialize;
 
 use super::error_model::ErrorModel;
 use super::run::build_link;
 use super::Params;
-use crate::media::{Destination, Medium, Packet};
 use crate::scenarios::one_hop::LinkFormat;
 
 /// One cell of Table 4 under one model.

@@ -37,11 +37,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant as WallClock;
 
 use covey_proto::Duration;
+use covey_sim::sim::splitmix64;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 pub use error_model::ErrorModel;
 pub use loss_probe::LossCell;

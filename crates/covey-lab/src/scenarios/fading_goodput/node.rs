@@ -1,10 +1,10 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
 use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
+use covey_sim::sim::NodeApp;
 
 use super::client::TransferClient;
 use super::server::PayloadServer;
-use crate::sim::NodeApp;
 
 /// A node of the one-hop link.
 #[derive(Debug)]

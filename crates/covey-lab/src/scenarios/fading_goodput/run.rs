@@ -2,6 +2,10 @@
 //! model at one SNR, 100 consecutive transactions of one payload size.
 
 use covey_proto::{Config, Instant, TransmissionParameters};
+use covey_sim::media::fading::{PaperFadingModel, RayleighFadingLoss};
+use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
+use covey_sim::media::{LossCause, Medium};
+use covey_sim::sim::{derive_seed, node_addr, stream_rng, Simulator, Stream};
 use serde::Serialize;
 
 use super::client::TransferClient;
@@ -10,11 +14,7 @@ use super::node::GoodputNode;
 use super::server::PayloadServer;
 use super::udp_discard::UdpDiscard;
 use super::Params;
-use crate::media::fading::{PaperFadingModel, RayleighFadingLoss};
-use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
-use crate::media::{LossCause, Medium};
 use crate::scenarios::one_hop::LinkFormat;
-use crate::sim::{derive_seed, node_addr, stream_rng, Simulator, Stream};
 
 /// The server is node 0, the client node 1.
 const SERVER: usize = 0;
@@ -85,7 +85,7 @@ pub fn endpoint_config(params: &Params) -> Config {
         max_body_size: 4096,
         // TinyCoAP sent every payload of the sweep as one fragmented datagram.
         single_message_payload: Some(super::expected::SINGLE_MESSAGE_BODY),
-        ..crate::paper_config()
+        ..covey_sim::paper_config()
     }
 }
 

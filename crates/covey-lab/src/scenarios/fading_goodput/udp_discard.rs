@@ -9,12 +9,12 @@
 use std::collections::HashMap;
 
 use covey_proto::Instant;
+use covey_sim::media::fading::PaperFadingModel;
+use covey_sim::media::{Delivery, Medium, MediumStats, Packet};
+use covey_sim::sim::SimRng;
 use rand::Rng;
 
-use crate::media::fading::PaperFadingModel;
-use crate::media::{Delivery, Medium, MediumStats, Packet};
 use crate::scenarios::one_hop::LinkFormat;
-use crate::sim::SimRng;
 
 /// Datagrams received and discarded per fragment count, index f (0 unused).
 pub type DiscardCounts = Vec<(u64, u64)>;
@@ -136,8 +136,8 @@ impl<M: Medium> Medium for UdpDiscard<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
-    use crate::media::Destination;
+    use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
+    use covey_sim::media::Destination;
     use rand::SeedableRng;
 
     #[test]

@@ -14,8 +14,8 @@
 
 use std::f64::consts::PI;
 
-use crate::media::ieee802154::{Position, Topology, TopologyError};
-use crate::media::NodeId;
+use covey_sim::media::ieee802154::{Position, Topology, TopologyError};
+use covey_sim::media::NodeId;
 
 /// Metres between successive rings of the tree.
 pub const RING_STEP_M: f64 = 20.0;

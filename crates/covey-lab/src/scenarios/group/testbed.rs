@@ -15,14 +15,14 @@ use covey_proto::{
     App, AppContext, AppSet, Apps, Config, Duration, Endpoint, Event, Host, Instant,
     TransmissionParameters,
 };
+use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats};
+use covey_sim::media::{NodeId, RadioIslands, WireConfig};
+use covey_sim::sim::{derive_seed, node_addr, NodeApp, Simulator, Stream};
 
 use super::hop_profile::HopProfile;
 use super::querier::{Querier, QueryLog, QueryPlan, SharedLog};
 use super::thermometer::Thermometer;
 use super::wifi::WifiSetup;
-use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats};
-use crate::media::{NodeId, RadioIslands, WireConfig};
-use crate::sim::{derive_seed, node_addr, NodeApp, Simulator, Stream};
 use crate::LabError;
 
 /// The client host's node.
@@ -181,7 +181,7 @@ impl Testbed {
             transmission,
             // The EM answers after its slowest member, which may take the member timeout.
             response_timeout: Duration::from_secs(300),
-            ..crate::paper_config()
+            ..covey_sim::paper_config()
         };
         sim.add_node(
             client_config,
@@ -200,7 +200,7 @@ impl Testbed {
             let mut engine = em_config.engine_config();
             engine.transmission = transmission;
             // As every lab node: no Echo, which the paper's EM predates.
-            engine.amplification = crate::paper_config().amplification;
+            engine.amplification = covey_sim::paper_config().amplification;
             let em = EntityManager::new(em_config, Box::new(MemoryStore::new()))
                 .map_err(|e| LabError::InvalidOption(format!("entity manager: {e}")))?;
             let shared = Rc::new(RefCell::new(em));
@@ -223,7 +223,7 @@ impl Testbed {
                 sim.add_node(
                     Config {
                         transmission,
-                        ..crate::paper_config()
+                        ..covey_sim::paper_config()
                     },
                     GroupNode { apps, log: None },
                 );

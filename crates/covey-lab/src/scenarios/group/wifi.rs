@@ -40,14 +40,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use covey_sim::media::fading::{db_to_linear, rayleigh_block_frame_error_rate};
+use covey_sim::media::ieee802154::{FrameErrorModel, FrameOnLink, Position};
+use covey_sim::media::interference::{WifiBurstProcess, WifiTiming};
+use covey_sim::media::NodeId;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
-use crate::media::fading::{db_to_linear, rayleigh_block_frame_error_rate};
-use crate::media::ieee802154::{FrameErrorModel, FrameOnLink, Position};
-use crate::media::interference::{WifiBurstProcess, WifiTiming};
-use crate::media::NodeId;
 use crate::scenarios::group::hop_profile::RING_STEP_M;
 
 /// 802.15.4 transmit power, dBm.
@@ -190,8 +190,8 @@ mod tests {
 
     #[test]
     fn the_interferer_corrupts_nothing_until_it_is_switched_on() {
-        use crate::media::ieee802154::FrameKind;
         use covey_proto::Instant;
+        use covey_sim::media::ieee802154::FrameKind;
         use rand::SeedableRng;
         let w = WifiSetup::open_room(28.5);
         let positions = [at(0.0, 0.0), at(50.0, 0.0), at(70.0, 0.0)];

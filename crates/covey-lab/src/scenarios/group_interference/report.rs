@@ -4,10 +4,11 @@
 
 use std::fmt::Write as _;
 
+use covey_sim::media::ieee802154::PhyTiming;
+use covey_sim::media::interference::WifiTiming;
+
 use super::office::usage_of;
 use super::{paper, Outcome, UNICAST_DELAY_MS};
-use crate::media::ieee802154::PhyTiming;
-use crate::media::interference::WifiTiming;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};

@@ -19,15 +19,15 @@ pub mod transfer;
 
 use std::time::{Duration, Instant};
 
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::network::{Network, Traffic};
+use covey_emu::stacks::telemetry::AgentEvent;
+use covey_emu::stacks::testbed_network::{skip_reason, QUEUE_PACKETS};
+use covey_emu::stacks::RunFor;
+use covey_emu::{emulated_link, EmuError, Testbed};
+use covey_sim::media::{LossSpec, PropagationDelay};
 use serde::Serialize;
 
-use crate::emu::stacks::launcher::Launcher;
-use crate::emu::stacks::network::{Network, Traffic};
-use crate::emu::stacks::telemetry::AgentEvent;
-use crate::emu::stacks::testbed_network::{skip_reason, QUEUE_PACKETS};
-use crate::emu::stacks::RunFor;
-use crate::emu::{emulated_link, EmuError, Testbed};
-use crate::media::{LossSpec, PropagationDelay};
 use crate::scenarios::{Progress, RunOptions, Summary};
 use crate::LabError;
 use transfer::Transfer;
@@ -84,7 +84,7 @@ impl Params {
         for (name, value) in overrides {
             match name.as_str() {
                 "cc" => {
-                    crate::emu::stacks::coap::config(value)?;
+                    covey_emu::stacks::coap::config(value)?;
                     self.cc = value.clone();
                 }
                 "sizes" => {
@@ -213,7 +213,7 @@ fn run_transfer(
     launcher: &Launcher,
     mut on_size: impl FnMut(SizePoint),
 ) -> Result<(), LabError> {
-    let network = crate::emu::stacks::testbed_network::TestbedNetwork::from_testbed(
+    let network = covey_emu::stacks::testbed_network::TestbedNetwork::from_testbed(
         testbed(seed).map_err(|e| LabError::Stack(format!("emulator: {e}")))?,
     );
     let server_ip = network.address("server")?;

@@ -3,9 +3,8 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 
+use covey_emu::stacks::{coap, http, http_udp, Agent, RunFor};
 use serde::Serialize;
-
-use crate::emu::stacks::{coap, http, http_udp, Agent, RunFor};
 
 /// CoAP's block size exponent: 512-byte blocks, the largest whose datagram fits the
 /// link's 576-byte MTU (covey's sockets set don't-fragment).

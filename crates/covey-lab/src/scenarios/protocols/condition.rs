@@ -1,10 +1,10 @@
 //! The network conditions of the sweep: loss, latency and bandwidth each varied alone, as the
 //! paper did, plus its low-quality network.
 
+use covey_emu::stacks::network::LinkCondition;
 use serde::Serialize;
 
 use super::paper;
-use crate::emu::stacks::network::LinkCondition;
 
 /// Which sweep a condition belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

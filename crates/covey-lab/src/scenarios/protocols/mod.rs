@@ -26,14 +26,14 @@ pub mod trial;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::programs;
+use covey_emu::stacks::schedule::Schedule;
+use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
+use covey_sim::sim::splitmix64;
 use serde::Serialize;
 
-use crate::emu::stacks::install;
-use crate::emu::stacks::launcher::Launcher;
-use crate::emu::stacks::schedule::Schedule;
-use crate::emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
 use crate::scenarios::{Progress, RunOptions, Summary};
-use crate::sim::splitmix64;
 use crate::LabError;
 use condition::Condition;
 use protocol::Protocol;
@@ -58,8 +58,6 @@ pub struct Params {
     pub drain_s: f64,
     /// The virtual environment with Cyclone DDS for Python.
     pub dds_venv: PathBuf,
-    /// Whether to install missing packages (apt-get, pip).
-    pub install: bool,
 }
 
 impl Default for Params {
@@ -70,8 +68,7 @@ impl Default for Params {
             size: paper::MESSAGE_BYTES,
             cc: "cocoa".into(),
             drain_s: 15.0,
-            dds_venv: PathBuf::from(install::DDS_VENV),
-            install: true,
+            dds_venv: PathBuf::from(programs::DDS_VENV),
         }
     }
 }
@@ -113,9 +110,9 @@ pub fn run_sweep(
         return Ok(outcome);
     }
     let launcher = Launcher::from_current_exe(work_dir)?;
-    let mosquitto = install::mosquitto(params.install);
+    let mosquitto = programs::mosquitto();
     let externals = Externals {
-        dds_python: install::dds_python(&params.dds_venv, params.install).ok(),
+        dds_python: programs::dds_python(&params.dds_venv).ok(),
     };
     let protocols = Protocol::all(&params.cc);
     let schedule = Schedule {
@@ -140,6 +137,7 @@ pub fn run_sweep(
                             &condition.link,
                             link_seed,
                         )
+                        .map_err(LabError::from)
                         .and_then(|network| {
                             trial::run(&network, &launcher, &externals, protocol, schedule, drain)
                         }),

@@ -8,7 +8,7 @@ use crate::LabError;
 
 impl Params {
     /// The defaults with `overrides` applied. Names: `messages`, `rate_hz`, `size`, `cc`,
-    /// `drain_s`, `dds_venv`, `install`.
+    /// `drain_s`, `dds_venv`.
     pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
         let mut p = Params::default();
         for (name, value) in overrides {
@@ -32,16 +32,15 @@ impl Params {
                         .clamp(96, 60_000)
                 }
                 "cc" => {
-                    crate::emu::stacks::coap::config(value)?;
+                    covey_emu::stacks::coap::config(value)?;
                     p.cc = value.clone();
                 }
                 "drain_s" => p.drain_s = float()?.clamp(0.0, 600.0),
                 "dds_venv" => p.dds_venv = PathBuf::from(value),
-                "install" => p.install = value.parse::<bool>().map_err(|_| bad())?,
                 _ => {
                     return Err(LabError::InvalidOption(format!(
                         "{NAME} has no parameter `{name}` (messages, rate_hz, size, cc, \
-                         drain_s, dds_venv, install)"
+                         drain_s, dds_venv)"
                     )))
                 }
             }
@@ -88,12 +87,6 @@ impl Params {
                 default: d.dds_venv.display().to_string(),
                 accepts: "a path".into(),
                 help: "virtual environment with Cyclone DDS for Python",
-            },
-            ParamInfo {
-                name: "install",
-                default: d.install.to_string(),
-                accepts: "true or false".into(),
-                help: "install a missing Mosquitto (apt-get) or Cyclone DDS (pip)",
             },
         ]
     }

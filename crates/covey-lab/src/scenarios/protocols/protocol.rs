@@ -1,10 +1,9 @@
 //! The protocols compared, each with how it carries the telemetry from the gateway through
 //! the server to the caregiver.
 
+use covey_emu::stacks::coap::Delivery;
+use covey_emu::stacks::dds::Reliability;
 use serde::Serialize;
-
-use crate::emu::stacks::coap::Delivery;
-use crate::emu::stacks::dds::Reliability;
 
 /// One protocol configuration of the comparison.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -583,7 +583,7 @@ fn markdown(outcome: &Outcome) -> String {
          1 - (1 - p)^2 of the telemetry at loss p per link (19 % at 10 %); the paper reports \
          about the network's rate.\n\n\
          Wall time: {:.0} s for {} trials.",
-        crate::paper_config().max_queued_per_peer,
+        covey_sim::paper_config().max_queued_per_peer,
         outcome.wall_s,
         outcome.rows.len()
     );
@@ -642,7 +642,7 @@ mod tests {
             md.contains("has not received 42 s after the gateway's last send counts as lost"),
             "{md}"
         );
-        let limit = crate::paper_config().max_queued_per_peer;
+        let limit = covey_sim::paper_config().max_queued_per_peer;
         assert!(
             md.contains(&format!("takes at most {limit} requests per peer")),
             "{md}"

@@ -105,10 +105,10 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emu::message_marks::MessageTally;
-    use crate::emu::stacks::network::Traffic;
-    use crate::emu::stacks::telemetry::{message, MESSAGE_MARKER};
-    use crate::emu::{MessageCounts, MessageMarker};
+    use covey_emu::message_marks::MessageTally;
+    use covey_emu::stacks::network::Traffic;
+    use covey_emu::stacks::telemetry::{message, MESSAGE_MARKER};
+    use covey_emu::{MessageCounts, MessageMarker};
 
     /// IPv4 and UDP headers.
     const HEADERS: u64 = 28;

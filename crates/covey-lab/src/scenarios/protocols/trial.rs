@@ -6,17 +6,17 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use covey_emu::stacks::agent_process::AgentProcess;
+use covey_emu::stacks::coap;
+use covey_emu::stacks::dds;
+use covey_emu::stacks::launcher::Launcher;
+use covey_emu::stacks::network::{Network, Traffic};
+use covey_emu::stacks::schedule::Schedule;
+use covey_emu::stacks::telemetry::AgentEvent;
+use covey_emu::stacks::{mqtt, udp_json, Agent, RunFor};
 use serde::Serialize;
 
 use super::protocol::Protocol;
-use crate::emu::stacks::agent_process::AgentProcess;
-use crate::emu::stacks::coap;
-use crate::emu::stacks::dds;
-use crate::emu::stacks::launcher::Launcher;
-use crate::emu::stacks::network::{Network, Traffic};
-use crate::emu::stacks::schedule::Schedule;
-use crate::emu::stacks::telemetry::AgentEvent;
-use crate::emu::stacks::{mqtt, udp_json, Agent, RunFor};
 use crate::LabError;
 
 /// The gateway, server and caregiver nodes.
@@ -64,10 +64,10 @@ impl Launch {
         launcher: &Launcher,
         node: &str,
     ) -> Result<AgentProcess, LabError> {
-        match self {
-            Launch::Agent(agent) => launcher.agent(network, node, &agent),
-            Launch::Program(name, command) => launcher.program(network, node, name, command),
-        }
+        Ok(match self {
+            Launch::Agent(agent) => launcher.agent(network, node, &agent)?,
+            Launch::Program(name, command) => launcher.program(network, node, name, command)?,
+        })
     }
 }
 
@@ -166,10 +166,8 @@ pub fn run(
         Protocol::Dds { reliability } => {
             let python = externals.dds_python.as_deref().ok_or_else(|| {
                 LabError::Stack(format!(
-                    "DDS needs Cyclone DDS for Python; install it with `{}`",
-                    crate::emu::stacks::install::dds_install_command(std::path::Path::new(
-                        crate::emu::stacks::install::DDS_VENV
-                    ))
+                    "DDS needs Cyclone DDS for Python; run `{}`",
+                    covey_emu::stacks::programs::SETUP_SCRIPT
                 ))
             })?;
             let script = dds::write_script(&launcher.work_dir)?;

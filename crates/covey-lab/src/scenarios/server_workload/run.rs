@@ -2,16 +2,16 @@
 //! fixed number of NON requests at one rate.
 
 use covey_proto::{Config, Duration, Instant, TransmissionParameters};
+use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats, Topology};
+use covey_sim::media::Medium;
+use covey_sim::sim::{derive_seed, node_addr, Simulator, Stream};
 use serde::{Deserialize, Serialize};
 
 use super::client::{RateClient, RESOURCE};
 use super::node::WorkloadNode;
 use super::server::FullFrameServer;
 use super::Params;
-use crate::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats, Topology};
-use crate::media::Medium;
 use crate::scenarios::one_hop::LinkFormat;
-use crate::sim::{derive_seed, node_addr, Simulator, Stream};
 
 /// The server is node 0, the client node 1.
 const SERVER: usize = 0;
@@ -115,7 +115,7 @@ pub fn endpoint_config(params: &Params) -> Config {
         max_queued_per_peer: room,
         max_events: room,
         max_app_timers: 4,
-        ..crate::paper_config()
+        ..covey_sim::paper_config()
     }
 }
 

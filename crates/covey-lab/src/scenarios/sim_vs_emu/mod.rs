@@ -9,9 +9,9 @@ pub mod peer;
 pub mod simulate;
 
 use covey_proto::Duration;
+use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay};
 use serde::Serialize;
 
-use crate::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay};
 pub use simulate::simulate;
 
 /// The scenario's parameters.

@@ -2,11 +2,11 @@
 //! other, the link's directions the same model the emulator runs.
 
 use covey_proto::Instant;
+use covey_sim::media::PointToPoint;
+use covey_sim::sim::{node_addr, Lone, Simulator};
 
 use super::peer::Peer;
 use super::{Completion, CrossCheck};
-use crate::media::PointToPoint;
-use crate::sim::{node_addr, Lone, Simulator};
 
 /// The server is node 0; clients are 1..=N.
 const SERVER: usize = 0;
@@ -17,12 +17,12 @@ pub fn simulate(check: &CrossCheck) -> Completion {
     let link = check.link();
     let medium = PointToPoint::between(&clients, &[SERVER], link, link, check.seed, 0);
     let mut sim: Simulator<_, Lone<Peer>> = Simulator::new(medium, check.seed);
-    sim.add_node(crate::paper_config(), Lone(Peer::server()));
+    sim.add_node(covey_sim::paper_config(), Lone(Peer::server()));
     let measure_from = Instant::ZERO + check.warmup;
     let stop_at = measure_from + check.duration;
     for _ in &clients {
         sim.add_node(
-            crate::paper_config(),
+            covey_sim::paper_config(),
             Lone(Peer::client(node_addr(SERVER), measure_from, stop_at)),
         );
     }
