@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::csv::CsvTable;
 use super::rows::write_rows;
-use super::svg::LineChart;
+use super::svg::{LineChart, Series};
 use super::{ensure_dir, json::write_json, write_text};
 use crate::framework::Summary;
 use crate::LabError;
@@ -54,6 +54,16 @@ impl<'a> ReportFolder<'a> {
     /// Writes `chart` as `<scenario>[-<suffix>].svg`.
     pub fn svg(&mut self, suffix: Option<&str>, chart: &LineChart) -> Result<(), LabError> {
         chart.write(&self.path(suffix, "svg"))
+    }
+
+    /// Writes `chart` as `<scenario>[-<suffix>].svg` with the paper's points as markers.
+    pub fn svg_with_paper(
+        &mut self,
+        suffix: Option<&str>,
+        chart: &LineChart,
+        paper: &[Series],
+    ) -> Result<(), LabError> {
+        chart.write_with_paper(&self.path(suffix, "svg"), paper)
     }
 
     /// Writes `value` as `<scenario>.json`.

@@ -31,14 +31,25 @@ pub struct LineChart {
 impl LineChart {
     /// Draws the chart into an SVG file at `path`.
     pub fn write(&self, path: &Path) -> Result<(), LabError> {
-        self.draw(path).map_err(|e| LabError::Plot {
+        self.write_with_paper(path, &[])
+    }
+
+    /// Draws the chart with the paper's published points as unconnected markers beside the
+    /// lab's lines: each `paper` series gets the colour of the lab series at the same index,
+    /// drawn as hollow triangles.
+    pub fn write_with_paper(&self, path: &Path, paper: &[Series]) -> Result<(), LabError> {
+        self.draw(path, paper).map_err(|e| LabError::Plot {
             path: path.to_path_buf(),
             message: e.to_string(),
         })
     }
 
-    fn bounds(&self) -> (f64, f64, f64) {
-        let all = self.series.iter().flat_map(|s| s.points.iter());
+    fn bounds(&self, paper: &[Series]) -> (f64, f64, f64) {
+        let all = self
+            .series
+            .iter()
+            .chain(paper)
+            .flat_map(|s| s.points.iter());
         let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
         for &(x, y) in all {
             x0 = x0.min(x);
@@ -52,10 +63,10 @@ impl LineChart {
         (x0, x1, if y1 > 0.0 { y1 * 1.08 } else { 1.0 })
     }
 
-    fn draw(&self, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    fn draw(&self, path: &Path, paper: &[Series]) -> Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (x0, x1, y1) = self.bounds();
+        let (x0, x1, y1) = self.bounds(paper);
         let mut chart = ChartBuilder::on(&root)
             .caption(&self.title, ("sans-serif", 22))
             .margin(16)
@@ -77,6 +88,14 @@ impl LineChart {
                 .label(s.name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        for (i, s) in paper.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let marker = move |p: (f64, f64)| TriangleMarker::new(p, 7, color.stroke_width(2));
+            chart
+                .draw_series(s.points.iter().map(|&p| marker(p)))?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 7, color.stroke_width(2)));
         }
         chart
             .configure_series_labels()
@@ -117,6 +136,37 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") || svg.contains("<svg"));
         assert!(svg.contains("default") && svg.contains("cocoa"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_papers_points_are_markers_in_the_legend_and_inside_the_axes() {
+        let dir = std::env::temp_dir().join(format!("covey-lab-svg-paper-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (plain, marked) = (dir.join("plain.svg"), dir.join("marked.svg"));
+        let chart = LineChart {
+            title: "Reliability".into(),
+            x_label: "members".into(),
+            y_label: "%".into(),
+            series: vec![Series {
+                name: "Covey".into(),
+                points: vec![(10.0, 90.0), (30.0, 80.0)],
+            }],
+        };
+        let paper = [Series {
+            name: "paper (Table 8)".into(),
+            points: vec![(10.0, 100.0), (30.0, 240.0)],
+        }];
+        chart.write(&plain).unwrap();
+        chart.write_with_paper(&marked, &paper).unwrap();
+        let (plain, marked) = (
+            std::fs::read_to_string(&plain).unwrap(),
+            std::fs::read_to_string(&marked).unwrap(),
+        );
+        assert!(marked.contains("paper (Table 8)") && !plain.contains("paper (Table 8)"));
+        // The y axis grows to hold the paper's 240 %.
+        let tick = |svg: &str| svg.contains("250.0");
+        assert!(tick(&marked) && !tick(&plain));
         std::fs::remove_dir_all(&dir).ok();
     }
 }
