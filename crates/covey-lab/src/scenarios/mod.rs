@@ -31,12 +31,6 @@ const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Eval
 fn legacy_scenarios() -> Vec<Legacy> {
     let infos = [
         ScenarioInfo {
-            name: cc_bottleneck::NAME,
-            title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
-            paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
-                    Control Algorithms for CoAP (WF-IoT 2015)",
-        },
-        ScenarioInfo {
             name: fading_goodput::NAME,
             title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -87,7 +81,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
         .into_iter()
         .filter_map(|info| {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
-                cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
                 fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
                 group_delay::NAME => (group_delay::run, group::GroupParams::describe),
                 group_interference::NAME => (group_interference::run, group::GroupParams::describe),
@@ -113,6 +106,7 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
         let mut all: Vec<&'static dyn LabScenario> =
             legacy.iter().map(|s| s as &dyn LabScenario).collect();
         all.push(&server_workload::ServerWorkload);
+        all.push(&cc_bottleneck::CcBottleneck);
         all.sort_by_key(|s| s.info().name);
         all
     })
