@@ -31,13 +31,6 @@ const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Eval
 fn legacy_scenarios() -> Vec<Legacy> {
     let infos = [
         ScenarioInfo {
-            name: fading_goodput::NAME,
-            title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
-            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
-                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
-                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
-        },
-        ScenarioInfo {
             name: group_delay::NAME,
             title: "Entity response time against the delay between the EM's unicast requests \
                     (Figs 7-9, Table 7)",
@@ -81,7 +74,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
         .into_iter()
         .filter_map(|info| {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
-                fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
                 group_delay::NAME => (group_delay::run, group::GroupParams::describe),
                 group_interference::NAME => (group_interference::run, group::GroupParams::describe),
                 group_nested::NAME => (group_nested::run, group::GroupParams::describe),
@@ -107,6 +99,7 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
             legacy.iter().map(|s| s as &dyn LabScenario).collect();
         all.push(&server_workload::ServerWorkload);
         all.push(&cc_bottleneck::CcBottleneck);
+        all.push(&fading_goodput::FadingGoodput);
         all.sort_by_key(|s| s.info().name);
         all
     })
