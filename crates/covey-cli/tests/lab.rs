@@ -200,7 +200,7 @@ fn a_set_parameter_reaches_the_scenario() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let json = std::fs::read_to_string(out_dir.join("cc-bottleneck.json")).expect("the JSON");
     let compact: String = json.split_whitespace().collect();
-    assert!(compact.contains("\"queue_packets\":10,"), "{compact:.300}");
+    assert!(compact.contains("\"queue\":10,"), "{compact:.300}");
 }
 
 #[test]

@@ -3,19 +3,42 @@
 
 use std::sync::OnceLock;
 
+use covey_lab::framework::runner;
 use covey_lab::scenarios::cc_bottleneck::report::completion_ranking;
 use covey_lab::scenarios::cc_bottleneck::run::run_point;
 use covey_lab::scenarios::cc_bottleneck::{
-    run_sweep, Aggregate, Outcome, Params, RunPoint, Sweep, Workload,
+    Aggregate, CcBottleneck, Headers, Outcome, Params, RunPoint, Workload,
 };
 use covey_lab::scenarios::{self, RunOptions};
+use covey_lab::LabError;
 use covey_proto::cc::Algorithm;
 
 const SEED: u64 = 2015;
 
+fn options(runs: usize, sets: &[(&str, &str)]) -> RunOptions {
+    RunOptions {
+        quick: true,
+        seed: SEED,
+        runs: Some(runs),
+        params: sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        out_dir: std::env::temp_dir().join("covey-lab-cc-never-written"),
+        ..RunOptions::default()
+    }
+}
+
 fn quick() -> &'static Outcome {
     static OUTCOME: OnceLock<Outcome> = OnceLock::new();
-    OUTCOME.get_or_init(|| run_sweep(&Params::default(), &Sweep::quick(2), SEED, None))
+    OUTCOME.get_or_init(|| {
+        runner::outcome(&CcBottleneck, &options(2, &[])).expect("the quick sweep runs")
+    })
+}
+
+/// The parameters `sets` give, or the table's refusal.
+fn resolve(sets: &[(&str, &str)]) -> Result<Params, LabError> {
+    runner::resolve_params(&CcBottleneck, &options(1, sets))
 }
 
 fn of(o: &Outcome, alg: Algorithm, n: usize) -> &Aggregate {
@@ -144,12 +167,12 @@ fn random_clients_use_fresh_endpoints_and_competing_runs_both_algorithms() {
     let linux = run
         .results
         .iter()
-        .filter(|c| c.algorithm == "linux")
+        .filter(|c| c.algorithm == Algorithm::Linux)
         .count();
     let default = run
         .results
         .iter()
-        .filter(|c| c.algorithm == "default")
+        .filter(|c| c.algorithm == Algorithm::Default)
         .count();
     assert_eq!((linux, default), (5, 5));
 }
@@ -166,7 +189,8 @@ fn run_writes_every_report_file() {
         ..RunOptions::default()
     };
     let summary = scenarios::run("cc-bottleneck", &options).expect("the quick run succeeds");
-    assert_eq!(summary.runs, 36);
+    // 36 runs of the sweep and 18 of the sensitivity study (two changed settings).
+    assert_eq!(summary.runs, 54);
     for f in &summary.files {
         let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         assert!(len > 100, "{} is empty", f.display());
@@ -196,16 +220,15 @@ fn run_writes_every_report_file() {
 
 #[test]
 fn parameters_can_be_overridden_by_name() {
-    let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
-    let p = Params::with_overrides(&set("queue", "10")).unwrap();
-    assert_eq!(p.queue_packets, 10);
-    let p = Params::with_overrides(&set("header", "6LoWPAN")).unwrap();
-    assert_eq!(p.header, covey_sim::media::HeaderModel::SixLowpanIphcNhc);
-    assert!(Params::with_overrides(&set("queue", "many")).is_err());
-    assert!(Params::with_overrides(&set("colour", "red")).is_err());
+    assert_eq!(resolve(&[("queue", "10")]).unwrap().queue, 10);
+    assert_eq!(
+        resolve(&[("header", "6lowpan")]).unwrap().header,
+        Headers::SixLowpan
+    );
+    assert!(resolve(&[("queue", "many")]).is_err());
+    assert!(resolve(&[("colour", "red")]).is_err());
     // A 2-packet queue at 40 clients loses packets, and the engines repair every loss.
-    let mut params = Params::with_overrides(&set("queue", "2")).unwrap();
-    params.exchanges_per_client = 10;
+    let params = resolve(&[("queue", "2"), ("exchanges", "10")]).unwrap();
     let run = run_point(
         &RunPoint {
             algorithm: Algorithm::Default,
@@ -230,15 +253,49 @@ fn parameters_can_be_overridden_by_name() {
 }
 
 #[test]
+fn values_out_of_range_are_refused_with_the_table_s_rule_not_clamped() {
+    let err = |sets: &[(&str, &str)]| resolve(sets).unwrap_err().to_string();
+    assert_eq!(
+        err(&[("max_retransmit", "21")]),
+        "invalid option: cc-bottleneck: `max_retransmit=21` is out of range (0 to 20)"
+    );
+    assert_eq!(
+        err(&[("rate", "0")]),
+        "invalid option: cc-bottleneck: `rate=0` is out of range (bit/s, 1 to 1000000000)"
+    );
+    assert_eq!(
+        err(&[("mtu", "15")]),
+        "invalid option: cc-bottleneck: `mtu=15` is out of range (bytes, 16 to 65535)"
+    );
+    assert!(err(&[("header", "IPv6")]).contains("is not one of ipv6, ipv4, 6lowpan"));
+}
+
+#[test]
 fn a_sweep_does_not_depend_on_thread_scheduling() {
-    let sweep = Sweep {
-        algorithms: vec![Algorithm::Default, Algorithm::Linux],
-        clients: vec![10, 30],
-        workloads: vec![Workload::Random],
-        seeds: 2,
+    let sweep = || {
+        let o = runner::outcome(&CcBottleneck, &options(1, &[("exchanges", "5")])).unwrap();
+        format!("{:?} {:?}", o.runs, o.sensitivity)
     };
-    let trace = || format!("{:?}", run_sweep(&Params::default(), &sweep, 9, None).runs);
-    assert_eq!(trace(), trace());
+    assert_eq!(sweep(), sweep());
+}
+
+#[test]
+fn the_report_takes_its_values_from_the_parameters_and_the_clients_configuration() {
+    let dir = std::env::temp_dir().join(format!("covey-lab-cc-prose-{}", std::process::id()));
+    let mut o = options(1, &[("exchanges", "5"), ("queue", "100")]);
+    o.out_dir = dir.clone();
+    let md = scenarios::run("cc-bottleneck", &o).unwrap().markdown;
+    std::fs::remove_dir_all(&dir).ok();
+    // ACK_TIMEOUT and ACK_RANDOM_FACTOR of the clients' configuration, RFC 7252's defaults.
+    assert!(md.contains("(ACK_TIMEOUT = 2 s)"), "{md}");
+    assert!(md.contains("uniform in 2–3 s"), "{md}");
+    assert!(md.contains("a client takes for its 5 exchanges"), "{md}");
+    assert!(md.contains("instead of the configured 100"), "{md}");
+    assert!(md.contains("| `queue` | 100 | 1000 |"), "{md}");
+    assert!(
+        !md.contains("wall time"),
+        "no wall-clock time in a written file"
+    );
 }
 
 #[test]
@@ -247,14 +304,11 @@ fn every_described_parameter_accepts_its_default() {
     assert!(described
         .iter()
         .any(|p| p.name == "queue" && p.default == "1000"));
-    let defaults: Vec<(String, String)> = described
+    let defaults: Vec<(&str, &str)> = described
         .iter()
-        .map(|p| (p.name.to_string(), p.default.clone()))
+        .map(|p| (p.name, p.default.as_str()))
         .collect();
-    let p = Params::with_overrides(&defaults).unwrap();
-    assert_eq!(p.queue_packets, Params::default().queue_packets);
-    assert_eq!(p.header, Params::default().header);
-    assert!(Params::with_overrides(&[("rate".into(), "0".into())]).is_err());
+    assert_eq!(resolve(&defaults).unwrap(), Params::default());
     assert!(matches!(
         scenarios::params("no-such-scenario"),
         Err(covey_lab::LabError::UnknownScenario(_))

@@ -3,30 +3,44 @@
 
 use std::sync::OnceLock;
 
+use covey_lab::framework::runner;
+use covey_lab::scenarios::fading_goodput::expected::expected_goodput;
 use covey_lab::scenarios::fading_goodput::paper::{SNRS_DB, TABLE_4};
 use covey_lab::scenarios::fading_goodput::report::{rises_with_snr, table_4_max_deviation};
-use covey_lab::scenarios::fading_goodput::results::find;
+use covey_lab::scenarios::fading_goodput::results::{self, find};
+use covey_lab::scenarios::fading_goodput::run::{endpoint_config, run_point};
 use covey_lab::scenarios::fading_goodput::{
-    models_from, run_sweep, ErrorModel, Outcome, Params, Sweep,
+    ErrorModel, FadingGoodput, Outcome, Params, RunPoint, RunResult,
 };
 use covey_lab::scenarios::{self, RunOptions};
+use covey_lab::LabError;
+use rayon::prelude::*;
 
 const SEED: u64 = 2013;
+
+fn options(sets: &[(&str, &str)]) -> RunOptions {
+    RunOptions {
+        quick: true,
+        seed: SEED,
+        params: sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        out_dir: std::env::temp_dir().join("covey-lab-fg-never-written"),
+        ..RunOptions::default()
+    }
+}
 
 fn quick() -> &'static Outcome {
     static OUTCOME: OnceLock<Outcome> = OnceLock::new();
     OUTCOME.get_or_init(|| {
-        let params = Params {
-            probe_datagrams: 1000,
-            ..Params::default()
-        };
-        run_sweep(
-            &params,
-            &Sweep::quick(ErrorModel::ALL.to_vec(), 2),
-            SEED,
-            None,
-        )
+        runner::outcome(&FadingGoodput, &options(&[])).expect("the quick sweep runs")
     })
+}
+
+/// The parameters `sets` give, or the table's refusal.
+fn resolve(sets: &[(&str, &str)]) -> Result<Params, LabError> {
+    runner::resolve_params(&FadingGoodput, &options(sets))
 }
 
 #[test]
@@ -153,40 +167,81 @@ fn same_seed_same_csv_other_seed_other_csv() {
 
 #[test]
 fn parameters_are_checked() {
-    let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
     assert_eq!(
-        Params::with_overrides(&set("transactions", "20"))
+        resolve(&[("transactions", "20")])
             .map(|p| p.transactions)
             .ok(),
         Some(20)
     );
-    assert!(Params::with_overrides(&set("transactions", "many")).is_err());
-    assert!(Params::with_overrides(&set("colour", "red")).is_err());
+    assert!(resolve(&[("transactions", "many")]).is_err());
+    assert!(resolve(&[("colour", "red")]).is_err());
     assert_eq!(
-        models_from(&set("models", "rayleigh,paper")).ok(),
+        resolve(&[("models", "rayleigh,paper")])
+            .map(|p| p.models)
+            .ok(),
         Some(vec![ErrorModel::Rayleigh, ErrorModel::Paper])
     );
-    assert!(models_from(&set("models", "awgn")).is_err());
-    assert_eq!(models_from(&[]).ok(), Some(ErrorModel::ALL.to_vec()));
+    assert!(resolve(&[("models", "awgn")])
+        .unwrap_err()
+        .to_string()
+        .contains("has an item `awgn` that is not one of paper, independent, rayleigh"));
+    assert_eq!(
+        resolve(&[("models", "paper,paper")])
+            .unwrap_err()
+            .to_string(),
+        "invalid option: fading-goodput: `models` names `paper` twice"
+    );
+    let p = resolve(&[]).unwrap();
+    assert_eq!(p.models, ErrorModel::ALL.to_vec());
+    // The quick sweep measures Table 4 with fewer datagrams.
+    assert_eq!(p.probe, 1000);
+}
+
+#[test]
+fn values_out_of_range_are_refused_with_the_table_s_rule_not_clamped() {
+    let err = |sets: &[(&str, &str)]| resolve(sets).unwrap_err().to_string();
+    assert_eq!(
+        err(&[("transactions", "0")]),
+        "invalid option: fading-goodput: `transactions=0` is out of range (1 to 100000)"
+    );
+    assert_eq!(
+        err(&[("ack_timeout_ms", "60001")]),
+        "invalid option: fading-goodput: `ack_timeout_ms=60001` is out of range (ms, 1 to 60000)"
+    );
+    assert_eq!(
+        err(&[("max_retransmit", "21")]),
+        "invalid option: fading-goodput: `max_retransmit=21` is out of range (0 to 20)"
+    );
+    assert_eq!(
+        err(&[("queue", "0")]),
+        "invalid option: fading-goodput: `queue=0` is out of range (frames, 1 to 1024)"
+    );
 }
 
 #[test]
 fn simulated_goodput_matches_the_closed_form_of_fixed_doubling_timeouts() {
-    // 20 seeds of one point: the engine's fixed 1 s timeout, doubled per retransmission, and
-    // the radio's air time should give the goodput the closed form predicts.
-    let params = Params {
-        probe_datagrams: 10,
-        ..Params::default()
-    };
-    let sweep = Sweep {
-        models: vec![ErrorModel::Paper, ErrorModel::Independent],
-        snrs_db: vec![1.5, 2.0],
-        payloads: vec![510],
-        seeds: 20,
-    };
-    let o = run_sweep(&params, &sweep, SEED, None);
-    for p in &o.points {
-        let expected = p.goodput_closed_form.unwrap_or(f64::NAN);
+    // 20 seeds of one payload: the engine's fixed 1 s timeout, doubled per retransmission,
+    // and the radio's air time should give the goodput the closed form predicts.
+    let params = Params::default();
+    let mut points = Vec::new();
+    for model in [ErrorModel::Paper, ErrorModel::Independent] {
+        for snr_db in [1.5, 2.0] {
+            for seed_index in 0..20 {
+                points.push(RunPoint {
+                    model,
+                    snr_db,
+                    payload: 510,
+                    seed_index,
+                    run_seed: runner::trial_seed(SEED, seed_index),
+                });
+            }
+        }
+    }
+    let runs: Vec<RunResult> = points.par_iter().map(|p| run_point(p, &params)).collect();
+    let token_length = endpoint_config(&params).token_length;
+    for p in results::aggregate(&runs) {
+        let expected = expected_goodput(p.model, p.snr_db, p.payload, &params, token_length)
+            .unwrap_or(f64::NAN);
         let ratio = p.goodput_pooled / expected;
         assert!(
             (0.85..1.15).contains(&ratio),
@@ -196,4 +251,29 @@ fn simulated_goodput_matches_the_closed_form_of_fixed_doubling_timeouts() {
             p.goodput_pooled
         );
     }
+}
+
+#[test]
+fn the_report_takes_its_timeout_from_the_parameters() {
+    let dir = std::env::temp_dir().join(format!("covey-lab-fg-prose-{}", std::process::id()));
+    let mut o = options(&[
+        ("models", "paper"),
+        ("ack_timeout_ms", "500"),
+        ("transactions", "10"),
+        ("probe", "10"),
+    ]);
+    o.runs = Some(1);
+    o.out_dir = dir.clone();
+    let md = scenarios::run("fading-goodput", &o).unwrap().markdown;
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(md.contains("ACK_TIMEOUT 0.5 s"), "{md}");
+    assert!(md.contains("fixed 0.5 s doubling timeouts"), "{md}");
+    assert!(
+        md.contains("at least the fixed 0.5 s initial timeout"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("wall time"),
+        "no wall-clock time in a written file"
+    );
 }

@@ -46,7 +46,7 @@ pub fn trials<S: Scenario>(
 ) -> Vec<Trial<S::Point>> {
     let mut trials = Vec::new();
     for point in scenario.points(params, quick) {
-        for seed_index in 0..seeds {
+        for seed_index in 0..scenario.seeds_at(&point, seeds).min(seeds) {
             trials.push(Trial {
                 point: point.clone(),
                 seed_index,

@@ -76,6 +76,12 @@ pub trait Scenario: Sync + 'static {
     /// Seeds per point when the run does not say.
     fn default_seeds(&self, quick: bool) -> usize;
 
+    /// Seeds to run at `point` when the sweep runs `seeds` per point: fewer for points that
+    /// need fewer (a side study), never more.
+    fn seeds_at(&self, _point: &Self::Point, seeds: usize) -> usize {
+        seeds
+    }
+
     /// The sweep's points, in report order.
     fn points(&self, params: &Self::Params, quick: bool) -> Vec<Self::Point>;
 

@@ -31,19 +31,6 @@ const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Eval
 fn legacy_scenarios() -> Vec<Legacy> {
     let infos = [
         ScenarioInfo {
-            name: cc_bottleneck::NAME,
-            title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
-            paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
-                    Control Algorithms for CoAP (WF-IoT 2015)",
-        },
-        ScenarioInfo {
-            name: fading_goodput::NAME,
-            title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
-            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
-                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
-                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
-        },
-        ScenarioInfo {
             name: object_download::NAME,
             title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
                     HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
@@ -57,20 +44,11 @@ fn legacy_scenarios() -> Vec<Legacy> {
             paper: "Chen, Kunz: Performance Evaluation of IoT Protocols under a Constrained \
                     Wireless Access Network (MoWNeT 2016)",
         },
-        ScenarioInfo {
-            name: server_workload::NAME,
-            title: "Share of NON requests a server answers against the client's rate (Fig 9)",
-            paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
-                    Protocol (CoAP) Implementation for Embedding RESTful Web Services in \
-                    Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
-        },
     ];
     infos
         .into_iter()
         .filter_map(|info| {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
-                cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
-                fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
                 protocols::NAME => (protocols::run, protocols::Params::describe),
                 object_download::NAME => (object_download::run, object_download::Params::describe),
                 _ => return None,
@@ -92,7 +70,9 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
         let mut all: Vec<&'static dyn LabScenario> =
             legacy.iter().map(|s| s as &dyn LabScenario).collect();
         all.extend([
-            &group_delay::GroupDelay as &dyn LabScenario,
+            &cc_bottleneck::CcBottleneck as &dyn LabScenario,
+            &fading_goodput::FadingGoodput,
+            &group_delay::GroupDelay,
             &group_interference::GroupInterference,
             &group_nested::GroupNested,
             &server_workload::ServerWorkload,

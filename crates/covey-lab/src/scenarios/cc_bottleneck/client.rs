@@ -15,7 +15,7 @@ pub const RESOURCE: &[u8] = b"sensor";
 const START_TIMER: u64 = 1;
 
 /// The two client behaviours of the paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClientKind {
     /// All exchanges on one endpoint, back to back.

@@ -27,25 +27,26 @@ pub mod run;
 pub mod sensitivity;
 pub mod server;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant as WallClock;
-
 use covey_proto::cc::Algorithm;
 use covey_proto::Duration;
 use covey_sim::media::HeaderModel;
-use covey_sim::sim::splitmix64;
-use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::scenarios::{ParamInfo, Progress, RunOptions, Summary};
+use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::LabError;
 pub use results::{aggregate, Aggregate, ClientResult, RunResult};
+pub use sensitivity::Variant;
 
 /// The scenario's name.
 pub const NAME: &str = "cc-bottleneck";
 
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CcBottleneck;
+
 /// The client mixes of the paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// Every client continuous.
@@ -78,178 +79,187 @@ impl Workload {
     }
 }
 
-/// The fixed parameters of the experiment.
-#[derive(Debug, Clone, Serialize)]
+/// The header bytes counted per datagram, as `--set header=` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Headers {
+    /// IPv6 and UDP (48 bytes).
+    #[serde(rename = "ipv6")]
+    Ipv6,
+    /// IPv4 and UDP (28 bytes).
+    #[serde(rename = "ipv4")]
+    Ipv4,
+    /// 6LoWPAN IPHC with NHC-compressed UDP.
+    #[serde(rename = "6lowpan")]
+    SixLowpan,
+}
+
+impl Headers {
+    /// The names `--set header=` takes, in the order of the variants.
+    pub const NAMES: &'static [&'static str] = &["ipv6", "ipv4", "6lowpan"];
+
+    /// The IP version's name in prose.
+    pub const fn short_name(self) -> &'static str {
+        match self {
+            Headers::Ipv6 => "IPv6",
+            Headers::Ipv4 => "IPv4",
+            Headers::SixLowpan => "6LoWPAN",
+        }
+    }
+
+    /// The link's header model.
+    pub const fn model(self) -> HeaderModel {
+        match self {
+            Headers::Ipv6 => HeaderModel::Ipv6Udp,
+            Headers::Ipv4 => HeaderModel::Ipv4Udp,
+            Headers::SixLowpan => HeaderModel::SixLowpanIphcNhc,
+        }
+    }
+}
+
+/// netem's default `limit`, the drop-tail queue when the paper names none.
+pub const NETEM_LIMIT: usize = 1000;
+
+/// The parameters of the experiment, as `--set` names them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
+    /// Drop-tail queue per direction, packets.
+    pub queue: usize,
+    /// MAX_RETRANSMIT of every endpoint.
+    pub max_retransmit: u8,
     /// Bottleneck rate, bit/s.
-    pub rate_bps: u64,
-    /// Bottleneck one-way delay.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub one_way_delay: Duration,
+    pub rate: u64,
+    /// Bottleneck one-way delay, ms.
+    pub delay_ms: u64,
     /// Bottleneck MTU, bytes.
     pub mtu: usize,
     /// Header bytes counted per datagram.
-    #[serde(serialize_with = "serialize_header")]
-    pub header: HeaderModel,
-    /// Drop-tail queue per direction, packets.
-    pub queue_packets: usize,
-    /// MAX_RETRANSMIT of every endpoint.
-    pub max_retransmit: u8,
+    pub header: Headers,
     /// Exchanges per client.
-    pub exchanges_per_client: u32,
-    /// Clients start within this time of the run's start.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub start_spread: Duration,
-    /// Virtual time after which a run is stopped.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub time_limit: Duration,
-}
-
-fn serialize_header<S: serde::Serializer>(h: &HeaderModel, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(h.name())
+    pub exchanges: u32,
+    /// Clients start within this time of the run's start, ms.
+    pub start_spread_ms: u64,
+    /// Virtual time after which a run is stopped, ms.
+    pub time_limit_ms: u64,
 }
 
 impl Default for Params {
     fn default() -> Params {
         Params {
-            rate_bps: 20_000,
-            one_way_delay: Duration::from_millis(20),
-            mtu: 128,
-            header: HeaderModel::Ipv6Udp,
-            queue_packets: 1000,
+            queue: NETEM_LIMIT,
             max_retransmit: 8,
-            exchanges_per_client: 50,
-            start_spread: Duration::from_secs(1),
-            time_limit: run::default_time_limit(),
+            rate: 20_000,
+            delay_ms: 20,
+            mtu: 128,
+            header: Headers::Ipv6,
+            exchanges: 50,
+            start_spread_ms: 1000,
+            time_limit_ms: 6 * 3600 * 1000,
         }
     }
 }
 
 impl Params {
-    /// Every parameter [`Params::with_overrides`] knows, with its default.
-    pub fn describe() -> Vec<ParamInfo> {
-        let d = Params::default();
-        let param = |name, default: String, accepts: &str, help| ParamInfo {
-            name,
-            default,
-            accepts: String::from(accepts),
-            help,
-        };
-        vec![
-            param(
-                "queue",
-                d.queue_packets.to_string(),
-                "packets, 0 or more",
-                "drop-tail queue per direction (netem's default limit; the paper names none)",
-            ),
-            param(
-                "max_retransmit",
-                d.max_retransmit.to_string(),
-                "0 to 255",
-                "MAX_RETRANSMIT of every endpoint (the paper's Table 1 reaches the 8th)",
-            ),
-            param(
-                "rate",
-                d.rate_bps.to_string(),
-                "bit/s, 1 or more",
-                "bottleneck rate",
-            ),
-            param(
-                "delay_ms",
-                d.one_way_delay.as_millis().to_string(),
-                "milliseconds",
-                "bottleneck one-way delay",
-            ),
-            param(
-                "mtu",
-                d.mtu.to_string(),
-                "bytes, 16 or more",
-                "bottleneck MTU",
-            ),
-            param(
-                "header",
-                header_token(d.header).to_string(),
-                "ipv6, ipv4 or 6lowpan",
-                "header bytes counted per datagram",
-            ),
-            param(
-                "exchanges",
-                d.exchanges_per_client.to_string(),
-                "1 or more",
-                "exchanges per client",
-            ),
-            param(
-                "start_spread_ms",
-                d.start_spread.as_millis().to_string(),
-                "milliseconds",
-                "clients start at random times within this",
-            ),
-        ]
+    /// The bottleneck's one-way delay.
+    pub fn one_way_delay(&self) -> Duration {
+        Duration::from_millis(self.delay_ms)
     }
 
-    /// The defaults with `overrides` applied; the names and values are those of
-    /// [`Params::describe`].
-    pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
-        let described = Params::describe();
-        let mut p = Params::default();
-        for (name, value) in overrides {
-            let Some(info) = described.iter().find(|d| d.name == name) else {
-                let names: Vec<&str> = described.iter().map(|d| d.name).collect();
-                return Err(LabError::InvalidOption(format!(
-                    "{NAME} has no parameter `{name}` (choose from {})",
-                    names.join(", ")
-                )));
-            };
-            let bad = || {
-                LabError::InvalidOption(format!(
-                    "{NAME}: bad value `{value}` for `{name}` (expected {})",
-                    info.accepts
-                ))
-            };
-            let int = |min: u64| {
-                value
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&v| v >= min)
-                    .ok_or_else(bad)
-            };
-            match info.name {
-                "queue" => p.queue_packets = usize::try_from(int(0)?).map_err(|_| bad())?,
-                "max_retransmit" => p.max_retransmit = u8::try_from(int(0)?).map_err(|_| bad())?,
-                "rate" => p.rate_bps = int(1)?,
-                "delay_ms" => p.one_way_delay = Duration::from_millis(int(0)?),
-                "mtu" => p.mtu = usize::try_from(int(16)?).map_err(|_| bad())?,
-                "exchanges" => {
-                    p.exchanges_per_client = u32::try_from(int(1)?).map_err(|_| bad())?
-                }
-                "start_spread_ms" => p.start_spread = Duration::from_millis(int(0)?),
-                "header" => {
-                    p.header = [
-                        HeaderModel::Ipv6Udp,
-                        HeaderModel::Ipv4Udp,
-                        HeaderModel::SixLowpanIphcNhc,
-                    ]
-                    .into_iter()
-                    .find(|&h| value.trim().eq_ignore_ascii_case(header_token(h)))
-                    .ok_or_else(bad)?
-                }
-                _ => unreachable!("every described parameter is handled"),
-            }
-        }
-        Ok(p)
+    /// Clients start at uniform random times within this of the run's start.
+    pub fn start_spread(&self) -> Duration {
+        Duration::from_millis(self.start_spread_ms)
+    }
+
+    /// Virtual time after which a run is stopped.
+    pub fn time_limit(&self) -> Duration {
+        Duration::from_millis(self.time_limit_ms)
+    }
+
+    /// The header bytes counted per datagram.
+    pub fn header_model(&self) -> HeaderModel {
+        self.header.model()
     }
 }
 
-/// The name `--set header=` takes for a header model.
-fn header_token(header: HeaderModel) -> &'static str {
-    match header {
-        HeaderModel::Ipv6Udp => "ipv6",
-        HeaderModel::Ipv4Udp => "ipv4",
-        HeaderModel::SixLowpanIphcNhc => "6lowpan",
-        HeaderModel::Included => "included",
-    }
-}
+/// The parameter table.
+const PARAMS: &[Param] = &[
+    Param {
+        name: "queue",
+        help: "drop-tail queue per direction (netem's default limit; the paper names none)",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 1_000_000,
+            unit: "packets",
+        },
+    },
+    Param {
+        name: "max_retransmit",
+        help: "MAX_RETRANSMIT of every endpoint (the paper's Table 1 reaches the 8th)",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 20,
+            unit: "",
+        },
+    },
+    Param {
+        name: "rate",
+        help: "bottleneck rate",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1_000_000_000,
+            unit: "bit/s",
+        },
+    },
+    Param {
+        name: "delay_ms",
+        help: "bottleneck one-way delay",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 60_000,
+            unit: "ms",
+        },
+    },
+    Param {
+        name: "mtu",
+        help: "bottleneck MTU",
+        accepts: Accepts::Integer {
+            min: 16,
+            max: 65_535,
+            unit: "bytes",
+        },
+    },
+    Param {
+        name: "header",
+        help: "header bytes counted per datagram",
+        accepts: Accepts::OneOf(Headers::NAMES),
+    },
+    Param {
+        name: "exchanges",
+        help: "exchanges per client",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 100_000,
+            unit: "",
+        },
+    },
+    Param {
+        name: "start_spread_ms",
+        help: "clients start at random times within this",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 3_600_000,
+            unit: "ms",
+        },
+    },
+    Param {
+        name: "time_limit_ms",
+        help: "virtual time after which a run is stopped",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 7 * 24 * 3_600_000,
+            unit: "ms",
+        },
+    },
+];
 
 /// The points and seeds of a sweep.
 #[derive(Debug, Clone, Serialize)]
@@ -291,27 +301,58 @@ impl Sweep {
         }
     }
 
-    /// Every run of the sweep. Seed k is the same for every point (common random numbers:
-    /// the algorithms face the same client start times).
-    pub fn points(&self, base_seed: u64) -> Vec<RunPoint> {
+    /// The quick or the full sweep.
+    pub fn of(quick: bool, seeds: usize) -> Sweep {
+        if quick {
+            Sweep::quick(seeds)
+        } else {
+            Sweep::full(seeds)
+        }
+    }
+
+    /// The sweep's points in report order: workloads, then client counts, then algorithms.
+    pub fn points(&self) -> Vec<Point> {
         let mut points = Vec::new();
         for &workload in &self.workloads {
             for &clients in &self.clients {
                 for &algorithm in &self.algorithms {
-                    for seed_index in 0..self.seeds {
-                        points.push(RunPoint {
-                            algorithm,
-                            workload,
-                            clients,
-                            seed_index,
-                            run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                        });
-                    }
+                    points.push(Point {
+                        variant: Variant::Configured,
+                        algorithm,
+                        workload,
+                        clients,
+                    });
                 }
             }
         }
         points
     }
+
+    /// Where `run` comes in report order (the sweep's points, each point's seeds in turn).
+    fn order(&self, run: &RunResult) -> (usize, usize, usize, usize) {
+        let at = |found: Option<usize>| found.unwrap_or(usize::MAX);
+        (
+            at(self.workloads.iter().position(|&w| w == run.workload)),
+            at(self.clients.iter().position(|&n| n == run.clients)),
+            at(self.algorithms.iter().position(|&a| a == run.algorithm)),
+            run.seed_index,
+        )
+    }
+}
+
+/// One point of the sweep: the main sweep's (variant [`Variant::Configured`]) or the
+/// sensitivity study's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    /// The parameters as configured, or one changed for the sensitivity study.
+    pub variant: Variant,
+    /// The algorithm under test.
+    #[serde(serialize_with = "results::algorithm_name")]
+    pub algorithm: Algorithm,
+    /// The workload.
+    pub workload: Workload,
+    /// Number of clients.
+    pub clients: usize,
 }
 
 /// One run of a sweep.
@@ -329,6 +370,15 @@ pub struct RunPoint {
     pub run_seed: u64,
 }
 
+/// What one run carries between processes: the run, and its clients, which the run's own serde form leaves out so that the JSON stays small.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measured {
+    /// The run's own measurements.
+    pub run: RunResult,
+    /// Its clients' measurements.
+    pub clients: Vec<ClientResult>,
+}
+
 /// Everything a sweep produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -338,70 +388,102 @@ pub struct Outcome {
     pub sweep: Sweep,
     /// The base seed.
     pub seed: u64,
-    /// Every run, in sweep order.
+    /// Every run of the main sweep, in sweep order.
     pub runs: Vec<RunResult>,
     /// Aggregates per class.
     pub aggregates: Vec<Aggregate>,
-    /// The sensitivity study (empty unless asked for).
+    /// The sensitivity study.
     pub sensitivity: Vec<sensitivity::SensitivityRow>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
 }
 
-/// Runs `sweep` with `params` in parallel (one run per rayon task), in a deterministic
-/// order of results whatever the scheduling.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Outcome {
-    let started = WallClock::now();
-    let points = sweep.points(seed);
-    let total = points.len();
-    let done = AtomicUsize::new(0);
-    // Largest runs first, so the last tasks are short and both cores stay busy.
-    let mut order: Vec<usize> = (0..total).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(points[i].clients));
-    let mut runs: Vec<(usize, RunResult)> = order
-        .par_iter()
-        .map(|&i| {
-            let result = run::run_point(&points[i], params);
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(p) = progress {
-                p(Progress { done: n, total });
+impl Scenario for CcBottleneck {
+    type Params = Params;
+    type Point = Point;
+    type RunResult = Measured;
+    type Outcome = Outcome;
+
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "CoAP congestion control algorithms behind a 20 kbit/s bottleneck",
+            paper: "Järvinen, Daniel, Kojo: Experimental Evaluation of Alternative Congestion \
+                    Control Algorithms for CoAP (WF-IoT 2015)",
+        }
+    }
+
+    fn params(&self) -> &'static [Param] {
+        PARAMS
+    }
+
+    fn defaults(&self, _quick: bool) -> Params {
+        Params::default()
+    }
+
+    fn default_seeds(&self, quick: bool) -> usize {
+        if quick {
+            2
+        } else {
+            10
+        }
+    }
+
+    /// The sensitivity study's changed settings run [`sensitivity::SEEDS`] seeds at most.
+    fn seeds_at(&self, point: &Point, seeds: usize) -> usize {
+        if point.variant == Variant::Configured {
+            seeds
+        } else {
+            seeds.min(sensitivity::SEEDS)
+        }
+    }
+
+    /// The main sweep, then the sensitivity study's variants, largest runs first so that
+    /// the last runs to finish are short and every core stays busy to the end (the
+    /// aggregate puts the runs back in report order).
+    fn points(&self, _: &Params, quick: bool) -> Vec<Point> {
+        let mut points = Sweep::of(quick, 0).points();
+        points.extend(sensitivity::points());
+        points.sort_by_key(|p| std::cmp::Reverse(p.clients));
+        points
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<Point>) -> Result<Measured, LabError> {
+        let point = trial.point;
+        let run_point = RunPoint {
+            algorithm: point.algorithm,
+            workload: point.workload,
+            clients: point.clients,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        let mut run = run::run_point(&run_point, &point.variant.params(params));
+        let clients = std::mem::take(&mut run.results);
+        Ok(Measured { run, clients })
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<Measured>) -> Result<Outcome, LabError> {
+        let sweep = Sweep::of(plan.quick, plan.seeds);
+        let mut main = Vec::new();
+        let mut variants = Vec::new();
+        for (trial, measured) in plan.trials.iter().zip(runs) {
+            let Measured { mut run, clients } = measured;
+            run.results = clients;
+            match trial.point.variant {
+                Variant::Configured => main.push(run),
+                variant => variants.push((variant, run)),
             }
-            (i, result)
+        }
+        main.sort_by_key(|r| sweep.order(r));
+        Ok(Outcome {
+            params: plan.params.clone(),
+            aggregates: aggregate(&main),
+            sensitivity: sensitivity::study(&main, &variants),
+            sweep,
+            seed: plan.seed,
+            runs: main,
         })
-        .collect();
-    runs.sort_by_key(|(i, _)| *i);
-    let runs: Vec<RunResult> = runs.into_iter().map(|(_, r)| r).collect();
-    Outcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
-        seed,
-        aggregates: aggregate(&runs),
-        sensitivity: Vec::new(),
-        runs,
-        wall_s: started.elapsed().as_secs_f64(),
     }
-}
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let seeds = options.runs.unwrap_or(if options.quick { 2 } else { 10 });
-    if seeds == 0 {
-        return Err(LabError::InvalidOption("runs must be at least 1".into()));
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
     }
-    let sweep = if options.quick {
-        Sweep::quick(seeds)
-    } else {
-        Sweep::full(seeds)
-    };
-    let params = Params::with_overrides(&options.params)?;
-    let mut outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
-    let started = WallClock::now();
-    outcome.sensitivity = sensitivity::study(&params, seeds.min(3), options.seed);
-    outcome.wall_s += started.elapsed().as_secs_f64();
-    report::write(&outcome, &options.out_dir)
 }

@@ -167,6 +167,9 @@ pub const TABLE_1: &[PaperRow] = &[
 /// How many runs the paper's Table 1 sums (its totals are 20 × 50 exchanges per client).
 pub const REPETITIONS: u64 = 20;
 
+/// Exchanges per client in each of the paper's runs.
+pub const EXCHANGES_PER_CLIENT: u64 = 50;
+
 /// The paper's range of the share of CONs that needed a retransmission, per client count
 /// (over all algorithms and workloads), in percent.
 pub const RETRANSMITTED_SHARE: &[(usize, f64, f64)] =
@@ -203,7 +206,7 @@ mod tests {
         for r in TABLE_1 {
             let total: u64 = r.counts.iter().sum();
             // 1000 per client (50 exchanges × 20 repetitions), less the ones that failed.
-            let expected = REPETITIONS * 50 * r.clients as u64;
+            let expected = REPETITIONS * EXCHANGES_PER_CLIENT * r.clients as u64;
             assert!(
                 total <= expected && total + 200 >= expected,
                 "{r:?}: {total} of {expected}"

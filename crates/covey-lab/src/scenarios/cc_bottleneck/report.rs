@@ -3,85 +3,168 @@
 //! Covey's numbers beside the paper's and says where they differ.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use covey_proto::cc::Algorithm;
 use covey_proto::stats::TRACKED_ATTEMPTS;
+use serde::Serialize;
 
+use super::client::ClientKind;
 use super::paper::{self, RETRANSMITTED_SHARE};
-use super::results::Aggregate;
-use super::{Outcome, Workload, NAME};
-use crate::report::csv::CsvTable;
+use super::results::{Aggregate, ClientResult, RunResult};
+use super::{run, Outcome, Params, Workload, NETEM_LIMIT};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
+use crate::report::rows::Fixed;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::Summary;
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("clients", &clients_csv(outcome))?;
-    folder.csv("summary", &summary_csv(&outcome.aggregates))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    folder.rows("clients", &clients_rows(outcome))?;
+    folder.rows("summary", &summary_rows(&outcome.aggregates))?;
     for (suffix, chart) in charts(outcome) {
         folder.svg(Some(suffix), &chart)?;
     }
-    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
-fn clients_csv(outcome: &Outcome) -> CsvTable {
-    let mut header = vec![
-        "workload",
-        "algorithm",
-        "clients",
-        "seed_index",
-        "run_seed",
-        "client",
-        "client_algorithm",
-        "kind",
-        "completion_s",
-        "rto_max_s",
-        "succeeded",
-        "failed",
-        "endpoints",
-    ];
-    let after = after_columns();
-    header.extend(after.iter().map(String::as_str));
-    let mut t = CsvTable::new(&header);
-    for run in &outcome.runs {
-        for c in &run.results {
-            let mut row = vec![
-                run.workload.name().to_string(),
-                run.algorithm.to_string(),
-                run.clients.to_string(),
-                run.seed_index.to_string(),
-                run.run_seed.to_string(),
-                c.client.to_string(),
-                c.algorithm.to_string(),
-                format!("{:?}", c.kind).to_lowercase(),
-                c.completion_s.map_or(String::new(), |s| format!("{s:.3}")),
-                format!("{:.3}", c.rto_max_s),
-                c.succeeded.to_string(),
-                c.failed.to_string(),
-                c.endpoints.to_string(),
-            ];
-            row.extend(c.completed_after.iter().map(u64::to_string));
-            t.push(row);
+// The CSV columns of the engine's retransmission buckets are spelled out below: `after_0` …
+// `after_8`, then `after_9_or_more` (the last bucket holds every later attempt).
+const _: () = assert!(
+    TRACKED_ATTEMPTS == 10,
+    "one CSV column per retransmission bucket"
+);
+
+/// One client of one run, as `cc-bottleneck-clients.csv` lists it.
+#[derive(Serialize)]
+struct ClientRow {
+    workload: Workload,
+    algorithm: &'static str,
+    clients: usize,
+    seed_index: usize,
+    run_seed: u64,
+    client: usize,
+    client_algorithm: &'static str,
+    kind: ClientKind,
+    completion_s: Option<Fixed<3>>,
+    rto_max_s: Fixed<3>,
+    succeeded: u32,
+    failed: u32,
+    endpoints: u32,
+    after_0: u64,
+    after_1: u64,
+    after_2: u64,
+    after_3: u64,
+    after_4: u64,
+    after_5: u64,
+    after_6: u64,
+    after_7: u64,
+    after_8: u64,
+    after_9_or_more: u64,
+}
+
+impl ClientRow {
+    fn of(run: &RunResult, c: &ClientResult) -> ClientRow {
+        let a = c.completed_after;
+        ClientRow {
+            workload: run.workload,
+            algorithm: run.algorithm.name(),
+            clients: run.clients,
+            seed_index: run.seed_index,
+            run_seed: run.run_seed,
+            client: c.client,
+            client_algorithm: c.algorithm.name(),
+            kind: c.kind,
+            completion_s: c.completion_s.map(Fixed),
+            rto_max_s: Fixed(c.rto_max_s),
+            succeeded: c.succeeded,
+            failed: c.failed,
+            endpoints: c.endpoints,
+            after_0: a[0],
+            after_1: a[1],
+            after_2: a[2],
+            after_3: a[3],
+            after_4: a[4],
+            after_5: a[5],
+            after_6: a[6],
+            after_7: a[7],
+            after_8: a[8],
+            after_9_or_more: a[9],
         }
     }
-    t
 }
 
-/// The CSV columns of the engine's retransmission buckets: `after_0` … `after_8`, then
-/// `after_9_or_more` (the last bucket holds every later attempt).
-fn after_columns() -> Vec<String> {
-    (0..TRACKED_ATTEMPTS)
-        .map(|i| {
-            if i + 1 == TRACKED_ATTEMPTS {
-                format!("after_{i}_or_more")
-            } else {
-                format!("after_{i}")
+fn clients_rows(outcome: &Outcome) -> Vec<ClientRow> {
+    outcome
+        .runs
+        .iter()
+        .flat_map(|run| run.results.iter().map(move |c| ClientRow::of(run, c)))
+        .collect()
+}
+
+/// One class of clients, as `cc-bottleneck-summary.csv` lists it.
+#[derive(Serialize)]
+struct SummaryRow {
+    workload: Workload,
+    algorithm: &'static str,
+    clients: usize,
+    client_algorithm: &'static str,
+    runs: usize,
+    completion_median_s: Fixed<3>,
+    completion_p10_s: Fixed<3>,
+    completion_p90_s: Fixed<3>,
+    completion_max_s: Fixed<3>,
+    rto_max_median_s: Fixed<3>,
+    rto_max_max_s: Fixed<3>,
+    retransmitted_share: Fixed<4>,
+    transmissions_per_exchange: Fixed<3>,
+    rtt_mean_s: Fixed<3>,
+    failed: u64,
+    unfinished_clients: usize,
+    after_0: u64,
+    after_1: u64,
+    after_2: u64,
+    after_3: u64,
+    after_4: u64,
+    after_5: u64,
+    after_6: u64,
+    after_7: u64,
+    after_8: u64,
+    after_9_or_more: u64,
+}
+
+fn summary_rows(aggregates: &[Aggregate]) -> Vec<SummaryRow> {
+    aggregates
+        .iter()
+        .map(|a| {
+            let c = a.completed_after;
+            SummaryRow {
+                workload: a.workload,
+                algorithm: a.run_algorithm,
+                clients: a.clients,
+                client_algorithm: a.client_algorithm,
+                runs: a.runs,
+                completion_median_s: Fixed(a.completion_s.median),
+                completion_p10_s: Fixed(a.completion_s.p10),
+                completion_p90_s: Fixed(a.completion_s.p90),
+                completion_max_s: Fixed(a.completion_s.max),
+                rto_max_median_s: Fixed(a.rto_max_s.median),
+                rto_max_max_s: Fixed(a.rto_max_s.max),
+                retransmitted_share: Fixed(a.retransmitted_share),
+                transmissions_per_exchange: Fixed(a.transmissions_per_exchange),
+                rtt_mean_s: Fixed(a.rtt_mean_s),
+                failed: a.failed,
+                unfinished_clients: a.unfinished,
+                after_0: c[0],
+                after_1: c[1],
+                after_2: c[2],
+                after_3: c[3],
+                after_4: c[4],
+                after_5: c[5],
+                after_6: c[6],
+                after_7: c[7],
+                after_8: c[8],
+                after_9_or_more: c[9],
             }
         })
         .collect()
@@ -105,53 +188,6 @@ fn after_labels() -> Vec<String> {
             }
         })
         .collect()
-}
-
-fn summary_csv(aggregates: &[Aggregate]) -> CsvTable {
-    let after = after_columns();
-    let mut header = vec![
-        "workload",
-        "algorithm",
-        "clients",
-        "client_algorithm",
-        "runs",
-        "completion_median_s",
-        "completion_p10_s",
-        "completion_p90_s",
-        "completion_max_s",
-        "rto_max_median_s",
-        "rto_max_max_s",
-        "retransmitted_share",
-        "transmissions_per_exchange",
-        "rtt_mean_s",
-        "failed",
-        "unfinished_clients",
-    ];
-    header.extend(after.iter().map(String::as_str));
-    let mut t = CsvTable::new(&header);
-    for a in aggregates {
-        let mut row = vec![
-            a.workload.name().to_string(),
-            a.run_algorithm.to_string(),
-            a.clients.to_string(),
-            a.client_algorithm.to_string(),
-            a.runs.to_string(),
-            format!("{:.3}", a.completion_s.median),
-            format!("{:.3}", a.completion_s.p10),
-            format!("{:.3}", a.completion_s.p90),
-            format!("{:.3}", a.completion_s.max),
-            format!("{:.3}", a.rto_max_s.median),
-            format!("{:.3}", a.rto_max_s.max),
-            format!("{:.4}", a.retransmitted_share),
-            format!("{:.3}", a.transmissions_per_exchange),
-            format!("{:.3}", a.rtt_mean_s),
-            a.failed.to_string(),
-            a.unfinished.to_string(),
-        ];
-        row.extend(a.completed_after.iter().map(u64::to_string));
-        t.push(row);
-    }
-    t
 }
 
 /// The aggregate of the clients running the algorithm under test (the whole run outside
@@ -205,7 +241,10 @@ fn charts(outcome: &Outcome) -> Vec<(&'static str, LineChart)> {
                     workload.name()
                 ),
                 x_label: "clients".into(),
-                y_label: "completion time of 50 exchanges (s)".into(),
+                y_label: format!(
+                    "completion time of {} exchanges (s)",
+                    outcome.params.exchanges
+                ),
                 series: line(&|a| a.completion_s.median),
             },
         ),
@@ -257,14 +296,14 @@ fn markdown(outcome: &Outcome) -> String {
         "Reproduces Järvinen, Daniel and Kojo (WF-IoT 2015, seed 003). Bottleneck {} kbit/s, \
          {} ms one way, MTU {} B, headers counted as {}, drop-tail queue {} packets per \
          direction, MAX_RETRANSMIT {}, {} exchanges per client, NSTART 1. Sweep: {} × \
-         clients {:?} × workloads {} × {} seed(s), base seed {}; {} runs in {:.1} s wall time.\n",
-        p.rate_bps / 1000,
-        p.one_way_delay.as_millis(),
+         clients {:?} × workloads {} × {} seed(s), base seed {}; {} runs.\n",
+        p.rate / 1000,
+        p.delay_ms,
         p.mtu,
-        p.header.name(),
-        p.queue_packets,
+        p.header_model().name(),
+        p.queue,
         p.max_retransmit,
-        p.exchanges_per_client,
+        p.exchanges,
         algorithms(outcome).join(", "),
         s.clients,
         s.workloads
@@ -275,7 +314,6 @@ fn markdown(outcome: &Outcome) -> String {
         s.seeds,
         outcome.seed,
         outcome.runs.len(),
-        outcome.wall_s,
     );
 
     let _ = writeln!(md, "## Share of CONs that needed a retransmission\n");
@@ -301,15 +339,26 @@ fn markdown(outcome: &Outcome) -> String {
     }
     md.push_str(&t.render());
 
+    let tracked = TRACKED_ATTEMPTS - 2;
+    let later = if usize::from(p.max_retransmit) <= tracked {
+        format!("none while MAX_RETRANSMIT is {}", p.max_retransmit)
+    } else {
+        format!(
+            "up to the {}th here, as MAX_RETRANSMIT is {}",
+            p.max_retransmit, p.max_retransmit
+        )
+    };
     let _ = writeln!(
         md,
         "\n## Frequency of transmissions (Table 1)\n\nShare of exchanges that succeeded on the \
-         original transmission and after the i-th retransmission. The paper's Table 1 sums 20 \
-         repetitions (1000 exchanges per client), Covey's rows sum the seeds, so both are \
-         given as percentages of the exchanges that ended. The engine counts up to the 8th \
-         retransmission separately, as the paper's table does; its last column holds any \
-         later ones (none while MAX_RETRANSMIT is 8; the paper has no such column). Failed \
-         exchanges (retry limit reached) are counted apart.\n"
+         original transmission and after the i-th retransmission. The paper's Table 1 sums {} \
+         repetitions ({} exchanges per client), Covey's rows sum the seeds, so both are \
+         given as percentages of the exchanges that ended. The engine counts up to the \
+         {tracked}th retransmission separately, as the paper's table does; its last column \
+         holds any later ones ({later}; the paper has no such column). Failed exchanges (retry \
+         limit reached) are counted apart.\n",
+        paper::REPETITIONS,
+        paper::REPETITIONS * paper::EXCHANGES_PER_CLIENT,
     );
     let labels = after_labels();
     let mut header = vec!["clients", "workload", "algorithm", "source"];
@@ -340,7 +389,7 @@ fn markdown(outcome: &Outcome) -> String {
                 row.push(share(a.failed, total));
                 t.push(row);
                 if let Some(r) = paper::table_1(n, w.name(), alg) {
-                    let expected = paper::REPETITIONS * 50 * n as u64;
+                    let expected = paper::REPETITIONS * paper::EXCHANGES_PER_CLIENT * n as u64;
                     let mut row = vec![
                         String::new(),
                         String::new(),
@@ -365,8 +414,9 @@ fn markdown(outcome: &Outcome) -> String {
     let _ = writeln!(
         md,
         "\n## Client completion time and RTOmax\n\nMedian (10th–90th percentile) of the time \
-         a client takes for its 50 exchanges, and the median client RTOmax (longest \
-         retransmission timeout that expired; 0 when none did).\n"
+         a client takes for its {} exchanges, and the median client RTOmax (longest \
+         retransmission timeout that expired; 0 when none did).\n",
+        p.exchanges
     );
     let mut t = MarkdownTable::new(&[
         "workload",
@@ -485,6 +535,14 @@ fn markdown(outcome: &Outcome) -> String {
     md
 }
 
+/// Default CoAP's smallest and largest initial timeout in seconds, from the clients'
+/// configuration (ACK_TIMEOUT and ACK_TIMEOUT × ACK_RANDOM_FACTOR).
+fn default_initial_timeouts(p: &Params) -> (f64, f64) {
+    let t = run::client_config(Algorithm::Default, p.max_retransmit).transmission;
+    let low = t.ack_timeout.as_secs_f64();
+    (low, low * t.ack_random_factor)
+}
+
 /// Explains the outcome from what the runs measured: the bottleneck's service time per
 /// frame, the queueing RTT it implies, queue drops, and the time to ACK per algorithm.
 fn mechanisms(outcome: &Outcome, md: &mut String) {
@@ -500,9 +558,9 @@ fn mechanisms(outcome: &Outcome, md: &mut String) {
         return;
     }
     let frame = bytes as f64 / frames as f64;
-    let service = frame * 8.0 / p.rate_bps as f64;
-    let delay = p.one_way_delay.as_secs_f64();
-    let ack_timeout = 2.0;
+    let service = frame * 8.0 / p.rate as f64;
+    let delay = p.one_way_delay().as_secs_f64();
+    let (ack_timeout, ack_timeout_max) = default_initial_timeouts(p);
     let threshold = (ack_timeout - 2.0 * delay) / service;
     let _ = writeln!(
         md,
@@ -510,9 +568,10 @@ fn mechanisms(outcome: &Outcome, md: &mut String) {
          holds the link for {:.1} ms. With NSTART 1 each client has one request in the \
          upstream queue or one response in the downstream one, so N clients see a queueing \
          RTT of about N × {:.1} ms + {:.0} ms. That reaches default CoAP's smallest initial \
-         timeout (ACK_TIMEOUT = 2 s) at about {threshold:.0} clients: below it default CoAP \
-         never times out, above it most of its first timeouts (uniform in 2–3 s) expire before \
-         the response, and the spurious retransmissions load the link further.",
+         timeout (ACK_TIMEOUT = {ack_timeout} s) at about {threshold:.0} clients: below it \
+         default CoAP never times out, above it most of its first timeouts (uniform in \
+         {ack_timeout}–{ack_timeout_max} s) expire before the response, and the spurious \
+         retransmissions load the link further.",
         1000.0 * service,
         1000.0 * service,
         1000.0 * 2.0 * delay,
@@ -521,7 +580,7 @@ fn mechanisms(outcome: &Outcome, md: &mut String) {
         md,
         "- The drop-tail queues ({} packets per direction) dropped {drops} packets over all \
          {} runs{}",
-        p.queue_packets,
+        p.queue,
         outcome.runs.len(),
         if drops == 0 {
             ": every retransmission in Covey is spurious (a timeout shorter than the \
@@ -546,9 +605,10 @@ fn mechanisms(outcome: &Outcome, md: &mut String) {
     if !rows.is_empty() {
         let _ = writeln!(
             md,
-            "- At {high} continuous clients, mean time from first transmission to ACK / median RTOmax: {}. Default \
-             CoAP draws every initial timeout from [2 s, 3 s] whatever the path, so once the \
-             queueing RTT passes 2 s almost every exchange times out once and its spurious \
+            "- At {high} continuous clients, mean time from first transmission to ACK / median \
+             RTOmax: {}. Default CoAP draws every initial timeout from [{ack_timeout} s, \
+             {ack_timeout_max} s] whatever the path, so once the queueing RTT passes \
+             {ack_timeout} s almost every exchange times out once and its spurious \
              retransmission queues behind the original. The adaptive estimators follow the \
              RTT: Linux RTO, Peak-Hopper and RFC 6298 apply Karn's rule (no sample from a \
              retransmitted exchange) and keep their backoff for later exchanges until a valid \
@@ -564,14 +624,21 @@ fn sensitivity(outcome: &Outcome, md: &mut String) {
     if outcome.sensitivity.is_empty() {
         return;
     }
+    let p = &outcome.params;
     let _ = writeln!(
         md,
         "\n### Sensitivity to what the paper leaves open\n\nContinuous clients, the same \
-         seeds, one setting changed at a time: IPv4 instead of IPv6 headers (shorter \
+         seeds, one setting changed at a time: IPv4 instead of {} headers (shorter \
          datagrams, so a shorter queueing RTT), and a router buffer of {} packets (Contiki's \
-         default QUEUEBUF_NUM) instead of netem's 1000. Not a fit: the main results keep \
+         default QUEUEBUF_NUM) instead of {}. Not a fit: the main results keep \
          the configured values.\n",
-        super::sensitivity::SHORT_QUEUE
+        p.header.short_name(),
+        super::sensitivity::SHORT_QUEUE,
+        if p.queue == NETEM_LIMIT {
+            format!("netem's {NETEM_LIMIT}")
+        } else {
+            format!("the configured {}", p.queue)
+        },
     );
     let mut t = MarkdownTable::new(&[
         "variant",

@@ -2,19 +2,25 @@
 
 use std::collections::BTreeMap;
 
+use covey_proto::cc::Algorithm;
 use covey_proto::stats::TRACKED_ATTEMPTS;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::client::ClientKind;
 use super::Workload;
+use crate::stats;
 
 /// One client's measurements.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientResult {
     /// Index among the run's clients.
     pub client: usize,
     /// The algorithm this client's endpoints used.
-    pub algorithm: &'static str,
+    #[serde(
+        serialize_with = "algorithm_name",
+        deserialize_with = "algorithm_named"
+    )]
+    pub algorithm: Algorithm,
     /// Continuous or random.
     pub kind: ClientKind,
     /// Seconds from its first request to the end of its last exchange (`None`: unfinished
@@ -41,10 +47,14 @@ pub struct ClientResult {
 }
 
 /// One run's measurements.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The algorithm under test.
-    pub algorithm: &'static str,
+    #[serde(
+        serialize_with = "algorithm_name",
+        deserialize_with = "algorithm_named"
+    )]
+    pub algorithm: Algorithm,
     /// The workload.
     pub workload: Workload,
     /// Number of clients.
@@ -72,9 +82,21 @@ pub struct RunResult {
     /// Longest downstream queue.
     pub max_queue_down: usize,
     /// Per-client measurements (in the clients CSV; left out of the JSON, which would
-    /// otherwise repeat tens of thousands of rows).
+    /// otherwise repeat tens of thousands of rows, and carried beside the run in shards).
     #[serde(skip)]
     pub results: Vec<ClientResult>,
+}
+
+/// An algorithm as its name ([`Algorithm::name`]).
+pub(super) fn algorithm_name<S: Serializer>(a: &Algorithm, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.name())
+}
+
+/// An algorithm read back from its name.
+fn algorithm_named<'de, D: Deserializer<'de>>(d: D) -> Result<Algorithm, D::Error> {
+    let name = String::deserialize(d)?;
+    Algorithm::from_name(&name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown algorithm `{name}`")))
 }
 
 /// Five numbers that describe a distribution.
@@ -97,23 +119,19 @@ pub struct Distribution {
 }
 
 impl Distribution {
-    /// The distribution of `samples` (nearest-rank percentiles).
+    /// The distribution of the finite `samples` (the lab's quantiles, [`crate::stats`]).
     pub fn of(mut samples: Vec<f64>) -> Distribution {
         samples.retain(|x| x.is_finite());
-        if samples.is_empty() {
-            return Distribution::default();
-        }
         samples.sort_by(f64::total_cmp);
-        let n = samples.len();
-        let rank = |q: f64| samples[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let q = |p: f64| stats::quantile_sorted(&samples, p).unwrap_or_default();
         Distribution {
-            n,
-            min: samples[0],
-            p10: rank(0.10),
-            median: rank(0.50),
-            p90: rank(0.90),
-            max: samples[n - 1],
-            mean: samples.iter().sum::<f64>() / n as f64,
+            n: samples.len(),
+            min: q(0.0),
+            p10: q(0.10),
+            median: q(0.50),
+            p90: q(0.90),
+            max: q(1.0),
+            mean: stats::mean(&samples).unwrap_or_default(),
         }
     }
 }
@@ -153,16 +171,17 @@ pub struct Aggregate {
 }
 
 /// Groups the clients of `runs` into [`Aggregate`]s, in a stable order.
-pub fn aggregate(runs: &[RunResult]) -> Vec<Aggregate> {
+pub fn aggregate<'a>(runs: impl IntoIterator<Item = &'a RunResult>) -> Vec<Aggregate> {
     type Key = (Workload, &'static str, usize, &'static str);
     let mut groups: BTreeMap<Key, (usize, Vec<&ClientResult>)> = BTreeMap::new();
     for run in runs {
         let mut seen: Vec<&'static str> = Vec::new();
         for c in &run.results {
-            let key = (run.workload, run.algorithm, run.clients, c.algorithm);
+            let algorithm = c.algorithm.name();
+            let key = (run.workload, run.algorithm.name(), run.clients, algorithm);
             let entry = groups.entry(key).or_default();
-            if !seen.contains(&c.algorithm) {
-                seen.push(c.algorithm);
+            if !seen.contains(&algorithm) {
+                seen.push(algorithm);
                 entry.0 += 1;
             }
             entry.1.push(c);
@@ -223,10 +242,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distribution_uses_nearest_rank_percentiles() {
+    fn distribution_interpolates_its_percentiles() {
         let d = Distribution::of((1..=10).map(f64::from).collect());
         assert_eq!((d.n, d.min, d.max), (10, 1.0, 10.0));
-        assert_eq!((d.p10, d.median, d.p90), (1.0, 5.0, 9.0));
+        // Type 7, as numpy.quantile(range(1, 11), [0.1, 0.5, 0.9]).
+        assert!((d.p10 - 1.9).abs() < 1e-12 && (d.p90 - 9.1).abs() < 1e-12);
+        assert_eq!(d.median, 5.5);
         assert!((d.mean - 5.5).abs() < 1e-12);
         assert_eq!(Distribution::of(vec![]).n, 0);
         assert_eq!(Distribution::of(vec![f64::NAN, 2.0]).median, 2.0);

@@ -2,7 +2,7 @@
 //! until every client has ended its 50 exchanges, read the engines' counters.
 
 use covey_proto::cc::Algorithm;
-use covey_proto::{Config, Duration, Instant, TransmissionParameters};
+use covey_proto::{Config, Instant, TransmissionParameters};
 use covey_sim::media::{
     Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay,
 };
@@ -76,13 +76,13 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
 /// The bottleneck of `params`.
 pub fn bottleneck(params: &Params) -> LinkConfig {
     LinkConfig {
-        rate_bps: params.rate_bps,
-        delay: PropagationDelay::Fixed(params.one_way_delay),
+        rate_bps: params.rate,
+        delay: PropagationDelay::Fixed(params.one_way_delay()),
         framing: Framing {
             mtu: params.mtu,
-            header: params.header,
+            header: params.header_model(),
         },
-        queue_packets: params.queue_packets,
+        queue_packets: params.queue,
         loss: LossSpec::None,
     }
 }
@@ -115,15 +115,15 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         let client = WorkloadClient::new(
             kind,
             node_addr(SERVER),
-            params.exchanges_per_client,
-            params.start_spread,
+            params.exchanges,
+            params.start_spread(),
         );
         sim.add_node(
             client_config(algorithm, params.max_retransmit),
             CcNode::Client(client),
         );
     }
-    let finished = sim.run_until(Instant::ZERO + params.time_limit);
+    let finished = sim.run_until(Instant::ZERO + params.time_limit());
     let mut results = Vec::with_capacity(point.clients);
     for (i, (kind, algorithm)) in roles.into_iter().enumerate() {
         let node = &sim.nodes()[i + 1];
@@ -133,7 +133,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         let stats = node.stats();
         results.push(ClientResult {
             client: i,
-            algorithm: algorithm.name(),
+            algorithm,
             kind,
             completion_s: c.completion_time().map(|d| d.as_secs_f64()),
             rto_max_s: c.rto_max.as_secs_f64(),
@@ -149,7 +149,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     }
     let m = sim.medium();
     RunResult {
-        algorithm: point.algorithm.name(),
+        algorithm: point.algorithm,
         workload: point.workload,
         clients: point.clients,
         seed_index: point.seed_index,
@@ -165,9 +165,4 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         max_queue_down: m.b_to_a().max_queue(),
         results,
     }
-}
-
-/// The wall-clock-free virtual duration limit of a run.
-pub fn default_time_limit() -> Duration {
-    Duration::from_secs(6 * 3600)
 }

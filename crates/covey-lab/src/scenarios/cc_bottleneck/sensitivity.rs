@@ -2,15 +2,73 @@
 //! IPv4 instead of IPv6 headers (the paper does not name its IP version) and with a short
 //! router buffer instead of netem's 1000-packet default. A sensitivity study, reported as
 //! such beside the main results — not a fit.
+//!
+//! Its runs are points of the sweep like the main ones (variant [`Variant::Ipv4Headers`] or
+//! [`Variant::ShortQueue`]), with at most [`SEEDS`] seeds; its "as configured" rows are the
+//! main sweep's runs of the same algorithms, client counts and seeds.
 
 use covey_proto::cc::Algorithm;
-use covey_sim::media::HeaderModel;
 use serde::Serialize;
 
-use super::{run_sweep, Params, Sweep, Workload};
+use super::results::{aggregate, RunResult};
+use super::{Headers, Params, Point, Workload};
 
 /// A router buffer of a constrained border router: Contiki's default QUEUEBUF_NUM.
 pub const SHORT_QUEUE: usize = 8;
+
+/// Seeds per point of the study (fewer when the sweep has fewer).
+pub const SEEDS: usize = 3;
+
+/// The algorithms the study runs.
+pub const ALGORITHMS: [Algorithm; 3] = [Algorithm::Default, Algorithm::Cocoa, Algorithm::Linux];
+
+/// The client counts the study runs.
+pub const CLIENTS: [usize; 3] = [10, 40, 80];
+
+/// The parameters a run uses: as configured, or with one setting changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// The parameters as configured (the main sweep).
+    Configured,
+    /// IPv4 instead of the configured headers.
+    Ipv4Headers,
+    /// A router buffer of [`SHORT_QUEUE`] packets.
+    ShortQueue,
+}
+
+impl Variant {
+    /// The variants of the study, in report order.
+    pub const ALL: [Variant; 3] = [
+        Variant::Configured,
+        Variant::Ipv4Headers,
+        Variant::ShortQueue,
+    ];
+
+    /// `base` with this variant's change.
+    pub fn params(self, base: &Params) -> Params {
+        match self {
+            Variant::Configured => base.clone(),
+            Variant::Ipv4Headers => Params {
+                header: Headers::Ipv4,
+                ..base.clone()
+            },
+            Variant::ShortQueue => Params {
+                queue: SHORT_QUEUE,
+                ..base.clone()
+            },
+        }
+    }
+
+    /// What was changed, as the report names it.
+    pub fn label(self) -> String {
+        match self {
+            Variant::Configured => "as configured".to_string(),
+            Variant::Ipv4Headers => Headers::Ipv4.model().name().to_string(),
+            Variant::ShortQueue => format!("queue {SHORT_QUEUE} packets"),
+        }
+    }
+}
 
 /// One variant's result for one algorithm and client count.
 #[derive(Debug, Clone, Serialize)]
@@ -29,48 +87,55 @@ pub struct SensitivityRow {
     pub queue_drops_per_run: f64,
 }
 
-/// The variants of `base` studied.
-pub fn variants(base: &Params) -> Vec<(String, Params)> {
-    vec![
-        ("as configured".to_string(), base.clone()),
-        (
-            HeaderModel::Ipv4Udp.name().to_string(),
-            Params {
-                header: HeaderModel::Ipv4Udp,
-                ..base.clone()
-            },
-        ),
-        (
-            format!("queue {SHORT_QUEUE} packets"),
-            Params {
-                queue_packets: SHORT_QUEUE,
-                ..base.clone()
-            },
-        ),
-    ]
+/// The study's points beyond the main sweep: default CoAP, CoCoA and Linux RTO with 10, 40
+/// and 80 continuous clients under each changed setting.
+pub fn points() -> Vec<Point> {
+    let mut points = Vec::new();
+    for variant in [Variant::Ipv4Headers, Variant::ShortQueue] {
+        for clients in CLIENTS {
+            for algorithm in ALGORITHMS {
+                points.push(Point {
+                    variant,
+                    algorithm,
+                    workload: Workload::Continuous,
+                    clients,
+                });
+            }
+        }
+    }
+    points
 }
 
-/// Runs default CoAP, CoCoA and Linux RTO with 10, 40 and 80 continuous clients under each
-/// variant, `seeds` seeds each.
-pub fn study(base: &Params, seeds: usize, seed: u64) -> Vec<SensitivityRow> {
-    let sweep = Sweep {
-        algorithms: vec![Algorithm::Default, Algorithm::Cocoa, Algorithm::Linux],
-        clients: vec![10, 40, 80],
-        workloads: vec![Workload::Continuous],
-        seeds,
-    };
+/// Whether the main sweep's `run` is one of the study's "as configured" runs.
+fn studied(run: &RunResult) -> bool {
+    run.workload == Workload::Continuous
+        && run.seed_index < SEEDS
+        && CLIENTS.contains(&run.clients)
+        && ALGORITHMS.contains(&run.algorithm)
+}
+
+/// The study's rows from the main sweep's runs (`main`) and the changed settings' runs
+/// (`variants`); each point's seeds in seed order, as the runner gives them.
+pub fn study(main: &[RunResult], variants: &[(Variant, RunResult)]) -> Vec<SensitivityRow> {
     let mut rows = Vec::new();
-    for (name, params) in variants(base) {
-        let outcome = run_sweep(&params, &sweep, seed, None);
-        for a in &outcome.aggregates {
-            let runs: Vec<_> = outcome
-                .runs
+    for variant in Variant::ALL {
+        let runs: Vec<&RunResult> = if variant == Variant::Configured {
+            main.iter().filter(|r| studied(r)).collect()
+        } else {
+            variants
                 .iter()
-                .filter(|r| r.algorithm == a.run_algorithm && r.clients == a.clients)
+                .filter(|(v, _)| *v == variant)
+                .map(|(_, r)| r)
+                .collect()
+        };
+        for a in aggregate(runs.iter().copied()) {
+            let runs: Vec<&&RunResult> = runs
+                .iter()
+                .filter(|r| r.algorithm.name() == a.run_algorithm && r.clients == a.clients)
                 .collect();
             let drops = runs.iter().map(|r| r.queue_drops).sum::<u64>() as f64;
             rows.push(SensitivityRow {
-                variant: name.clone(),
+                variant: variant.label(),
                 algorithm: a.run_algorithm,
                 clients: a.clients,
                 retransmitted_share: a.retransmitted_share,

@@ -13,12 +13,12 @@
 use covey_sim::media::fading::{
     db_to_linear, rayleigh_block_frame_error_rate, FadingErrorRate, PaperFadingModel,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::scenarios::one_hop::LinkFormat;
 
 /// How frames or datagrams are corrupted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ErrorModel {
     /// The paper's application-layer error rate C_f, applied at the receiver's UDP layer.
@@ -36,6 +36,9 @@ impl ErrorModel {
         ErrorModel::Independent,
         ErrorModel::Rayleigh,
     ];
+
+    /// Every model's name, in the order of [`ErrorModel::ALL`].
+    pub const NAMES: &'static [&'static str] = &["paper", "independent", "rayleigh"];
 
     /// The model's name in parameters and reports.
     pub const fn name(self) -> &'static str {
@@ -135,7 +138,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for m in ErrorModel::ALL {
+        for (m, &name) in ErrorModel::ALL.into_iter().zip(ErrorModel::NAMES) {
+            assert_eq!(m.name(), name);
             assert_eq!(ErrorModel::from_name(m.name()), Some(m));
         }
         assert_eq!(ErrorModel::from_name(" Paper "), Some(ErrorModel::Paper));

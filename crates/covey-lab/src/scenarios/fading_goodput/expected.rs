@@ -44,7 +44,7 @@ pub fn expected_goodput(
     }
     let air =
         air_time_s(model, snr_db, request, &link)? + air_time_s(model, snr_db, response, &link)?;
-    let timeout = params.ack_timeout.as_secs_f64();
+    let timeout = params.ack_timeout().as_secs_f64();
     let attempts = i32::from(params.max_retransmit) + 1;
     let (mut time, mut reach) = (0.0, 1.0);
     for k in 0..attempts {

@@ -26,22 +26,19 @@ pub mod expected;
 pub mod loss_probe;
 pub mod node;
 pub mod paper;
-mod parameters;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod server;
 pub mod udp_discard;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant as WallClock;
-
 use covey_proto::Duration;
 use covey_sim::sim::splitmix64;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::scenarios::{Progress, RunOptions, Summary};
+use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
 use crate::LabError;
 pub use error_model::ErrorModel;
 pub use loss_probe::LossCell;
@@ -51,73 +48,117 @@ pub use run::{RunPoint, RunResult};
 /// The scenario's name.
 pub const NAME: &str = "fading-goodput";
 
-/// The fixed parameters of the experiment.
-#[derive(Debug, Clone, Serialize)]
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FadingGoodput;
+
+/// The parameters of the experiment, as `--set` names them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
+    /// The error models to sweep, in report order.
+    pub models: Vec<ErrorModel>,
     /// Consecutive transactions per run.
     pub transactions: u32,
-    /// ACK_TIMEOUT, the fixed initial retransmission timeout.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub ack_timeout: Duration,
+    /// ACK_TIMEOUT, the fixed initial retransmission timeout, ms.
+    pub ack_timeout_ms: u64,
     /// MAX_RETRANSMIT.
     pub max_retransmit: u8,
     /// Frames each node's MAC queue holds.
-    pub queue_frames: usize,
+    pub queue: usize,
     /// Datagrams per Table 4 cell in the Monte-Carlo measurement.
-    pub probe_datagrams: u64,
-    /// Virtual time after which a run is stopped.
-    #[serde(serialize_with = "crate::report::json::serialize_secs")]
-    pub time_limit: Duration,
+    pub probe: u64,
+    /// Virtual time after which a run is stopped, ms.
+    pub time_limit_ms: u64,
 }
 
 impl Default for Params {
     fn default() -> Params {
         Params {
+            models: ErrorModel::ALL.to_vec(),
             transactions: 100,
-            ack_timeout: Duration::from_secs(1),
+            ack_timeout_ms: 1000,
             max_retransmit: 4,
-            queue_frames: 12,
-            probe_datagrams: 4000,
-            time_limit: Duration::from_secs(4 * 3600),
+            queue: 12,
+            probe: 4000,
+            time_limit_ms: 4 * 3600 * 1000,
         }
     }
 }
 
 impl Params {
-    /// The defaults with `overrides` applied. Names: `transactions`, `ack_timeout_ms`,
-    /// `max_retransmit`, `queue` (frames), `probe` (datagrams per Table 4 cell), each clamped
-    /// to a range a run can finish in; `models` (comma-separated error models) is read by
-    /// [`models_from`].
-    pub fn with_overrides(overrides: &[(String, String)]) -> Result<Params, LabError> {
-        let mut p = Params::default();
-        for (name, value) in overrides {
-            let bad =
-                || LabError::InvalidOption(format!("{NAME}: bad value `{value}` for `{name}`"));
-            let int = || value.trim().parse::<u64>().map_err(|_| bad());
-            match name.as_str() {
-                "transactions" => {
-                    p.transactions = u32::try_from(int()?).map_err(|_| bad())?.clamp(1, 100_000)
-                }
-                "ack_timeout_ms" => p.ack_timeout = Duration::from_millis(int()?.clamp(1, 60_000)),
-                "max_retransmit" => {
-                    p.max_retransmit = u8::try_from(int()?).map_err(|_| bad())?.min(20)
-                }
-                "queue" => {
-                    p.queue_frames = usize::try_from(int()?).map_err(|_| bad())?.clamp(1, 1024)
-                }
-                "probe" => p.probe_datagrams = int()?.min(1_000_000),
-                "models" => {}
-                _ => {
-                    return Err(LabError::InvalidOption(format!(
-                        "{NAME} has no parameter `{name}` (models, transactions, \
-                         ack_timeout_ms, max_retransmit, queue, probe)"
-                    )))
-                }
-            }
-        }
-        Ok(p)
+    /// ACK_TIMEOUT, the fixed initial retransmission timeout.
+    pub fn ack_timeout(&self) -> Duration {
+        Duration::from_millis(self.ack_timeout_ms)
+    }
+
+    /// Virtual time after which a run is stopped.
+    pub fn time_limit(&self) -> Duration {
+        Duration::from_millis(self.time_limit_ms)
     }
 }
+
+/// The parameter table.
+const PARAMS: &[Param] = &[
+    Param {
+        name: "models",
+        help: "the error models to sweep",
+        accepts: Accepts::ListOf(&Accepts::OneOf(ErrorModel::NAMES)),
+    },
+    Param {
+        name: "transactions",
+        help: "consecutive CON GETs per run",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 100_000,
+            unit: "",
+        },
+    },
+    Param {
+        name: "ack_timeout_ms",
+        help: "ACK_TIMEOUT, the fixed initial retransmission timeout",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 60_000,
+            unit: "ms",
+        },
+    },
+    Param {
+        name: "max_retransmit",
+        help: "MAX_RETRANSMIT",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 20,
+            unit: "",
+        },
+    },
+    Param {
+        name: "queue",
+        help: "frames each node's MAC queue holds",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1024,
+            unit: "frames",
+        },
+    },
+    Param {
+        name: "probe",
+        help: "datagrams per Table 4 cell in the Monte-Carlo measurement",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 1_000_000,
+            unit: "datagrams",
+        },
+    },
+    Param {
+        name: "time_limit_ms",
+        help: "virtual time after which a run is stopped",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 7 * 24 * 3_600_000,
+            unit: "ms",
+        },
+    },
+];
 
 /// The points and seeds of a sweep.
 #[derive(Debug, Clone, Serialize)]
@@ -151,21 +192,26 @@ impl Sweep {
         }
     }
 
-    /// Every run of the sweep; seed k is the same for every point.
-    pub fn points(&self, base_seed: u64) -> Vec<RunPoint> {
+    /// The quick or the full sweep of `models`.
+    pub fn of(quick: bool, models: Vec<ErrorModel>, seeds: usize) -> Sweep {
+        if quick {
+            Sweep::quick(models, seeds)
+        } else {
+            Sweep::full(models, seeds)
+        }
+    }
+
+    /// The sweep's points: models, then SNRs, then payloads.
+    pub fn points(&self) -> Vec<Point> {
         let mut points = Vec::new();
         for &model in &self.models {
             for &snr_db in &self.snrs_db {
                 for &payload in &self.payloads {
-                    for seed_index in 0..self.seeds {
-                        points.push(RunPoint {
-                            model,
-                            snr_db,
-                            payload,
-                            seed_index,
-                            run_seed: splitmix64(base_seed.wrapping_add(seed_index as u64)),
-                        });
-                    }
+                    points.push(Point {
+                        model,
+                        snr_db,
+                        payload,
+                    });
                 }
             }
         }
@@ -173,26 +219,43 @@ impl Sweep {
     }
 }
 
-/// The error models named in `params` (`models=paper,independent`), or all of them.
-pub fn models_from(params: &[(String, String)]) -> Result<Vec<ErrorModel>, LabError> {
-    let Some((_, value)) = params.iter().rev().find(|(k, _)| k == "models") else {
-        return Ok(ErrorModel::ALL.to_vec());
-    };
-    let mut models = Vec::new();
-    for name in value.split(',').filter(|s| !s.trim().is_empty()) {
-        let model = ErrorModel::from_name(name).ok_or_else(|| {
-            LabError::InvalidOption(format!(
-                "{NAME}: unknown error model `{name}` (paper, independent, rayleigh)"
-            ))
-        })?;
-        if !models.contains(&model) {
-            models.push(model);
+/// One point of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    /// How traffic is corrupted.
+    pub model: ErrorModel,
+    /// The SNR in dB.
+    pub snr_db: f64,
+    /// Bytes of the representation fetched.
+    pub payload: usize,
+}
+
+/// The Table 4 measurement's seed: one for every cell, from the base seed alone (the probe
+/// is not a seeded run of a point, so the aggregate makes it).
+pub fn probe_seed(base_seed: u64) -> u64 {
+    splitmix64(base_seed ^ 0x7461_626c_6534)
+}
+
+/// Table 4 under every model of `sweep`, closed form and Monte Carlo, f = 1..=12 at each
+/// SNR, measured with `params.probe` datagrams per cell.
+///
+/// The cells are measured in parallel: together they take longer than the quick sweep's
+/// runs, and the aggregate (where they belong, seeded by the base seed alone) is one
+/// thread. Each cell is its own deterministic computation, collected in order.
+pub fn table_4(params: &Params, sweep: &Sweep, base_seed: u64) -> Vec<LossCell> {
+    let seed = probe_seed(base_seed);
+    let mut cells = Vec::new();
+    for &model in &sweep.models {
+        for &snr in &sweep.snrs_db {
+            for f in 1..=12 {
+                cells.push((model, snr, f));
+            }
         }
     }
-    if models.is_empty() {
-        return Err(LabError::InvalidOption(format!("{NAME}: no error model")));
-    }
-    Ok(models)
+    cells
+        .into_par_iter()
+        .map(|(model, snr, f)| loss_probe::measure(model, snr, f, params.probe, params, seed))
+        .collect()
 }
 
 /// Everything a sweep produced.
@@ -210,107 +273,89 @@ pub struct Outcome {
     pub points: Vec<GoodputPoint>,
     /// Table 4 per model: closed form and Monte Carlo, f = 1..=12 at each SNR.
     pub table_4: Vec<LossCell>,
-    /// Wall-clock seconds the sweep took.
-    pub wall_s: f64,
 }
 
-/// One task of a sweep: a goodput run or a Table 4 cell.
-#[derive(Debug, Clone, Copy)]
-enum Task {
-    Run(RunPoint),
-    Cell(ErrorModel, f64, usize),
-}
+impl Scenario for FadingGoodput {
+    type Params = Params;
+    type Point = Point;
+    type RunResult = RunResult;
+    type Outcome = Outcome;
 
-/// What a task produced.
-#[derive(Debug)]
-enum Done {
-    Run(Box<RunResult>),
-    Cell(LossCell),
-}
-
-/// Runs `sweep` and the Table 4 measurement with `params` in parallel, in a deterministic
-/// order of results whatever the scheduling.
-pub fn run_sweep(
-    params: &Params,
-    sweep: &Sweep,
-    seed: u64,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Outcome {
-    let started = WallClock::now();
-    let mut tasks: Vec<Task> = Vec::new();
-    for &model in &sweep.models {
-        for &snr in &sweep.snrs_db {
-            for f in 1..=12 {
-                tasks.push(Task::Cell(model, snr, f));
-            }
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "CoAP goodput over one 802.15.4 hop under Rayleigh fading (Table 4, Fig 10)",
+            paper: super::TINYCOAP_PAPER,
         }
     }
-    tasks.extend(sweep.points(seed).into_iter().map(Task::Run));
-    let total = tasks.len();
-    let done = AtomicUsize::new(0);
-    let probe_seed = splitmix64(seed ^ 0x7461_626c_6534);
-    let results: Vec<Done> = tasks
-        .par_iter()
-        .map(|task| {
-            let out = match *task {
-                Task::Run(point) => Done::Run(Box::new(run::run_point(&point, params))),
-                Task::Cell(model, snr, f) => Done::Cell(loss_probe::measure(
-                    model,
-                    snr,
-                    f,
-                    params.probe_datagrams,
-                    params,
-                    probe_seed,
-                )),
-            };
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(p) = progress {
-                p(Progress { done: n, total });
+
+    fn params(&self) -> &'static [Param] {
+        PARAMS
+    }
+
+    /// The paper's parameters; the quick sweep measures Table 4 with 1000 datagrams a cell.
+    fn defaults(&self, quick: bool) -> Params {
+        Params {
+            probe: if quick { 1000 } else { 4000 },
+            ..Params::default()
+        }
+    }
+
+    fn check(&self, params: &Params) -> Result<(), LabError> {
+        for (i, model) in params.models.iter().enumerate() {
+            if params.models[..i].contains(model) {
+                return Err(LabError::InvalidOption(format!(
+                    "{NAME}: `models` names `{}` twice",
+                    model.name()
+                )));
             }
-            out
+        }
+        Ok(())
+    }
+
+    fn default_seeds(&self, quick: bool) -> usize {
+        if quick {
+            2
+        } else {
+            10
+        }
+    }
+
+    fn points(&self, params: &Params, quick: bool) -> Vec<Point> {
+        Sweep::of(quick, params.models.clone(), 0).points()
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<Point>) -> Result<RunResult, LabError> {
+        let point = RunPoint {
+            model: trial.point.model,
+            snr_db: trial.point.snr_db,
+            payload: trial.point.payload,
+            seed_index: trial.seed_index,
+            run_seed: trial.seed,
+        };
+        Ok(run::run_point(&point, params))
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<RunResult>) -> Result<Outcome, LabError> {
+        let params = plan.params;
+        let sweep = Sweep::of(plan.quick, params.models.clone(), plan.seeds);
+        let token_length = run::endpoint_config(params).token_length;
+        let mut points = results::aggregate(&runs);
+        for p in &mut points {
+            p.goodput_closed_form =
+                expected::expected_goodput(p.model, p.snr_db, p.payload, params, token_length);
+        }
+        Ok(Outcome {
+            params: params.clone(),
+            table_4: table_4(params, &sweep, plan.seed),
+            sweep,
+            seed: plan.seed,
+            points,
+            runs,
         })
-        .collect();
-    let mut runs = Vec::new();
-    let mut table_4 = Vec::new();
-    for r in results {
-        match r {
-            Done::Run(r) => runs.push(*r),
-            Done::Cell(c) => table_4.push(c),
-        }
     }
-    let token_length = run::endpoint_config(params).token_length;
-    let mut points = results::aggregate(&runs);
-    for p in &mut points {
-        p.goodput_closed_form =
-            expected::expected_goodput(p.model, p.snr_db, p.payload, params, token_length);
-    }
-    Outcome {
-        params: params.clone(),
-        sweep: sweep.clone(),
-        seed,
-        points,
-        runs,
-        table_4,
-        wall_s: started.elapsed().as_secs_f64(),
-    }
-}
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let seeds = options.runs.unwrap_or(if options.quick { 2 } else { 10 });
-    if seeds == 0 {
-        return Err(LabError::InvalidOption("runs must be at least 1".into()));
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
     }
-    let models = models_from(&options.params)?;
-    let mut params = Params::with_overrides(&options.params)?;
-    if options.quick && !options.params.iter().any(|(k, _)| k == "probe") {
-        params.probe_datagrams = 1000;
-    }
-    let sweep = if options.quick {
-        Sweep::quick(models, seeds)
-    } else {
-        Sweep::full(models, seeds)
-    };
-    let outcome = run_sweep(&params, &sweep, options.seed, options.progress.as_deref());
-    report::write(&outcome, &options.out_dir)
 }

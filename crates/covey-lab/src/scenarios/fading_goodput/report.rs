@@ -3,32 +3,32 @@
 //! Markdown page that sets Covey's numbers beside the paper's and says where they differ.
 
 use std::fmt::Write as _;
-use std::path::Path;
+
+use serde::Serialize;
 
 use super::error_model::ErrorModel;
 use super::loss_probe::LossCell;
 use super::paper;
 use super::results::{curve_against_closed_form, curve_mean, find, GoodputPoint};
-use super::{Outcome, NAME};
-use crate::report::csv::CsvTable;
+use super::run::endpoint_config;
+use super::Outcome;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
+use crate::report::rows::Fixed;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::Summary;
+use crate::scenarios::one_hop::LinkFormat;
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("runs", &runs_csv(outcome))?;
-    folder.csv("goodput", &goodput_csv(&outcome.points))?;
-    folder.csv("table4", &table_4_csv(&outcome.table_4))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    folder.rows("runs", &runs_rows(outcome))?;
+    folder.rows("goodput", &goodput_rows(&outcome.points))?;
+    folder.rows("table4", &table_4_rows(&outcome.table_4))?;
     for &snr in &outcome.sweep.snrs_db {
         let suffix = format!("snr-{}", snr_label(snr));
         folder.svg(Some(&suffix), &chart(outcome, snr))?;
     }
-    folder.finish(outcome.runs.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
 /// "2.5" → "2_5", for file names.
@@ -36,119 +36,128 @@ fn snr_label(snr: f64) -> String {
     format!("{snr:.1}").replace('.', "_")
 }
 
-fn runs_csv(outcome: &Outcome) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "model",
-        "snr_db",
-        "payload",
-        "seed_index",
-        "run_seed",
-        "finished",
-        "fragments",
-        "succeeded",
-        "failed",
-        "bytes",
-        "elapsed_s",
-        "goodput_bytes_per_s",
-        "coap_retransmissions",
-        "coap_datagrams",
-        "frames_on_air",
-        "mac_retries",
-        "channel_losses",
-        "udp_discards",
-    ]);
-    for r in &outcome.runs {
-        t.push([
-            r.point.model.name().to_string(),
-            format!("{:.1}", r.point.snr_db),
-            r.point.payload.to_string(),
-            r.point.seed_index.to_string(),
-            r.point.run_seed.to_string(),
-            r.finished.to_string(),
-            r.fragments.to_string(),
-            r.succeeded.to_string(),
-            r.failed.to_string(),
-            r.bytes.to_string(),
-            format!("{:.6}", r.elapsed_s),
-            format!("{:.3}", r.goodput),
-            r.coap_retransmissions.to_string(),
-            r.coap_datagrams.to_string(),
-            r.frames_on_air.to_string(),
-            r.mac_retries.to_string(),
-            r.channel_losses.to_string(),
-            r.udp_discards.to_string(),
-        ]);
-    }
-    t
+/// One run, as `fading-goodput-runs.csv` lists it.
+#[derive(Serialize)]
+struct RunRow {
+    model: ErrorModel,
+    snr_db: Fixed<1>,
+    payload: usize,
+    seed_index: usize,
+    run_seed: u64,
+    finished: bool,
+    fragments: usize,
+    succeeded: u32,
+    failed: u32,
+    bytes: u64,
+    elapsed_s: Fixed<6>,
+    goodput_bytes_per_s: Fixed<3>,
+    coap_retransmissions: u64,
+    coap_datagrams: u64,
+    frames_on_air: u64,
+    mac_retries: u64,
+    channel_losses: u64,
+    udp_discards: u64,
 }
 
-fn goodput_csv(points: &[GoodputPoint]) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "model",
-        "snr_db",
-        "payload",
-        "fragments",
-        "runs",
-        "goodput_mean_bytes_per_s",
-        "goodput_pooled_bytes_per_s",
-        "goodput_closed_form_bytes_per_s",
-        "goodput_min",
-        "goodput_max",
-        "transactions",
-        "failed",
-        "transaction_s",
-        "coap_retransmissions_per_transaction",
-        "unfinished_runs",
-    ]);
-    for p in points {
-        t.push([
-            p.model.name().to_string(),
-            format!("{:.1}", p.snr_db),
-            p.payload.to_string(),
-            p.fragments.to_string(),
-            p.runs.to_string(),
-            format!("{:.3}", p.goodput_mean),
-            format!("{:.3}", p.goodput_pooled),
-            p.goodput_closed_form
-                .map_or(String::new(), |g| format!("{g:.3}")),
-            format!("{:.3}", p.goodput_min),
-            format!("{:.3}", p.goodput_max),
-            p.transactions.to_string(),
-            p.failed.to_string(),
-            format!("{:.6}", p.transaction_s),
-            format!("{:.4}", p.coap_retransmissions_per_transaction),
-            p.unfinished.to_string(),
-        ]);
-    }
-    t
+fn runs_rows(outcome: &Outcome) -> Vec<RunRow> {
+    outcome
+        .runs
+        .iter()
+        .map(|r| RunRow {
+            model: r.point.model,
+            snr_db: Fixed(r.point.snr_db),
+            payload: r.point.payload,
+            seed_index: r.point.seed_index,
+            run_seed: r.point.run_seed,
+            finished: r.finished,
+            fragments: r.fragments,
+            succeeded: r.succeeded,
+            failed: r.failed,
+            bytes: r.bytes,
+            elapsed_s: Fixed(r.elapsed_s),
+            goodput_bytes_per_s: Fixed(r.goodput),
+            coap_retransmissions: r.coap_retransmissions,
+            coap_datagrams: r.coap_datagrams,
+            frames_on_air: r.frames_on_air,
+            mac_retries: r.mac_retries,
+            channel_losses: r.channel_losses,
+            udp_discards: r.udp_discards,
+        })
+        .collect()
 }
 
-fn table_4_csv(cells: &[LossCell]) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "model",
-        "snr_db",
-        "fragments",
-        "payload",
-        "paper_percent",
-        "closed_form_percent",
-        "monte_carlo_percent",
-        "datagrams",
-        "lost",
-    ]);
-    for c in cells {
-        t.push([
-            c.model.name().to_string(),
-            format!("{:.1}", c.snr_db),
-            c.fragments.to_string(),
-            c.payload.to_string(),
-            paper::table_4(c.fragments, c.snr_db).map_or(String::new(), |p| format!("{p:.2}")),
-            format!("{:.4}", c.closed_form_percent),
-            format!("{:.4}", c.measured_percent()),
-            c.datagrams.to_string(),
-            c.lost.to_string(),
-        ]);
-    }
-    t
+/// One (model, SNR, payload) point, as `fading-goodput-goodput.csv` lists it.
+#[derive(Serialize)]
+struct GoodputRow {
+    model: ErrorModel,
+    snr_db: Fixed<1>,
+    payload: usize,
+    fragments: usize,
+    runs: usize,
+    goodput_mean_bytes_per_s: Fixed<3>,
+    goodput_pooled_bytes_per_s: Fixed<3>,
+    goodput_closed_form_bytes_per_s: Option<Fixed<3>>,
+    goodput_min: Fixed<3>,
+    goodput_max: Fixed<3>,
+    transactions: u64,
+    failed: u64,
+    transaction_s: Fixed<6>,
+    coap_retransmissions_per_transaction: Fixed<4>,
+    unfinished_runs: usize,
+}
+
+fn goodput_rows(points: &[GoodputPoint]) -> Vec<GoodputRow> {
+    points
+        .iter()
+        .map(|p| GoodputRow {
+            model: p.model,
+            snr_db: Fixed(p.snr_db),
+            payload: p.payload,
+            fragments: p.fragments,
+            runs: p.runs,
+            goodput_mean_bytes_per_s: Fixed(p.goodput_mean),
+            goodput_pooled_bytes_per_s: Fixed(p.goodput_pooled),
+            goodput_closed_form_bytes_per_s: p.goodput_closed_form.map(Fixed),
+            goodput_min: Fixed(p.goodput_min),
+            goodput_max: Fixed(p.goodput_max),
+            transactions: p.transactions,
+            failed: p.failed,
+            transaction_s: Fixed(p.transaction_s),
+            coap_retransmissions_per_transaction: Fixed(p.coap_retransmissions_per_transaction),
+            unfinished_runs: p.unfinished,
+        })
+        .collect()
+}
+
+/// One Table 4 cell, as `fading-goodput-table4.csv` lists it.
+#[derive(Serialize)]
+struct Table4Row {
+    model: ErrorModel,
+    snr_db: Fixed<1>,
+    fragments: usize,
+    payload: usize,
+    paper_percent: Option<Fixed<2>>,
+    closed_form_percent: Fixed<4>,
+    monte_carlo_percent: Fixed<4>,
+    datagrams: u64,
+    lost: u64,
+}
+
+fn table_4_rows(cells: &[LossCell]) -> Vec<Table4Row> {
+    cells
+        .iter()
+        .map(|c| Table4Row {
+            model: c.model,
+            snr_db: Fixed(c.snr_db),
+            fragments: c.fragments,
+            payload: c.payload,
+            paper_percent: paper::table_4(c.fragments, c.snr_db).map(Fixed),
+            closed_form_percent: Fixed(c.closed_form_percent),
+            monte_carlo_percent: Fixed(c.measured_percent()),
+            datagrams: c.datagrams,
+            lost: c.lost,
+        })
+        .collect()
 }
 
 fn chart(outcome: &Outcome, snr: f64) -> LineChart {
@@ -209,20 +218,22 @@ fn largest_z(cells: &[LossCell], model: ErrorModel) -> Option<f64> {
 fn markdown(outcome: &Outcome) -> String {
     let p = &outcome.params;
     let s = &outcome.sweep;
+    let retries = LinkFormat::default().mac.max_frame_retries;
     let mut md = String::new();
     let _ = writeln!(
         md,
         "# fading-goodput: CoAP reliability under Rayleigh fading\n\nReproduces Ludovici, \
          Moreno and Calveras, TinyCoAP (JSAN 2013, seed 002): Table 4 and Fig 10. One IEEE \
-         802.15.4 hop (unslotted CSMA/CA, 3 MAC retries, 127-byte PSDU, 6LoWPAN fragments), CON \
-         GET, ACK_TIMEOUT {:.1} s with ACK_RANDOM_FACTOR 1.0, MAX_RETRANSMIT {}, {} consecutive \
-         transactions per run, MAC queue {} frames. Sweep: models {} × SNR {:?} dB × payloads \
-         {:?} B × {} seed(s), base seed {} (every point of a seed draws the same random \
-         sequences); {} runs and {} Table 4 cells of {} datagrams in {:.1} s wall time.\n",
-        p.ack_timeout.as_secs_f64(),
+         802.15.4 hop (unslotted CSMA/CA, {retries} MAC retries, 127-byte PSDU, 6LoWPAN \
+         fragments), CON GET, ACK_TIMEOUT {:.1} s with ACK_RANDOM_FACTOR {:.1}, MAX_RETRANSMIT \
+         {}, {} consecutive transactions per run, MAC queue {} frames. Sweep: models {} × SNR \
+         {:?} dB × payloads {:?} B × {} seed(s), base seed {} (every point of a seed draws the \
+         same random sequences); {} runs and {} Table 4 cells of {} datagrams.\n",
+        p.ack_timeout().as_secs_f64(),
+        endpoint_config(p).transmission.ack_random_factor,
         p.max_retransmit,
         p.transactions,
-        p.queue_frames,
+        p.queue,
         s.models
             .iter()
             .map(|m| m.name())
@@ -234,19 +245,19 @@ fn markdown(outcome: &Outcome) -> String {
         outcome.seed,
         outcome.runs.len(),
         outcome.table_4.len(),
-        p.probe_datagrams,
-        outcome.wall_s,
+        p.probe,
     );
     let _ = writeln!(
         md,
         "Error models: **paper** — the paper's method: the radio delivers every frame, the \
          receiver's UDP layer discards a datagram of f fragments when the next number of a fixed \
-         random sequence is ≤ C_f = P^4 · (1 − (1 − P)^f) / P, with the spec's P = 0.7935, \
-         0.64, 0.4775, 0.333 at 1, 1.5, 2, 2.5 dB; **independent** — every data frame on the \
-         radio is corrupted with that P (ACKs pass), each fragment has its own 3 MAC retries, \
-         so a datagram is lost with 1 − (1 − P^4)^f; **rayleigh** — block Rayleigh fading of \
-         every frame (ACKs too) from the O-QPSK DSSS bit error rate at the SNR and the frame's \
-         length, with no number taken from the paper.\n"
+         random sequence is ≤ C_f = P^{attempts} · (1 − (1 − P)^f) / P, with the spec's P = \
+         0.7935, 0.64, 0.4775, 0.333 at 1, 1.5, 2, 2.5 dB; **independent** — every data frame \
+         on the radio is corrupted with that P (ACKs pass), each fragment has its own {retries} \
+         MAC retries, so a datagram is lost with 1 − (1 − P^{attempts})^f; **rayleigh** — block \
+         Rayleigh fading of every frame (ACKs too) from the O-QPSK DSSS bit error rate at the \
+         SNR and the frame's length, with no number taken from the paper.\n",
+        attempts = u32::from(retries) + 1,
     );
     table_4_section(outcome, &mut md);
     goodput_section(outcome, &mut md);
@@ -263,7 +274,7 @@ fn table_4_section(outcome: &Outcome, md: &mut String) {
          **paper** (published), **closed form** (the paper model's C_f, computed), **Monte \
          Carlo** (measured in this run: the share of {} datagrams that fill f fragments, sent \
          one at a time over the simulated hop, that the receiver's UDP layer discarded).\n",
-        outcome.params.probe_datagrams
+        outcome.params.probe
     );
     let mut header = vec!["f".to_string()];
     for snr in snrs {
@@ -349,13 +360,14 @@ fn goodput_section(outcome: &Outcome, md: &mut String) {
         "\n## Goodput (Fig 10), bytes/s\n\nMean over the seeds of the payload bytes received in \
          {} consecutive transactions divided by the time they took; in brackets the model's \
          closed form (`expected.rs`: per-attempt success from the two datagrams' losses, fixed \
-         1 s doubling timeouts, air time on the standard's timeline; single-exchange \
+         {timeout} s doubling timeouts, air time on the standard's timeline; single-exchange \
          transfers only). The closed form is a ratio of expectations (all bytes over all \
          time), which the per-curve table compares with the pooled simulated goodput; the \
-         mean of the runs' own goodputs shown here lies above it where a few 1 s timeouts \
-         dominate some runs' time (small payloads at 2.5 dB). f is the fragment count of \
-         the response datagram.\n",
-        outcome.params.transactions
+         mean of the runs' own goodputs shown here lies above it where a few {timeout} s \
+         timeouts dominate some runs' time (small payloads at 2.5 dB). f is the fragment count \
+         of the response datagram.\n",
+        outcome.params.transactions,
+        timeout = outcome.params.ack_timeout().as_secs_f64(),
     );
     let mut header = vec!["payload B".to_string(), "f".to_string()];
     for &snr in &s.snrs_db {
@@ -498,7 +510,8 @@ fn conclusions(outcome: &Outcome, md: &mut String) {
             s.seeds
         );
     }
-    md.push_str(
+    let _ = write!(
+        md,
         "\n### Where and why Covey's curves differ from Fig 10\n\n\
          - **Absolute level.** The paper's goodput includes TinyOS packet processing on \
          TelosB-class motes (its Figs 6–7: latency grows with payload mostly from processing \
@@ -508,7 +521,7 @@ fn conclusions(outcome: &Outcome, md: &mut String) {
          motes', the more so the larger the payload; Fig 10 is published only as plots, so \
          this cannot be checked number by number, and the comparison here is of shape \
          (growth with SNR and payload), not of values.\n\
-         - **Timeout-bound at low SNR.** Every lost message costs at least the fixed 1 s \
+         - **Timeout-bound at low SNR.** Every lost message costs at least the fixed {} s \
          initial timeout, doubling per retransmission, against a few to a few tens of \
          milliseconds of air time. At 1 dB the goodput is set almost entirely by the timeouts, so \
          a transaction's time hardly depends on its air time: under the paper model, whose \
@@ -531,5 +544,6 @@ fn conclusions(outcome: &Outcome, md: &mut String) {
          0.498 / 0.460 / 0.422 / 0.387 at 1 / 1.5 / 2 / 2.5 dB (paper 0.79 / 0.64 / 0.48 / \
          0.33) and shorter frames fare better, so its goodput depends less on the SNR than \
          the paper's; the paper's SNR is defined and measured its own way.\n",
+        outcome.params.ack_timeout().as_secs_f64(),
     );
 }

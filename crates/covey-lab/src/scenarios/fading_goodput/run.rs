@@ -6,7 +6,7 @@ use covey_sim::media::fading::{PaperFadingModel, RayleighFadingLoss};
 use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
 use covey_sim::media::{LossCause, Medium};
 use covey_sim::sim::{derive_seed, node_addr, stream_rng, Simulator, Stream};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client::TransferClient;
 use super::error_model::ErrorModel;
@@ -22,7 +22,7 @@ const SERVER: usize = 0;
 const CLIENT: usize = 1;
 
 /// One run of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunPoint {
     /// How traffic is corrupted.
     pub model: ErrorModel,
@@ -37,7 +37,7 @@ pub struct RunPoint {
 }
 
 /// What one run measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// The run.
     pub point: RunPoint,
@@ -73,7 +73,7 @@ pub struct RunResult {
 /// randomisation (ACK_RANDOM_FACTOR 1.0), 4 retransmissions, room for a 1200-byte body.
 pub fn endpoint_config(params: &Params) -> Config {
     let transmission = TransmissionParameters {
-        ack_timeout: params.ack_timeout,
+        ack_timeout: params.ack_timeout(),
         ack_random_factor: 1.0,
         max_retransmit: params.max_retransmit,
         ..TransmissionParameters::default()
@@ -90,7 +90,7 @@ pub fn endpoint_config(params: &Params) -> Config {
 }
 
 /// The 802.15.4 configuration of the hop: the standard's MAC defaults, a MAC queue of
-/// `params.queue_frames` frames.
+/// `params.queue` frames.
 pub fn medium_config(params: &Params, seed: u64) -> Ieee802154Config {
     let link = LinkFormat::default();
     Ieee802154Config {
@@ -98,7 +98,7 @@ pub fn medium_config(params: &Params, seed: u64) -> Ieee802154Config {
         mac: link.mac,
         phy: link.phy,
         headers: link.headers,
-        queue_capacity_frames: params.queue_frames,
+        queue_capacity_frames: params.queue,
         ..Ieee802154Config::default()
     }
 }
@@ -140,7 +140,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         config,
         GoodputNode::Client(TransferClient::new(node_addr(SERVER), params.transactions)),
     );
-    let finished = sim.run_until(Instant::ZERO + params.time_limit);
+    let finished = sim.run_until(Instant::ZERO + params.time_limit());
     let (succeeded, failed, bytes, elapsed_s) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
         Some(GoodputNode::Client(c)) => (c.succeeded, c.failed, c.bytes, c.elapsed_s()),
         _ => (0, 0, 0, None),
