@@ -27,7 +27,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use super::ieee802154::{FrameErrorModel, FrameKind, FrameOnLink};
 use super::NodeId;
 
-/// The spec's full-frame PHY error rate P per SNR (dB) behind the paper's Table 4.
+/// The full-frame PHY error rate P per SNR (dB) behind the paper's Table 4. These are
+/// Table 4's f = 1 row taken back through C_1 = P^(r+1) with r = 3 (1.23 % at 2.5 dB gives
+/// P = 0.0123^(1/4) = 0.333), so that row is the model's input, not something it reproduces;
+/// covey-lab's fading-goodput scenario checks the other 44 cells against the paper.
 pub const PAPER_FRAME_ERROR_BY_SNR_DB: [(f64, f64); 4] =
     [(1.0, 0.7935), (1.5, 0.64), (2.0, 0.4775), (2.5, 0.333)];
 
@@ -224,40 +227,6 @@ mod tests {
     use crate::media::{Destination, LossCause, Medium, Packet};
     use covey_proto::Instant;
     use rand::SeedableRng;
-
-    /// The paper's Table 4 in percent: rows f = 1..12, columns 2.5 / 2 / 1.5 / 1 dB.
-    const TABLE_4: [[f64; 4]; 12] = [
-        [1.23, 5.20, 16.78, 39.64],
-        [2.05, 7.91, 22.82, 47.82],
-        [2.59, 9.33, 24.99, 49.51],
-        [2.96, 10.08, 25.77, 49.86],
-        [3.20, 10.46, 26.06, 49.94],
-        [3.37, 10.67, 26.16, 49.95],
-        [3.47, 10.77, 26.19, 49.95],
-        [3.55, 10.83, 26.21, 49.95],
-        [3.59, 10.86, 26.21, 49.95],
-        [3.63, 10.87, 26.21, 49.95],
-        [3.65, 10.88, 26.21, 49.95],
-        [3.66, 10.88, 26.21, 49.95],
-    ];
-
-    #[test]
-    fn paper_model_reproduces_table_4() {
-        let mut worst: f64 = 0.0;
-        for (row, f) in TABLE_4.iter().zip(1u32..) {
-            for (&expected, snr) in row.iter().zip([2.5, 2.0, 1.5, 1.0]) {
-                let model = PaperFadingModel::at_snr_db(snr);
-                let percent = model.map_or(f64::NAN, |m| 100.0 * m.datagram_loss(f));
-                let deviation = (percent - expected).abs();
-                assert!(
-                    deviation < 0.05,
-                    "f {f}, {snr} dB: {percent:.3} vs {expected}"
-                );
-                worst = worst.max(deviation);
-            }
-        }
-        eprintln!("Table 4: largest deviation {worst:.4} percentage points");
-    }
 
     #[test]
     fn independent_fragments_lose_more_than_the_paper_model() {

@@ -298,9 +298,11 @@ fn conclusions(outcome: &Outcome, md: &mut String) {
          - **Where the knee sits.** In Covey the knee is where the offered load reaches the \
          channel's capacity for a request plus a full response (the closed-form ceiling \
          above), with nothing else in the way: the server answers in zero time. The paper's \
-         motes also spend processing time per packet (TinyCoAP's latency in its Figs 6–7 is \
-         well above the air time), which lowers their capacity, and the paper attributes the \
-         drop from 80 requests/s to collisions between requests and responses once a \
+         path holds more than the radio hop: every request and response also crosses the \
+         6LoWPAN base station's USB serial line to the PC (its §5, Figure 5), and the motes \
+         spend some processing time per packet. The paper shows latency only as plots (Figs \
+         6–7) and does not split it into these parts, so no value is taken from them. The \
+         paper attributes the drop from 80 requests/s to collisions between requests and responses once a \
          transaction's latency is comparable to the sending interval. A knee above 80/s in \
          Covey is therefore expected; it is not adjusted to the paper's.\n\
          - **Why it flattens.** Above capacity the answered rate is pinned at what the channel \
