@@ -57,81 +57,89 @@ pub fn trials<S: Scenario>(
     trials
 }
 
+/// The sweep `options` asks for: parameters, seeds per point and every run.
+struct Sweep<S: Scenario> {
+    params: S::Params,
+    seeds: usize,
+    trials: Vec<Trial<S::Point>>,
+}
+
+impl<S: Scenario> Sweep<S> {
+    fn of(scenario: &S, options: &RunOptions) -> Result<Sweep<S>, LabError> {
+        let params = resolve_params(scenario, options)?;
+        let seeds = options
+            .runs
+            .unwrap_or(scenario.default_seeds(options.quick));
+        if seeds == 0 {
+            return Err(LabError::InvalidOption(format!(
+                "{}: runs must be at least 1",
+                scenario.info().name
+            )));
+        }
+        let trials = trials(scenario, &params, options.quick, options.seed, seeds);
+        Ok(Sweep {
+            params,
+            seeds,
+            trials,
+        })
+    }
+
+    fn plan<'a>(&'a self, options: &RunOptions) -> Plan<'a, S> {
+        Plan {
+            params: &self.params,
+            quick: options.quick,
+            seed: options.seed,
+            seeds: self.seeds,
+            trials: &self.trials,
+        }
+    }
+}
+
 /// Runs `scenario` as `options` asks: the whole sweep and its report, or one shard.
 pub fn run<S: Scenario>(scenario: &S, options: &RunOptions) -> Result<Summary, LabError> {
     let started = WallClock::now();
-    let name = scenario.info().name;
-    let params = resolve_params(scenario, options)?;
-    let seeds = options
-        .runs
-        .unwrap_or(scenario.default_seeds(options.quick));
-    if seeds == 0 {
-        return Err(LabError::InvalidOption(format!(
-            "{name}: runs must be at least 1"
-        )));
-    }
-    let trials = trials(scenario, &params, options.quick, options.seed, seeds);
+    let sweep = Sweep::of(scenario, options)?;
     let shard = options.shard.unwrap_or(Shard { index: 0, count: 1 });
-    let owned: Vec<usize> = (0..trials.len()).filter(|&i| shard.owns(i)).collect();
-    let results = run_trials(scenario, &params, &trials, &owned, options)?;
-    let plan = Plan {
-        params: &params,
+    let owned: Vec<usize> = (0..sweep.trials.len()).filter(|&i| shard.owns(i)).collect();
+    let results = run_trials(scenario, &sweep.params, &sweep.trials, &owned, options)?;
+    if options.shard.is_none() {
+        return report(
+            scenario,
+            &sweep.plan(options),
+            results,
+            &options.out_dir,
+            started,
+        );
+    }
+    let file = ShardFile::<S> {
+        format: shard_file::FORMAT,
+        scenario: scenario.info().name.to_string(),
+        params: sweep.params.clone(),
         quick: options.quick,
         seed: options.seed,
-        seeds,
-        trials: &trials,
+        seeds: sweep.seeds,
+        trials: sweep.trials.len(),
+        index: shard.index,
+        count: shard.count,
+        results: owned.into_iter().zip(results).collect(),
     };
-    match options.shard {
-        None => report(scenario, &plan, results, &options.out_dir, started),
-        Some(shard) => {
-            let file = ShardFile::<S> {
-                format: shard_file::FORMAT,
-                scenario: name.to_string(),
-                params: params.clone(),
-                quick: options.quick,
-                seed: options.seed,
-                seeds,
-                trials: trials.len(),
-                index: shard.index,
-                count: shard.count,
-                results: owned.into_iter().zip(results).collect(),
-            };
-            let path = shard_file::write(&file, &options.out_dir)?;
-            Ok(Summary {
-                scenario: name,
-                runs: file.results.len(),
-                wall_s: started.elapsed().as_secs_f64(),
-                files: vec![path],
-                markdown: String::new(),
-            })
-        }
-    }
+    let path = shard_file::write(&file, &options.out_dir)?;
+    Ok(Summary {
+        scenario: scenario.info().name,
+        runs: file.results.len(),
+        wall_s: started.elapsed().as_secs_f64(),
+        files: vec![path],
+        markdown: String::new(),
+    })
 }
 
 /// Runs the whole sweep `options` asks for and returns its aggregate, writing nothing: for
 /// tests, and for using a scenario as a library.
 pub fn outcome<S: Scenario>(scenario: &S, options: &RunOptions) -> Result<S::Outcome, LabError> {
-    let params = resolve_params(scenario, options)?;
-    let seeds = options
-        .runs
-        .unwrap_or(scenario.default_seeds(options.quick));
-    if seeds == 0 {
-        return Err(LabError::InvalidOption(format!(
-            "{}: runs must be at least 1",
-            scenario.info().name
-        )));
-    }
-    let trials = trials(scenario, &params, options.quick, options.seed, seeds);
-    let all: Vec<usize> = (0..trials.len()).collect();
-    let results = run_trials(scenario, &params, &trials, &all, options)?;
-    let plan = Plan {
-        params: &params,
-        quick: options.quick,
-        seed: options.seed,
-        seeds,
-        trials: &trials,
-    };
-    scenario.aggregate(&plan, results)
+    let sweep = Sweep::of(scenario, options)?;
+    let all: Vec<usize> = (0..sweep.trials.len()).collect();
+    let results = run_trials(scenario, &sweep.params, &sweep.trials, &all, options)?;
+    scenario.aggregate(&sweep.plan(options), results)
 }
 
 /// Joins the shard files at `paths` (files, or folders holding them) into the report a

@@ -1,5 +1,28 @@
 //! The headline of a scenario's Markdown report: its first table, under its heading.
 
+use std::path::Path;
+
+use covey_lab::scenarios::Summary;
+
+/// What `covey lab run` and `merge` print: `done` (what ran), the files written into `out`,
+/// and the report's headline table.
+pub fn files_and_table(summary: &Summary, done: &str, out: &Path) -> String {
+    let mut text = format!(
+        "{}: {done}; files in {}:\n",
+        summary.scenario,
+        out.display()
+    );
+    for file in &summary.files {
+        let name = file.file_name().unwrap_or(file.as_os_str());
+        text += &format!("  {}\n", name.to_string_lossy());
+    }
+    if let Some(table) = first_table(&summary.markdown) {
+        text += "\n";
+        text += &table;
+    }
+    text
+}
+
 /// The first Markdown table of `markdown` with the heading above it, if any.
 pub fn first_table(markdown: &str) -> Option<String> {
     let lines: Vec<&str> = markdown.lines().collect();

@@ -33,20 +33,6 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| PathBuf::from("target/lab").join(&name));
     out_dir::check_writable(&out)?;
     let summary = scenario.merge(&files, &out).map_err(lab_failure)?;
-    let mut text = format!(
-        "{}: {} runs from {} shard files; files in {}:\n",
-        summary.scenario,
-        summary.runs,
-        files.len(),
-        out.display()
-    );
-    for file in &summary.files {
-        let name = file.file_name().unwrap_or(file.as_os_str());
-        text += &format!("  {}\n", name.to_string_lossy());
-    }
-    if let Some(table) = headline::first_table(&summary.markdown) {
-        text += "\n";
-        text += &table;
-    }
-    print(&text).map_err(Failure::from)
+    let done = format!("{} runs from {} shard files", summary.runs, files.len());
+    print(&headline::files_and_table(&summary, &done, &out)).map_err(Failure::from)
 }

@@ -108,20 +108,6 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     bar.finish_and_clear();
     let summary = result.map_err(lab_failure)?;
 
-    let mut text = format!(
-        "{}: {} runs in {:.1} s; files in {}:\n",
-        summary.scenario,
-        summary.runs,
-        summary.wall_s,
-        out.display()
-    );
-    for file in &summary.files {
-        let name = file.file_name().unwrap_or(file.as_os_str());
-        text += &format!("  {}\n", name.to_string_lossy());
-    }
-    if let Some(table) = headline::first_table(&summary.markdown) {
-        text += "\n";
-        text += &table;
-    }
-    print(&text).map_err(Failure::from)
+    let done = format!("{} runs in {:.1} s", summary.runs, summary.wall_s);
+    print(&headline::files_and_table(&summary, &done, &out)).map_err(Failure::from)
 }
