@@ -55,7 +55,7 @@ fn run(seconds: f64, payload: usize, realtime: bool) -> Result<(), EmuError> {
             m.sent - link.packets_sent,
             link.packets_sent - m.received,
             stats.cpu_per_packet().unwrap_or_default(),
-            stats.lateness.quantile(0.99),
+            stats.lateness.quantile_bound(0.99),
         );
     }
     Ok(())

@@ -87,8 +87,10 @@ impl Lateness {
         Duration::from_nanos(self.max_nanos)
     }
 
-    /// The upper edge of the bucket holding quantile `q` (0–1) of the writes.
-    pub fn quantile(&self, q: f64) -> Duration {
+    /// The upper edge of the bucket holding quantile `q` (0–1) of the writes: an upper bound
+    /// on `covey_sim::stats::quantile` of the same samples, which the forwarder does not keep
+    /// (its memory stays fixed however long it runs).
+    pub fn quantile_bound(&self, q: f64) -> Duration {
         let target = (q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64;
         let mut seen = 0;
         for (i, n) in self.buckets.iter().enumerate() {
@@ -142,9 +144,13 @@ mod tests {
             l.record(Duration::from_micros(us));
         }
         assert_eq!(l.count(), 10);
-        assert_eq!(l.quantile(0.4), Duration::from_micros(5));
-        assert_eq!(l.quantile(0.5), Duration::from_micros(15));
-        assert_eq!(l.quantile(1.0), Duration::from_micros(2000), "last bucket");
+        assert_eq!(l.quantile_bound(0.4), Duration::from_micros(5));
+        assert_eq!(l.quantile_bound(0.5), Duration::from_micros(15));
+        assert_eq!(
+            l.quantile_bound(1.0),
+            Duration::from_micros(2000),
+            "last bucket"
+        );
         assert_eq!(l.max(), Duration::from_micros(3000));
         assert_eq!(l.mean(), Duration::from_nanos(307_000));
     }

@@ -201,9 +201,10 @@ fn summarise(sent: u64, arrivals: &[Arrival], payload: usize) -> Measurement {
         .map(|&(_, s, r)| r.saturating_sub(s))
         .collect();
     delays.sort_unstable();
+    let sorted_nanos: Vec<f64> = delays.iter().map(|&d| d as f64).collect();
     let quantile = |q: f64| {
-        let i = ((delays.len() as f64 - 1.0).max(0.0) * q).round() as usize;
-        Duration::from_nanos(delays.get(i).copied().unwrap_or(0))
+        let nanos = covey_sim::stats::quantile_sorted(&sorted_nanos, q).unwrap_or(0.0);
+        Duration::from_nanos(nanos.round() as u64)
     };
     let mean = delays
         .iter()

@@ -8,6 +8,6 @@ mod error;
 pub mod framework;
 pub mod report;
 pub mod scenarios;
-pub mod stats;
 
+pub use covey_sim::stats;
 pub use error::LabError;

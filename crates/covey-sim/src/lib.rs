@@ -10,5 +10,6 @@
 pub mod media;
 mod paper_coap;
 pub mod sim;
+pub mod stats;
 
 pub use paper_coap::paper_config;

@@ -1,4 +1,5 @@
-//! The lab's one set of summary statistics, so that every page's percentile means the same.
+//! The lab's one set of summary statistics (simulator, emulator and scenarios), so that every
+//! page's percentile means the same.
 //!
 //! - **Quantiles** interpolate linearly between the two nearest order statistics (Hyndman and
 //!   Fan's definition 7, the default of R, NumPy and spreadsheets): for n sorted values and
