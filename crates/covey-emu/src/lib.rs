@@ -59,7 +59,7 @@ pub use testbed::{ProcessId, Testbed, TestbedBuilder};
 pub use tun_link::DEVICE;
 
 use covey_proto::Duration;
-use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay};
+use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay, RateLimit};
 
 /// Every namespace the emulator creates starts with this (then pid, testbed, node).
 pub const NAMESPACE_PREFIX: &str = "covey-emu-";
@@ -96,6 +96,7 @@ pub fn emulated_link(
         },
         queue_packets,
         loss,
+        rate_limit: RateLimit::Serialiser,
     }
 }
 
