@@ -1,7 +1,8 @@
 //! The Covey emulator: real processes (covey, brokers, HTTP servers) in network namespaces
 //! whose traffic passes through TUN devices into one userspace forwarder that applies the
-//! simulator's own link models (covey-sim's `media`: rate with a drop-tail queue, delay with
-//! jitter, Bernoulli or Gilbert–Elliott loss, per direction) on real time, and counts packets
+//! simulator's own link models (covey-sim's `media`: rate with a drop-tail queue or a tbf
+//! token bucket, delay with jitter, Bernoulli or Gilbert–Elliott loss, per direction) on
+//! real time, and counts packets
 //! and bytes per flow; and the real protocol stacks the lab's scenarios run in it
 //! ([`stacks`]). One model, two clocks: the simulator drives it on virtual time, the emulator
 //! on the machine's monotonic clock. It depends on covey-sim but not on the scenarios
@@ -59,7 +60,9 @@ pub use testbed::{ProcessId, Testbed, TestbedBuilder};
 pub use tun_link::DEVICE;
 
 use covey_proto::Duration;
-use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay};
+use covey_sim::media::{
+    Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay, RateLimit, TbfConfig,
+};
 
 /// Every namespace the emulator creates starts with this (then pid, testbed, node).
 pub const NAMESPACE_PREFIX: &str = "covey-emu-";
@@ -96,6 +99,17 @@ pub fn emulated_link(
         },
         queue_packets,
         loss,
+        rate_limit: RateLimit::Serialiser,
+    }
+}
+
+/// A link direction for the emulator shaped by a tbf (token bucket) instead of the rate
+/// serialiser: netem's `delay` and `loss` before or after it as `tbf.order` says; whole IP
+/// packets, no fragmentation.
+pub fn tbf_link(tbf: TbfConfig, delay: PropagationDelay, loss: LossSpec) -> LinkConfig {
+    LinkConfig {
+        rate_limit: RateLimit::TokenBucket(tbf),
+        ..emulated_link(tbf.line_bps, delay, loss, 0)
     }
 }
 

@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use covey_proto::{Duration, Instant};
 use covey_sim::media::{
     Destination, Framing, HeaderModel, LinkConfig, LossSpec, Medium, Packet, PointToPoint,
-    PropagationDelay,
+    PropagationDelay, RateLimit,
 };
 
 const PACKETS: u64 = 10_000;
@@ -30,6 +30,7 @@ fn link() -> LinkConfig {
             loss_bad: 0.5,
             loss_good: 0.001,
         },
+        rate_limit: RateLimit::Serialiser,
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use covey_proto::Duration;
-use covey_sim::media::{LinkConfig, LossSpec, PropagationDelay};
+use covey_sim::media::{LinkConfig, LossSpec, PropagationDelay, RateLimit, TbfConfig};
 
 use super::agent_process::{agent_stdio, AgentProcess, ProcessControl};
 use super::network::{LinkCondition, Network, Traffic};
@@ -19,6 +19,16 @@ pub const UNCAPPED_BPS: u64 = 1_000_000_000;
 /// Packets a link direction queues before it drops (drop-tail), as a TBF with a modest
 /// limit would.
 pub const QUEUE_PACKETS: usize = 100;
+
+/// The tbf bucket the lab proposes for seed 004's caps (which the paper does not give):
+/// 32 kbit in tc's units, 4096 B — the usual tutorial value, above a full 1500-byte packet
+/// (a smaller bucket drops larger packets) and far above tc-tbf(8)'s `rate / HZ` minimum
+/// (63 B at 6.25 kB/s and HZ = 100). See `docs/lab/tbf.md`.
+pub const TBF_BURST_BYTES: u64 = 4096;
+
+/// The tbf latency the lab proposes (tc derives `limit = rate × latency + burst` from it):
+/// 50 ms, the value of the common tbf recipes; 4408 B of queue at 6.25 kB/s.
+pub const TBF_LATENCY: Duration = Duration::from_millis(50);
 
 /// The largest telemetry sequence number the links tell apart (the scenarios send at most
 /// 100 000 messages a trial; 16 KiB of bits per direction at most).
@@ -79,6 +89,26 @@ pub fn link_config(condition: &LinkCondition) -> LinkConfig {
     emulated_link(rate, delay, loss, QUEUE_PACKETS)
 }
 
+/// The tbf seed 004 capped its links with, at `rate_bytes_per_s`: the lab's proposed burst
+/// and latency ([`TBF_BURST_BYTES`], [`TBF_LATENCY`]), netem before tbf as on one host.
+pub fn paper_tbf(rate_bytes_per_s: f64) -> TbfConfig {
+    let rate_bps = (rate_bytes_per_s * 8.0).round().max(1.0) as u64;
+    TbfConfig::with_latency(rate_bps, TBF_BURST_BYTES, TBF_LATENCY)
+}
+
+/// [`link_config`] with the rate cap, if any, as a tbf token bucket ([`paper_tbf`]) rather
+/// than a serialiser: what `tc … tbf` did in seed 004. Uncapped conditions are unchanged.
+pub fn tbf_link_config(condition: &LinkCondition) -> LinkConfig {
+    let link = link_config(condition);
+    match condition.rate_bytes_per_s {
+        Some(rate) => LinkConfig {
+            rate_limit: RateLimit::TokenBucket(paper_tbf(rate)),
+            ..link
+        },
+        None => link,
+    }
+}
+
 impl TestbedNetwork {
     /// Nodes `hub` and `leaves`, each leaf joined to the hub by a link with `condition` in
     /// both directions (leaf-to-leaf links are clean and unused). Needs root.
@@ -88,7 +118,17 @@ impl TestbedNetwork {
         condition: &LinkCondition,
         seed: u64,
     ) -> Result<TestbedNetwork, EmuError> {
-        let link = link_config(condition);
+        TestbedNetwork::star_with_link(hub, leaves, link_config(condition), seed)
+    }
+
+    /// [`TestbedNetwork::star`] with every direction of every link set to `link` (e.g.
+    /// [`tbf_link_config`] of a condition). Needs root.
+    pub fn star_with_link(
+        hub: &str,
+        leaves: &[&str],
+        link: LinkConfig,
+        seed: u64,
+    ) -> Result<TestbedNetwork, EmuError> {
         let mut builder = Testbed::builder()
             .seed(seed)
             .message_marker(MESSAGE_MARKER, MAX_MESSAGE_LABEL)

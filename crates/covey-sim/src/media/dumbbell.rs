@@ -33,6 +33,7 @@ mod tests {
     use super::*;
     use crate::media::{
         Delivery, Destination, Framing, HeaderModel, LossSpec, Medium, Packet, PropagationDelay,
+        RateLimit,
     };
     use covey_proto::{Duration, Instant};
 
@@ -47,6 +48,7 @@ mod tests {
             },
             queue_packets: 100,
             loss: LossSpec::None,
+            rate_limit: RateLimit::Serialiser,
         };
         let clients = [1, 2, 3, 4];
         let mut m = Dumbbell::build(&clients, 0, c, 5);
@@ -98,6 +100,7 @@ mod tests {
             },
             queue_packets: 10,
             loss: LossSpec::None,
+            rate_limit: RateLimit::Serialiser,
         };
         let mut m = Dumbbell::build(&[1, 2, 3], 0, c, 1);
         m.send(

@@ -2,8 +2,12 @@
 //! at a fixed bit rate, then propagation with a delay model; every frame (fragment) is
 //! subject to the loss model, and a packet arrives only if all its frames do. This is what
 //! `netem rate … delay … loss …` with `limit N` does for one interface, plus fragmentation.
+//!
+//! With [`RateLimit::TokenBucket`] the serialiser and its packet queue give way to a tbf
+//! shaper (see [`super::tbf`]) with its byte limit, feeding a line of its own rate, and
+//! netem's loss and delay come before or after it as [`QdiscOrder`] says.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
 use covey_proto::{Duration, Instant};
@@ -11,8 +15,24 @@ use covey_proto::{Duration, Instant};
 use super::delay::PropagationDelay;
 use super::framing::Framing;
 use super::loss::{LossModel, LossSpec};
+use super::tbf::{QdiscOrder, TbfConfig, TokenBucket};
 use super::{Delivery, Destination, LossCause, MediumStats, NodeId, Packet};
 use crate::sim::SimRng;
+
+/// How a link direction holds traffic to its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateLimit {
+    /// Every packet is serialised at [`LinkConfig::rate_bps`] behind a drop-tail queue of
+    /// [`LinkConfig::queue_packets`] (netem's `rate`, a physical link): a packet of `s`
+    /// bytes always takes `8 s / rate`.
+    #[default]
+    Serialiser,
+    /// A Linux tbf (token bucket filter) shaper: packets leave at once while tokens last,
+    /// wait FIFO in a queue of `limit` bytes otherwise. [`LinkConfig::rate_bps`] and
+    /// [`LinkConfig::queue_packets`] are not used; the line behind the shaper runs at
+    /// [`TbfConfig::line_bps`].
+    TokenBucket(TbfConfig),
+}
 
 /// The parameters of one link direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,6 +47,8 @@ pub struct LinkConfig {
     pub queue_packets: usize,
     /// Loss per frame.
     pub loss: LossSpec,
+    /// The serialiser (the default) or a tbf shaper.
+    pub rate_limit: RateLimit,
 }
 
 impl LinkConfig {
@@ -48,6 +70,34 @@ struct InService {
 /// A packet propagating: (arrival, sequence, packet id, receiver).
 type InFlight = Reverse<(Instant, u64, u64, NodeId)>;
 
+/// A packet inside netem before the shaper, due at `at` (ties in sending order).
+#[derive(Debug, Clone, Copy)]
+struct Delayed {
+    at: Instant,
+    seq: u64,
+    packet: Packet,
+}
+
+impl PartialEq for Delayed {
+    fn eq(&self, other: &Delayed) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Delayed {}
+
+impl PartialOrd for Delayed {
+    fn partial_cmp(&self, other: &Delayed) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Delayed {
+    fn cmp(&self, other: &Delayed) -> Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
 /// One link direction on virtual time.
 #[derive(Debug)]
 pub struct Link {
@@ -58,6 +108,16 @@ pub struct Link {
     in_flight: BinaryHeap<InFlight>,
     pending_receivers: Vec<(u64, usize)>,
     seq: u64,
+    /// The tbf's tokens, with [`RateLimit::TokenBucket`].
+    bucket: Option<TokenBucket>,
+    /// Behind a tbf: when each packet in `queue` has its tokens (and leaves the tbf).
+    token_times: VecDeque<Instant>,
+    /// The tbf's backlog: (leaves, bytes) of each packet still waiting for tokens, FIFO.
+    backlog: VecDeque<(Instant, u64)>,
+    /// Bytes in `backlog`.
+    backlog_bytes: u64,
+    /// Packets netem holds before the shaper ([`QdiscOrder::NetemThenTbf`]).
+    netem: BinaryHeap<Reverse<Delayed>>,
     loss: LossModel,
     delay_rng: SimRng,
     ready: VecDeque<Delivery>,
@@ -85,6 +145,14 @@ impl Link {
             in_flight: BinaryHeap::new(),
             pending_receivers: Vec::new(),
             seq: 0,
+            bucket: match config.rate_limit {
+                RateLimit::Serialiser => None,
+                RateLimit::TokenBucket(t) => Some(TokenBucket::new(&t, Instant::ZERO)),
+            },
+            token_times: VecDeque::new(),
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            netem: BinaryHeap::new(),
             delay_rng,
             ready: VecDeque::new(),
             released: VecDeque::new(),
@@ -120,26 +188,119 @@ impl Link {
     }
 
     /// Offers `packet` to the link at `now`: serialised at once when idle, queued when busy,
-    /// dropped when the queue is full.
+    /// dropped when the queue is full. With a tbf, netem or the shaper takes it first, as
+    /// the configured order says.
     pub fn send(&mut self, now: Instant, packet: Packet) {
         self.stats.packets_sent += 1;
-        if self.in_service.is_none() {
-            self.start(now, packet);
-        } else if self.queue.len() < self.config.queue_packets {
-            self.queue.push_back(packet);
-            self.max_queue = self.max_queue.max(self.queue.len());
-        } else {
-            self.stats.lose(LossCause::QueueFull);
-            self.released.push_back(packet.id);
+        let tbf = match self.config.rate_limit {
+            RateLimit::Serialiser => None,
+            RateLimit::TokenBucket(t) => Some(t),
+        };
+        match tbf {
+            None => {
+                if self.in_service.is_none() {
+                    self.start(now, packet);
+                } else if self.queue.len() < self.config.queue_packets {
+                    self.queue.push_back(packet);
+                    self.max_queue = self.max_queue.max(self.queue.len());
+                } else {
+                    self.drop_packet(packet.id, LossCause::QueueFull);
+                }
+            }
+            Some(t) if t.order == QdiscOrder::NetemThenTbf => self.netem_enqueue(now, packet),
+            Some(t) => self.tbf_enqueue(now, packet, &t),
         }
     }
 
+    fn drop_packet(&mut self, id: u64, cause: LossCause) {
+        self.stats.lose(cause);
+        self.released.push_back(id);
+    }
+
+    /// Bytes of `packet` on the wire, headers of every frame included.
+    fn wire_bytes(&self, packet: &Packet) -> u64 {
+        self.config
+            .framing
+            .frames(packet.payload_bytes)
+            .map(|b| b as u64)
+            .sum()
+    }
+
+    /// netem before the shaper: the loss model drops the packet (any frame lost) or netem
+    /// holds it for its delay; jitter reorders, as netem's time-sorted queue does.
+    fn netem_enqueue(&mut self, now: Instant, packet: Packet) {
+        let mut lost = false;
+        let mut delay = Duration::ZERO;
+        for _ in self.config.framing.frames(packet.payload_bytes) {
+            lost |= self.loss.lose();
+            delay = delay.max(self.config.delay.sample(&mut self.delay_rng));
+        }
+        if lost {
+            self.drop_packet(packet.id, LossCause::Channel);
+            return;
+        }
+        self.seq += 1;
+        self.netem.push(Reverse(Delayed {
+            at: now + delay,
+            seq: self.seq,
+            packet,
+        }));
+    }
+
+    /// The tbf's enqueue: a packet larger than the bucket is dropped (`tbf_enqueue`), one
+    /// that would take the backlog of packets still waiting for tokens over `limit` bytes
+    /// too (its `bfifo` child). The shaper is FIFO and nothing else spends its tokens, so
+    /// the time the packet gets them is fixed now; it then goes to the line, which sends
+    /// it once the packets before it are out.
+    fn tbf_enqueue(&mut self, now: Instant, packet: Packet, tbf: &TbfConfig) {
+        while let Some(&(leaves, bytes)) = self.backlog.front() {
+            if leaves > now {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= bytes;
+        }
+        let bytes = self.wire_bytes(&packet);
+        if bytes > tbf.max_size() {
+            self.drop_packet(packet.id, LossCause::TooLarge);
+            return;
+        }
+        if self.backlog_bytes + bytes > tbf.limit_bytes {
+            self.drop_packet(packet.id, LossCause::QueueFull);
+            return;
+        }
+        let leaves = match &mut self.bucket {
+            Some(b) => b.depart(now, bytes).unwrap_or(now),
+            None => now,
+        };
+        if leaves > now {
+            self.backlog.push_back((leaves, bytes));
+            self.backlog_bytes += bytes;
+        }
+        if self.in_service.is_none() {
+            self.start(leaves, packet);
+        } else {
+            self.queue.push_back(packet);
+            self.token_times.push_back(leaves);
+            self.max_queue = self.max_queue.max(self.queue.len());
+        }
+    }
+
+    /// The time `bytes` take on the wire: the serialiser's rate, or the line behind a tbf.
+    fn frame_time(&self, bytes: usize) -> Duration {
+        match &self.config.rate_limit {
+            RateLimit::Serialiser => self.config.serialisation(bytes),
+            RateLimit::TokenBucket(t) => t.line_time(bytes),
+        }
+    }
+
+    /// Puts `packet` on the wire from `now`.
     fn start(&mut self, now: Instant, packet: Packet) {
         let bytes_time: Duration = self
             .config
             .framing
             .frames(packet.payload_bytes)
-            .map(|b| self.config.serialisation(b))
+            .map(|b| self.frame_time(b))
             .sum();
         self.in_service = Some(InService {
             packet,
@@ -152,10 +313,8 @@ impl Link {
     pub fn next_event(&self) -> Option<Instant> {
         let serialised = self.in_service.map(|s| s.ends);
         let arrival = self.in_flight.peek().map(|Reverse((at, ..))| *at);
-        match (serialised, arrival) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let released = self.netem.peek().map(|Reverse(d)| d.at);
+        [serialised, arrival, released].into_iter().flatten().min()
     }
 
     /// Processes everything due at or before `now`.
@@ -167,6 +326,17 @@ impl Link {
                 .peek()
                 .map(|Reverse((at, ..))| *at)
                 .filter(|at| *at <= now);
+            let released = self
+                .netem
+                .peek()
+                .map(|Reverse(d)| d.at)
+                .filter(|at| *at <= now);
+            if let Some(r) = released {
+                if serialised.is_none_or(|s| r <= s) && arrival.is_none_or(|a| r <= a) {
+                    self.netem_release();
+                    continue;
+                }
+            }
             match (serialised, arrival) {
                 (Some(s), Some(a)) if a < s => self.arrive(),
                 (Some(_), _) => self.finish_serialisation(),
@@ -176,21 +346,42 @@ impl Link {
         }
     }
 
-    /// The packet's last frame left the serialiser: draw losses and propagation per frame.
+    /// netem's next due packet goes on to the shaper.
+    fn netem_release(&mut self) {
+        let Some(Reverse(d)) = self.netem.pop() else {
+            return;
+        };
+        self.events += 1;
+        if let RateLimit::TokenBucket(t) = self.config.rate_limit {
+            self.tbf_enqueue(d.at, d.packet, &t);
+        }
+    }
+
+    /// The packet's last frame left the serialiser: draw losses and propagation per frame
+    /// (unless netem already did, before the shaper).
     fn finish_serialisation(&mut self) {
         let Some(s) = self.in_service.take() else {
             return;
         };
         self.events += 1;
+        let impaired = matches!(
+            self.config.rate_limit,
+            RateLimit::TokenBucket(TbfConfig {
+                order: QdiscOrder::NetemThenTbf,
+                ..
+            })
+        );
         let mut t = s.started;
         let mut arrival = s.ends;
         let mut lost = false;
         for bytes in self.config.framing.frames(s.packet.payload_bytes) {
-            t = t + self.config.serialisation(bytes);
+            t = t + self.frame_time(bytes);
             self.stats.frames_on_wire += 1;
             self.stats.bytes_on_wire += bytes as u64;
-            lost |= self.loss.lose();
-            arrival = arrival.max(t + self.config.delay.sample(&mut self.delay_rng));
+            if !impaired {
+                lost |= self.loss.lose();
+                arrival = arrival.max(t + self.config.delay.sample(&mut self.delay_rng));
+            }
         }
         if lost {
             self.stats.lose(LossCause::Channel);
@@ -217,7 +408,8 @@ impl Link {
             }
         }
         if let Some(next) = self.queue.pop_front() {
-            self.start(s.ends, next);
+            let tokens = self.token_times.pop_front().unwrap_or(s.ends);
+            self.start(s.ends.max(tokens), next);
         }
     }
 

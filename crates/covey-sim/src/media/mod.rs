@@ -12,14 +12,16 @@ pub mod link;
 pub mod loss;
 pub mod point_to_point;
 pub mod radio_islands;
+pub mod tbf;
 
 pub use delay::PropagationDelay;
 pub use dumbbell::Dumbbell;
 pub use framing::{Framing, HeaderModel};
-pub use link::{Link, LinkConfig};
+pub use link::{Link, LinkConfig, RateLimit};
 pub use loss::{Bernoulli, GilbertElliott, LossModel, LossSpec};
 pub use point_to_point::PointToPoint;
 pub use radio_islands::{RadioIslands, WireConfig};
+pub use tbf::{QdiscOrder, TbfConfig, TbfPeak, TokenBucket};
 
 use covey_proto::Instant;
 

@@ -136,7 +136,10 @@ impl Medium for PointToPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::{Destination, Framing, HeaderModel, LossCause, LossSpec, PropagationDelay};
+    use crate::media::{
+        Destination, Framing, HeaderModel, LossCause, LossSpec, PropagationDelay, QdiscOrder,
+        RateLimit, TbfConfig,
+    };
     use covey_proto::Duration;
 
     fn config(rate_bps: u64, queue: usize, loss: LossSpec) -> LinkConfig {
@@ -149,6 +152,7 @@ mod tests {
             },
             queue_packets: queue,
             loss,
+            rate_limit: RateLimit::Serialiser,
         }
     }
 
@@ -260,6 +264,177 @@ mod tests {
         );
         assert_eq!(m.stats().frames_on_wire, 3 * n);
         assert_eq!(m.stats().losses_of(LossCause::Channel) + d.len() as u64, n);
+    }
+
+    /// A tbf link direction as the emulator builds it: whole IP packets, no fragments.
+    fn tbf_config(tbf: TbfConfig, delay: PropagationDelay, loss: LossSpec) -> LinkConfig {
+        LinkConfig {
+            rate_bps: 1,
+            delay,
+            framing: Framing {
+                mtu: 65_535,
+                header: HeaderModel::Included,
+            },
+            queue_packets: 0,
+            loss,
+            rate_limit: RateLimit::TokenBucket(tbf),
+        }
+    }
+
+    /// 437-byte IP packets (409 B of JSON over UDP/IPv4) on a gigabit line: 3496 ns each.
+    const LINE_NS: u64 = 3496;
+
+    #[test]
+    fn tbf_sends_a_burst_within_the_bucket_at_line_speed() {
+        // Seed 004's low-quality cap, 6.25 kB/s, with a 4096-byte bucket behind netem's
+        // 20 ms: nine packets (3933 B) leave back to back; the tenth waits for the 274 B it
+        // lacks, 274 × 8 / 50 000 s = 43.84 ms. A serialiser would space all ten 69.92 ms.
+        let tbf = TbfConfig::with_latency(50_000, 4096, Duration::from_millis(50));
+        let c = tbf_config(
+            tbf,
+            PropagationDelay::Fixed(Duration::from_millis(20)),
+            LossSpec::None,
+        );
+        let mut m = PointToPoint::new(0, 1, c, c, 1, 0);
+        for i in 0..10 {
+            m.send(Instant::ZERO, packet(i, 0, 1, 437));
+        }
+        let (d, released) = drain(&mut m);
+        let at: Vec<u64> = d.iter().map(|x| x.at.as_nanos()).collect();
+        let mut want: Vec<u64> = (1..=9).map(|k| 20_000_000 + k * LINE_NS).collect();
+        want.push(20_000_000 + 43_840_000 + LINE_NS);
+        assert_eq!(at, want);
+        assert_eq!(released.len(), 10);
+        assert_eq!(m.stats().bytes_on_wire, 4370);
+    }
+
+    #[test]
+    fn tbf_drops_what_would_wait_beyond_its_limit() {
+        // Bucket 1000 B, limit 2000 B: two 500-byte packets leave on the bucket, four wait
+        // (2000 B), the other four find the backlog full; a 1001-byte packet can never
+        // gather enough tokens and is dropped as too large.
+        let tbf = TbfConfig::with_limit(50_000, 1000, 2000);
+        let c = tbf_config(tbf, PropagationDelay::Fixed(Duration::ZERO), LossSpec::None);
+        let mut m = PointToPoint::new(0, 1, c, c, 1, 0);
+        for i in 0..10 {
+            m.send(Instant::ZERO, packet(i, 0, 1, 500));
+        }
+        m.send(Instant::ZERO, packet(10, 0, 1, 1001));
+        // netem (zero delay here) hands them to the shaper when the link next runs.
+        let (d, released) = drain(&mut m);
+        assert_eq!(m.stats().losses_of(LossCause::QueueFull), 4);
+        assert_eq!(m.stats().losses_of(LossCause::TooLarge), 1);
+        assert_eq!(
+            d.iter().map(|x| x.id).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 5]
+        );
+        // Waiting packets leave every 500 × 8 / 50 000 s = 80 ms.
+        assert_eq!(
+            d[5].at,
+            Instant::from_millis(320) + Duration::from_nanos(4000)
+        );
+        assert_eq!(released.len(), 11);
+        // A packet leaves the backlog when its tokens are there: of the four waiting from
+        // 0 ms (leaving at 80, 160, 240, 320 ms) one has left by 100 ms, so one more fits.
+        let mut m = PointToPoint::new(0, 1, c, c, 1, 0);
+        for i in 0..6 {
+            m.send(Instant::ZERO, packet(i, 0, 1, 500));
+        }
+        m.handle_timeout(Instant::from_millis(100));
+        m.send(Instant::from_millis(100), packet(6, 0, 1, 500));
+        m.send(Instant::from_millis(100), packet(7, 0, 1, 500));
+        m.handle_timeout(Instant::from_millis(100));
+        assert_eq!(m.stats().losses_of(LossCause::QueueFull), 1);
+    }
+
+    #[test]
+    fn tbf_holds_a_million_packets_to_the_rate_exactly() {
+        let tbf = TbfConfig::with_limit(50_000, 1500, u64::MAX);
+        let c = tbf_config(tbf, PropagationDelay::Fixed(Duration::ZERO), LossSpec::None);
+        let mut m = PointToPoint::new(0, 1, c, c, 1, 0);
+        let n: u64 = 1_000_000;
+        for i in 0..n {
+            m.send(Instant::ZERO, packet(i, 0, 1, 437));
+        }
+        let mut count = 0u64;
+        let mut last = Instant::ZERO;
+        while let Some(t) = m.poll_timeout() {
+            m.handle_timeout(t);
+            while let Some(x) = m.poll_delivery() {
+                count += 1;
+                last = x.at;
+            }
+            while m.poll_released().is_some() {}
+        }
+        assert_eq!(count, n);
+        // The last packet has its tokens once n × 437 − 1500 bytes' worth have arrived.
+        let owed = u128::from(n * 437 - 1500) * 8_000_000_000;
+        let tokens = u64::try_from(owed.div_ceil(50_000)).unwrap_or(0);
+        assert_eq!(last.as_nanos(), tokens + LINE_NS);
+    }
+
+    #[test]
+    fn tbf_composes_with_the_papers_jitter_in_either_order() {
+        // Seed 004's low-quality point: 100 ms ± 20 % uniform, 6.25 kB/s, 4 messages/s.
+        // The bucket refills 1562 B between messages, so shaping adds nothing: one-way
+        // delay is the jitter alone (plus the line), never the 69.92 ms a serialiser adds.
+        for order in [QdiscOrder::NetemThenTbf, QdiscOrder::TbfThenNetem] {
+            let mut tbf = TbfConfig::with_latency(50_000, 4096, Duration::from_millis(50));
+            tbf.order = order;
+            let jitter = PropagationDelay::Uniform {
+                min: Duration::from_millis(80),
+                max: Duration::from_millis(120),
+            };
+            let c = tbf_config(tbf, jitter, LossSpec::None);
+            let mut m = PointToPoint::new(0, 1, c, c, 5, 0);
+            let n = 2000u64;
+            for i in 0..n {
+                m.send(Instant::from_millis(i * 250), packet(i, 0, 1, 437));
+            }
+            let (d, _) = drain(&mut m);
+            assert_eq!(d.len() as u64, n);
+            let delays: Vec<u64> = d
+                .iter()
+                .map(|x| x.at.as_nanos() - x.id * 250_000_000 - LINE_NS)
+                .collect();
+            let lo = delays.iter().min().copied().unwrap_or(0);
+            let hi = delays.iter().max().copied().unwrap_or(0);
+            assert!(
+                lo >= 80_000_000 && hi <= 120_000_000,
+                "{order:?}: {lo}..{hi}"
+            );
+            let mean = delays.iter().sum::<u64>() as f64 / n as f64 / 1e6;
+            assert!((mean - 100.0).abs() < 1.0, "{order:?}: mean {mean} ms");
+        }
+    }
+
+    #[test]
+    fn tbf_order_decides_whether_lost_packets_spend_tokens() {
+        // netem first: a packet netem loses never reaches the shaper. tbf first: every
+        // packet is shaped and goes on the wire, then half are lost after it.
+        let wire = |order| {
+            let mut tbf = TbfConfig::with_limit(50_000, 437, u64::MAX);
+            tbf.order = order;
+            let c = tbf_config(
+                tbf,
+                PropagationDelay::Fixed(Duration::from_millis(10)),
+                LossSpec::Bernoulli { p: 0.5 },
+            );
+            let mut m = PointToPoint::new(0, 1, c, c, 3, 0);
+            for i in 0..1000 {
+                m.send(Instant::ZERO, packet(i, 0, 1, 437));
+            }
+            let (d, released) = drain(&mut m);
+            assert_eq!(released.len(), 1000);
+            let last = d.last().map_or(0, |x| x.at.as_nanos());
+            (m.stats().bytes_on_wire, d.len() as u64, last)
+        };
+        let (netem_first, delivered, last) = wire(QdiscOrder::NetemThenTbf);
+        assert_eq!(netem_first, 437 * delivered);
+        // The survivors alone are shaped: the last leaves (delivered − 1) × 69.92 ms on.
+        assert_eq!(last, 10_000_000 + (delivered - 1) * 69_920_000 + LINE_NS);
+        let (tbf_first, _, _) = wire(QdiscOrder::TbfThenNetem);
+        assert_eq!(tbf_first, 437 * 1000);
     }
 
     #[test]

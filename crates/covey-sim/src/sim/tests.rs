@@ -8,7 +8,9 @@ use covey_proto::{
 };
 
 use super::*;
-use crate::media::{Framing, HeaderModel, LinkConfig, LossSpec, PointToPoint, PropagationDelay};
+use crate::media::{
+    Framing, HeaderModel, LinkConfig, LossSpec, PointToPoint, PropagationDelay, RateLimit,
+};
 
 /// A server that answers every request with 2.05 and a 6-byte payload, or a client that
 /// sends `count` GETs to node 0 one after the other, restarting after each if asked.
@@ -121,6 +123,7 @@ fn link(loss: LossSpec) -> LinkConfig {
         },
         queue_packets: 100,
         loss,
+        rate_limit: RateLimit::Serialiser,
     }
 }
 

@@ -4,7 +4,7 @@
 use covey_proto::cc::Algorithm;
 use covey_proto::{Config, Instant, TransmissionParameters};
 use covey_sim::media::{
-    Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay,
+    Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay, RateLimit,
 };
 use covey_sim::sim::{node_addr, Simulator};
 
@@ -84,6 +84,7 @@ pub fn bottleneck(params: &Params) -> LinkConfig {
         },
         queue_packets: params.queue,
         loss: LossSpec::None,
+        rate_limit: RateLimit::Serialiser,
     }
 }
 

@@ -9,7 +9,7 @@ pub mod peer;
 pub mod simulate;
 
 use covey_proto::Duration;
-use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay};
+use covey_sim::media::{Framing, HeaderModel, LinkConfig, LossSpec, PropagationDelay, RateLimit};
 use serde::Serialize;
 
 pub use simulate::simulate;
@@ -64,6 +64,7 @@ impl CrossCheck {
             },
             queue_packets: self.queue_packets,
             loss: LossSpec::Bernoulli { p: self.loss },
+            rate_limit: RateLimit::Serialiser,
         }
     }
 }
