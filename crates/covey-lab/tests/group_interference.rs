@@ -47,7 +47,9 @@ fn quick_run_reproduces_the_conclusions_of_figs_10_to_12() {
             // Fig 12: multicast answers within the leisure, on average (the paper's
             // figure); no query waits much beyond it for its last reply.
             assert!(m.outcome.mean_response_s() < 5.0, "G = {g}, {load} Mbit/s");
-            assert!(m.outcome.max_response_s() < 5.5, "G = {g}, {load} Mbit/s");
+            // SMRF delays each forwarding hop by up to 125 ms (smrf.c `in()`), so the last
+            // reply may trail the leisure by a few of those.
+            assert!(m.outcome.max_response_s() < 6.0, "G = {g}, {load} Mbit/s");
         }
         // Interference costs multicast members and unicast time.
         let clean = o.at("multicast", g, 0.0).expect("clean");

@@ -2,6 +2,7 @@
 //! simulator asks `poll_timeout` when the medium next needs the clock, calls `handle_timeout`
 //! then, and pulls what arrived with `poll_delivery`.
 
+pub mod contiki;
 pub mod delay;
 pub mod dumbbell;
 pub mod fading;

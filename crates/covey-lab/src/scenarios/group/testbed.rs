@@ -15,7 +15,8 @@ use covey_proto::{
     App, AppContext, AppSet, Apps, Config, Duration, Endpoint, Event, Host, Instant,
     TransmissionParameters,
 };
-use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, NodeStats};
+use covey_sim::media::contiki::ContikiConfig;
+use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, MacLayer, NodeStats};
 use covey_sim::media::{NodeId, RadioIslands, WireConfig};
 use covey_sim::sim::{derive_seed, node_addr, NodeApp, Simulator, Stream};
 
@@ -152,6 +153,13 @@ impl Testbed {
             let config = Ieee802154Config {
                 seed: derive_seed(spec.run_seed, Stream::Link(i as u64)),
                 queue_capacity_frames: spec.queue_frames,
+                // The paper's motes ran Contiki 3.0: csma.c over nullrdc, the gateway behind
+                // the rpl-border-router's SLIP line, SMRF for multicast. The queue size is
+                // the members' QUEUEBUF_NUM.
+                mac_layer: MacLayer::Contiki(ContikiConfig {
+                    member_queued_packets: spec.queue_frames,
+                    ..ContikiConfig::default()
+                }),
                 ..Ieee802154Config::default()
             };
             let mut radio = Ieee802154Medium::new(config, topology);

@@ -394,9 +394,11 @@ fn discussion(outcome: &Outcome, md: &mut String) {
          what overlaps a burst and far members nothing; the levels of the curves are those \
          of that geometry, not fitted to the figures.\n\
          - **Multicast loses members even without interference** for G ≥ 20: the request \
-         floods down the tree, and routers that got it from their parent re-broadcast it at \
-         once (SMRF without duty cycling does so too); routers hidden from each other then \
-         collide at the members below them, and a broadcast is never retried. The medium \
+         floods down the tree, and routers that got it from their parent re-broadcast it after \
+         SMRF's forwarding delay (core/net/ipv6/multicast/smrf.c, `in()`: SMRF_MIN_FWD_DELAY \
+         of 4 ticks under nullrdc times 1 + random % 4, i.e. 31, 63, 94 or 125 ms); routers \
+         hidden from each other that draw the same delay still collide at the members below \
+         them, and a broadcast is never retried. The medium \
          counts any overlap as the loss of both frames; real receivers often decode the \
          stronger of two overlapping frames (capture), so the model is pessimistic here, and \
          the paper's multicast reliability without interference is higher.\n\

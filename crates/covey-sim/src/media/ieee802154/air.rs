@@ -57,6 +57,14 @@ impl AirLog {
                 && t.overlaps(start, end)
         })
     }
+
+    /// Whether `listener` is receiving at `at`: a transmission by another node it hears is on
+    /// the air (Contiki's `NETSTACK_RADIO.receiving_packet()`).
+    pub fn receiving(&self, topology: &Topology, listener: NodeId, at: Instant) -> bool {
+        self.transmissions.iter().any(|t| {
+            t.from != listener && topology.hears(listener, t.from) && t.start <= at && at < t.end
+        })
+    }
 }
 
 #[cfg(test)]

@@ -47,6 +47,21 @@ use super::node::{MacState, NodeMac, NodeStats};
 use super::phy::PhyTiming;
 use super::schedule::{EventQueue, MacEvent};
 use super::topology::Topology;
+use crate::media::contiki::{nullrdc, ContikiConfig};
+
+mod contiki_hooks;
+use contiki_hooks::ContikiState;
+
+/// Which MAC the nodes run above the radio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MacLayer {
+    /// IEEE 802.15.4 unslotted CSMA/CA with its retries, a drop-tail queue per node.
+    #[default]
+    Standard,
+    /// Contiki 3.0's csma.c over nullrdc and the CC2520, the border router (node 0) behind
+    /// SLIP, SMRF forwarding multicast ([`crate::media::contiki`]).
+    Contiki(ContikiConfig),
+}
 
 /// Everything that configures an 802.15.4 medium.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +79,9 @@ pub struct Ieee802154Config {
     /// How long a receiver keeps fragments and remembers a datagram it already has (RFC 4944's
     /// reassembly timeout).
     pub reassembly_timeout: Duration,
+    /// The MAC above the radio; with [`MacLayer::Contiki`] the radio's CSMA/CA parameters are
+    /// replaced by [`nullrdc::radio_mac`].
+    pub mac_layer: MacLayer,
 }
 
 impl Default for Ieee802154Config {
@@ -75,6 +93,7 @@ impl Default for Ieee802154Config {
             headers: HeaderModel::default(),
             queue_capacity_frames: 8,
             reassembly_timeout: Duration::from_secs(60),
+            mac_layer: MacLayer::Standard,
         }
     }
 }
@@ -108,6 +127,8 @@ pub struct Ieee802154Medium {
     confirms: Option<VecDeque<Confirm>>,
     /// Called for every dropped datagram when set.
     drop_trace: Option<DropTraceHook>,
+    /// Contiki's layers, when the config asks for them.
+    contiki: Option<ContikiState>,
 }
 
 impl std::fmt::Debug for Ieee802154Medium {
@@ -126,7 +147,16 @@ type Reception = Result<(), LossCause>;
 impl Ieee802154Medium {
     /// A medium over `topology`; node i's backoff stream is the seed's stream jumped i + 1
     /// times (xoshiro jumps give non-overlapping streams), stream 0 draws channel errors.
-    pub fn new(config: Ieee802154Config, topology: Topology) -> Self {
+    pub fn new(mut config: Ieee802154Config, topology: Topology) -> Self {
+        let contiki = match config.mac_layer {
+            MacLayer::Standard => None,
+            MacLayer::Contiki(contiki) => {
+                config.mac = nullrdc::radio_mac();
+                // The radio's queue is nullrdc's list being sent; csma.c holds the packets.
+                config.queue_capacity_frames = 1 << 16;
+                Some(ContikiState::new(contiki, topology.nodes(), config.seed))
+            }
+        };
         let mut stream = Xoshiro256PlusPlus::seed_from_u64(config.seed);
         let channel_rng = stream.clone();
         let nodes = (0..topology.nodes())
@@ -151,6 +181,7 @@ impl Ieee802154Medium {
             released: VecDeque::new(),
             confirms: None,
             drop_trace: None,
+            contiki,
         }
     }
 
@@ -252,6 +283,10 @@ impl Ieee802154Medium {
                 ..template
             })
             .collect();
+        if self.contiki.is_some() {
+            self.contiki_enqueue(now, node, MacFrame { hop_to, ..template }, frames);
+            return;
+        }
         let Some(mac) = self.nodes.get_mut(node) else {
             return;
         };
@@ -295,6 +330,10 @@ impl Ieee802154Medium {
         spacing: Option<Duration>,
         lost: Option<LossCause>,
     ) {
+        if self.contiki.is_some() {
+            self.contiki_frame_done(now, node, spacing, None);
+            return;
+        }
         let acked = self.config.mac.ack_unicast && lost.is_none();
         let Some(mac) = self.nodes.get_mut(node) else {
             return;
@@ -341,6 +380,10 @@ impl Ieee802154Medium {
 
     /// Gives up on the head frame and the rest of its datagram.
     fn fail_frame(&mut self, now: Instant, node: NodeId, cause: LossCause) {
+        if self.contiki.is_some() {
+            self.contiki_frame_done(now, node, None, Some(cause));
+            return;
+        }
         let Some(mac) = self.nodes.get_mut(node) else {
             return;
         };
@@ -525,7 +568,9 @@ impl Ieee802154Medium {
         entry.complete = true;
         let forward = match frame.destination {
             Destination::Node(d) if d == node => {
-                self.deliver(now, node, frame.packet);
+                if !self.contiki_deliver_up(now, node, &frame) {
+                    self.deliver(now, node, frame.packet);
+                }
                 false
             }
             Destination::Node(_) => true,
@@ -537,6 +582,10 @@ impl Ieee802154Medium {
         if forward {
             if let Some(mac) = self.nodes.get_mut(node) {
                 mac.stats.forwarded += 1;
+            }
+            if frame.destination == Destination::Broadcast && self.contiki.is_some() {
+                self.smrf_schedule(now, node, frame);
+                return;
             }
             self.enqueue(now, node, frame);
         }
@@ -702,6 +751,14 @@ impl Ieee802154Medium {
                 }
             }
             MacEvent::IfsEnd(node) => self.start_attempt(now, node),
+            MacEvent::ContikiTimer { node, token } => self.contiki_timer(now, node, token),
+            MacEvent::SmrfForward { node, token } => self.smrf_forward(now, node, token),
+            MacEvent::SlipArrived => self.slip_arrived(now),
+            MacEvent::SlipDrain => self.slip_try_drain(now),
+            MacEvent::SlipUp { packet, to } => {
+                self.deliver(now, to, packet);
+                self.datagram_left(packet);
+            }
         }
     }
 
@@ -827,7 +884,9 @@ impl Medium for Ieee802154Medium {
             fragments: 1,
             mpdu_bytes: 0,
         };
-        self.enqueue(now, packet.from, template);
+        if !self.slip_down(now, template) {
+            self.enqueue(now, packet.from, template);
+        }
         if !self.in_flight.contains_key(&packet.id) {
             // Refused at once (queue full, too large): nothing will ever need its bytes.
             self.released.push_back(packet.id);

@@ -41,7 +41,7 @@ pub use drops::{DropCounts, DropTrace};
 pub use experiment::{MacExperiment, Outcome};
 pub use frame_error::{FrameErrorModel, FrameKind, FrameOnLink};
 pub use frame_format::HeaderModel;
-pub use medium::{Ieee802154Config, Ieee802154Medium};
+pub use medium::{Ieee802154Config, Ieee802154Medium, MacLayer};
 pub use node::NodeStats;
 pub use phy::PhyTiming;
 pub use topology::{Position, Topology, TopologyError};

@@ -48,6 +48,31 @@ pub enum MacEvent {
     },
     /// A node's interframe space ends.
     IfsEnd(NodeId),
+    /// A Contiki csma.c neighbour-queue timer (`transmit_packet_list`) fires.
+    ContikiTimer {
+        /// The node.
+        node: NodeId,
+        /// The timer armed.
+        token: u64,
+    },
+    /// SMRF's forwarding timer (`mcast_fwd`) fires.
+    SmrfForward {
+        /// The node.
+        node: NodeId,
+        /// The timer armed.
+        token: u64,
+    },
+    /// A packet's last byte reaches the border router over SLIP.
+    SlipArrived,
+    /// The border router's CPU is free to run `slip_process`.
+    SlipDrain,
+    /// A packet written up the SLIP line reaches the host.
+    SlipUp {
+        /// The packet.
+        packet: u64,
+        /// The gateway node it is delivered to.
+        to: NodeId,
+    },
 }
 
 /// Pending events, earliest first.
