@@ -8,8 +8,13 @@
 //! macMaxFrameRetries times. After a frame is done (ACKed, or sent without ACK) the sender keeps
 //! the SIFS or LIFS its size calls for before contending for the next one.
 //!
-//! A reception fails when any other transmission the receiver hears (its own included: the
-//! radio is half-duplex) overlaps the frame, or when a [`FrameErrorModel`] corrupts it.
+//! How a reception is judged is [`Ieee802154Config::reception`]. Under
+//! [`ReceptionModel::Overlap`] (the default) a reception fails when any other transmission the
+//! receiver hears (its own included: the radio is half-duplex) overlaps the frame, and CCA is
+//! busy when any audible transmission overlaps it. Under [`ReceptionModel::Sinr`] the receiver
+//! locks onto the first frame it detects and keeps it if its SINR allows (capture), and CCA
+//! follows the configured mode: see [`super::reception`]. Either way a [`FrameErrorModel`] may
+//! still corrupt a frame that got through.
 //!
 //! Losses in [`MediumStats`] count datagrams, once each, at the node that gave up on them: a
 //! full queue, a channel access failure, or exhausted retries, in which case the cause is that
@@ -45,6 +50,8 @@ use super::frame_error::{FrameErrorModel, FrameKind, FrameOnLink};
 use super::frame_format::{HeaderModel, HopAddressing};
 use super::node::{MacState, NodeMac, NodeStats};
 use super::phy::PhyTiming;
+use super::radio::{ExternalInterference, ReceptionModel};
+use super::reception::SinrReceiver;
 use super::schedule::{EventQueue, MacEvent};
 use super::topology::Topology;
 
@@ -64,6 +71,10 @@ pub struct Ieee802154Config {
     /// How long a receiver keeps fragments and remembers a datagram it already has (RFC 4944's
     /// reassembly timeout).
     pub reassembly_timeout: Duration,
+    /// How receptions and CCAs are judged: [`ReceptionModel::Overlap`] by default, which every
+    /// existing scenario keeps; [`ReceptionModel::Sinr`] for capture by signal to
+    /// interference.
+    pub reception: ReceptionModel,
 }
 
 impl Default for Ieee802154Config {
@@ -75,6 +86,7 @@ impl Default for Ieee802154Config {
             headers: HeaderModel::default(),
             queue_capacity_frames: 8,
             reassembly_timeout: Duration::from_secs(60),
+            reception: ReceptionModel::Overlap,
         }
     }
 }
@@ -108,6 +120,8 @@ pub struct Ieee802154Medium {
     confirms: Option<VecDeque<Confirm>>,
     /// Called for every dropped datagram when set.
     drop_trace: Option<DropTraceHook>,
+    /// The receivers' state under [`ReceptionModel::Sinr`].
+    sinr: Option<SinrReceiver>,
 }
 
 impl std::fmt::Debug for Ieee802154Medium {
@@ -135,6 +149,10 @@ impl Ieee802154Medium {
                 NodeMac::new(config.queue_capacity_frames, stream.clone())
             })
             .collect();
+        let sinr = match config.reception {
+            ReceptionModel::Overlap => None,
+            ReceptionModel::Sinr(params) => Some(SinrReceiver::new(params, &topology)),
+        };
         Ieee802154Medium {
             config,
             topology,
@@ -151,6 +169,23 @@ impl Ieee802154Medium {
             released: VecDeque::new(),
             confirms: None,
             drop_trace: None,
+            sinr,
+        }
+    }
+
+    /// Adds a non-802.15.4 interferer (Wi-Fi) to the SINR of every reception and to energy
+    /// detection. Returns it unused under [`ReceptionModel::Overlap`], where interferers
+    /// corrupt frames through [`add_frame_error_model`](Self::add_frame_error_model) instead.
+    pub fn add_interferer(
+        &mut self,
+        interferer: Box<dyn ExternalInterference + Send>,
+    ) -> Result<(), Box<dyn ExternalInterference + Send>> {
+        match self.sinr.as_mut() {
+            Some(sinr) => {
+                sinr.add_interferer(interferer);
+                Ok(())
+            }
+            None => Err(interferer),
         }
     }
 
@@ -451,14 +486,19 @@ impl Ieee802154Medium {
         air_bytes: usize,
         kind: FrameKind,
     ) -> Reception {
-        if !self.topology.hears(to, tx.from) {
-            return Err(LossCause::RetriesExhausted);
-        }
-        if self
-            .air
-            .busy(&self.topology, to, tx.start, tx.end, Some(tx))
-        {
-            return Err(LossCause::Collision);
+        if let Some(sinr) = self.sinr.as_mut() {
+            let bits_per_ns = 8.0 / (self.config.phy.byte_us as f64 * 1000.0);
+            sinr.judge(tx, to, &self.air, bits_per_ns, &mut self.channel_rng)?;
+        } else {
+            if !self.topology.hears(to, tx.from) {
+                return Err(LossCause::RetriesExhausted);
+            }
+            if self
+                .air
+                .busy(&self.topology, to, tx.start, tx.end, Some(tx))
+            {
+                return Err(LossCause::Collision);
+            }
         }
         let frame = FrameOnLink {
             from: tx.from,
@@ -560,6 +600,9 @@ impl Ieee802154Medium {
             end: start + duration,
         };
         self.air.record(tx);
+        if let Some(sinr) = self.sinr.as_mut() {
+            sinr.on_air(&tx, &self.air);
+        }
         self.stats.frames_on_wire += 1;
         self.stats.bytes_on_wire += air_bytes as u64;
         tx
@@ -578,7 +621,10 @@ impl Ieee802154Medium {
                     now.as_nanos()
                         .saturating_sub(u64::try_from(phy.cca().as_nanos()).unwrap_or(0)),
                 );
-                let busy = self.air.busy(&self.topology, node, cca_start, now, None);
+                let busy = match self.sinr.as_mut() {
+                    Some(sinr) => sinr.cca_busy(node, cca_start, now, &self.air),
+                    None => self.air.busy(&self.topology, node, cca_start, now, None),
+                };
                 let Some(mac) = self.nodes.get_mut(node) else {
                     return;
                 };
