@@ -3,7 +3,7 @@
 
 use covey_lab::scenarios::{
     self, cc_bottleneck, fading_goodput, group_delay, group_interference, group_nested,
-    object_download, protocols, server_workload,
+    mac_contention, object_download, protocols, server_workload,
 };
 
 /// Sets every described parameter of `name` to its described default.
@@ -37,7 +37,8 @@ fn every_scenario_accepts_its_described_defaults() {
             | server_workload::NAME
             | group_delay::NAME
             | group_interference::NAME
-            | group_nested::NAME => scenarios::all()
+            | group_nested::NAME
+            | mac_contention::NAME => scenarios::all()
                 .iter()
                 .find(|x| x.info().name == s.name)
                 .map(|x| x.table_problems().is_empty())

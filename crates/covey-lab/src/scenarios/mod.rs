@@ -7,6 +7,7 @@ pub mod group;
 pub mod group_delay;
 pub mod group_interference;
 pub mod group_nested;
+pub mod mac_contention;
 pub mod object_download;
 pub mod one_hop;
 pub mod protocols;
@@ -76,6 +77,7 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
             &group_interference::GroupInterference,
             &group_nested::GroupNested,
             &server_workload::ServerWorkload,
+            &mac_contention::MacContention,
         ]);
         all.sort_by_key(|s| s.info().name);
         all

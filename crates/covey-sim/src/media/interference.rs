@@ -43,6 +43,20 @@
 //! or distance make a burst corrupt only some frames, which `corruption_given_overlap`
 //! expresses (its value is a property of the geometry, not of this model).
 //!
+//! Under the medium's SINR reception model ([`crate::media::ieee802154::ReceptionModel::Sinr`])
+//! the interferer is an [`ExternalInterference`] instead: added with
+//! [`crate::media::ieee802154::Ieee802154Medium::add_interferer`], its bursts enter the SINR
+//! sum of every frame they overlap (and the energy a CCA measures) at their in-band received
+//! power: [`WifiInterfererConfig::tx_dbm`] (20 dBm, the ETSI EN 300 328 EIRP limit at
+//! 2.4 GHz) plus [`WifiInterfererConfig::in_band_db`] less the medium's path loss from the
+//! interferer's position. The in-band share is the spectral overlap factor: an 802.11g OFDM
+//! signal spreads its power about flat over 16.6 MHz (52 subcarriers of 312.5 kHz,
+//! IEEE 802.11-2012 §18.3.2), of which a 2 MHz 802.15.4 channel lying inside it takes
+//! 10·log10(2 / 16.6) = −9.2 dB (the flat-spectrum overlap of IEEE 802.15.2-2003 §5.3 and
+//! Shin et al., "Packet error rate analysis of ZigBee under WLAN and Bluetooth interferences",
+//! IEEE Trans. Wireless Commun. 2007); an 802.15.4 channel outside the OFDM band gets less
+//! (set it lower, or the interferer apart).
+//!
 //! The interferer draws its bursts from its own seeded stream and the medium asks it whether a
 //! burst overlapped each frame, so consecutive frames see correlated interference as they
 //! would on a real channel; [`WifiInterferer::overlap_probability`] is the formula the
@@ -54,7 +68,7 @@ use covey_proto::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::ieee802154::{FrameErrorModel, FrameOnLink, Position};
+use super::ieee802154::{ExternalInterference, FrameErrorModel, FrameOnLink, PathLoss, Position};
 use super::NodeId;
 
 /// 802.11g ERP-OFDM timings and the interferer's frame sizes.
@@ -202,6 +216,16 @@ pub struct WifiInterfererConfig {
     pub corruption_given_overlap: f64,
     /// Which frames are exposed.
     pub frames: InterferedFrames,
+    /// Transmit power under the SINR model, dBm (20 dBm: the ETSI EIRP limit at 2.4 GHz).
+    pub tx_dbm: f64,
+    /// Share of the Wi-Fi power inside the 802.15.4 channel under the SINR model, dB
+    /// (−9.2 dB: 2 MHz of the 16.6 MHz OFDM band).
+    pub in_band_db: f64,
+}
+
+/// In-band share of an 802.11g OFDM signal in a 2 MHz 802.15.4 channel inside its band, dB.
+pub fn in_band_co_channel_db() -> f64 {
+    10.0 * (2.0f64 / 16.6).log10()
 }
 
 impl Default for WifiInterfererConfig {
@@ -212,6 +236,8 @@ impl Default for WifiInterfererConfig {
             timing: WifiTiming::default(),
             corruption_given_overlap: 1.0,
             frames: InterferedFrames::SentOrReceivedInRange,
+            tx_dbm: 20.0,
+            in_band_db: in_band_co_channel_db(),
         }
     }
 }
@@ -267,6 +293,17 @@ impl WifiBurstProcess {
         }
         self.bursts.iter().any(|&(s, e)| s < end && start < e)
     }
+
+    /// The bursts on the air during part of [start, end), with the same look-back as
+    /// [`overlaps`](Self::overlaps).
+    pub fn bursts_between(&mut self, start: Instant, end: Instant) -> Vec<(Instant, Instant)> {
+        self.overlaps(start, end);
+        self.bursts
+            .iter()
+            .filter(|&&(s, e)| s < end && start < e)
+            .copied()
+            .collect()
+    }
 }
 
 fn micros(us: f64) -> Duration {
@@ -278,6 +315,7 @@ fn micros(us: f64) -> Duration {
 pub struct WifiInterferer {
     config: WifiInterfererConfig,
     in_range: Vec<bool>,
+    position: Option<Position>,
     process: WifiBurstProcess,
 }
 
@@ -288,6 +326,7 @@ impl WifiInterferer {
         WifiInterferer {
             config,
             in_range,
+            position: None,
             process,
         }
     }
@@ -303,7 +342,10 @@ impl WifiInterferer {
             .iter()
             .map(|p| p.distance(&position) <= range_m)
             .collect();
-        WifiInterferer::new(config, in_range)
+        WifiInterferer {
+            position: Some(position),
+            ..WifiInterferer::new(config, in_range)
+        }
     }
 
     /// The formula: probability that a frame of `frame_us` µs near the interferer is lost.
@@ -316,6 +358,30 @@ impl WifiInterferer {
 
     fn near(&self, node: NodeId) -> bool {
         self.in_range.get(node).copied().unwrap_or(false)
+    }
+}
+
+/// Under the SINR model: the bursts at their in-band power. With a position, the power at a
+/// node comes from the path loss to the node's position; without (or where the topology has
+/// none), a node in range gets the power at the path loss's reference distance (co-located)
+/// and other nodes nothing.
+impl ExternalInterference for WifiInterferer {
+    fn bursts(&mut self, start: Instant, end: Instant) -> Vec<(Instant, Instant)> {
+        self.process.bursts_between(start, end)
+    }
+
+    fn power_dbm_at(
+        &self,
+        node: NodeId,
+        position: Option<&Position>,
+        path_loss: &PathLoss,
+    ) -> Option<f64> {
+        let radiated = self.config.tx_dbm + self.config.in_band_db;
+        match (self.position, position) {
+            (Some(wifi), Some(at)) => Some(radiated - path_loss.loss_db(wifi.distance(at))),
+            _ if self.near(node) => Some(radiated - path_loss.loss_db(path_loss.reference_m)),
+            _ => None,
+        }
     }
 }
 

@@ -16,11 +16,13 @@ use covey_proto::{
     TransmissionParameters,
 };
 use covey_sim::media::contiki::ContikiConfig;
-use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, MacLayer, NodeStats};
+use covey_sim::media::ieee802154::{
+    Ieee802154Config, Ieee802154Medium, MacLayer, NodeStats, PathLoss, RadioParams, ReceptionModel,
+};
 use covey_sim::media::{NodeId, RadioIslands, WireConfig};
 use covey_sim::sim::{derive_seed, node_addr, NodeApp, Simulator, Stream};
 
-use super::hop_profile::HopProfile;
+use super::hop_profile::{HopProfile, RADIO_RANGE_M};
 use super::querier::{Querier, QueryLog, QueryPlan, SharedLog};
 use super::thermometer::Thermometer;
 use super::wifi::WifiSetup;
@@ -94,6 +96,26 @@ pub struct TestbedSpec {
     pub run_seed: u64,
 }
 
+/// How the radio networks judge receptions: the any-overlap-destroys model the group
+/// scenarios were calibrated with. [`sinr_reception`] is the one-line switch to capture.
+pub fn reception() -> ReceptionModel {
+    ReceptionModel::Overlap
+}
+
+/// Reception by SINR on the testbed's geometry: the path loss exponent that puts the −95 dBm
+/// sensitivity of a 0 dBm sender at [`RADIO_RANGE_M`], so the topology's audibility and the
+/// radio's agree (hidden terminals stay hidden).
+pub fn sinr_reception() -> ReceptionModel {
+    let params = RadioParams::default();
+    let budget = params.tx_power_dbm - params.sensitivity_dbm;
+    let reference = PathLoss::friis().loss_db(1.0);
+    let exponent = (budget - reference) / (10.0 * RADIO_RANGE_M.log10());
+    ReceptionModel::Sinr(RadioParams {
+        path_loss: PathLoss::log_distance(exponent),
+        ..params
+    })
+}
+
 /// A built testbed, ready to run.
 pub struct Testbed {
     /// The simulation.
@@ -160,18 +182,21 @@ impl Testbed {
                     member_queued_packets: spec.queue_frames,
                     ..ContikiConfig::default()
                 }),
+                reception: reception(),
                 ..Ieee802154Config::default()
             };
             let mut radio = Ieee802154Medium::new(config, topology);
             if let Some(wifi) = &spec.wifi {
                 let (_, positions) = p.layout();
                 let seed = derive_seed(spec.run_seed, Stream::Link(1000 + i as u64));
-                radio.add_frame_error_model(Box::new(wifi.interferer(
-                    &positions,
-                    i,
-                    seed,
-                    wifi_on.clone(),
-                )));
+                let interferer = Box::new(wifi.interferer(&positions, i, seed, wifi_on.clone()));
+                // Under SINR the bursts enter every frame's SINR sum; under Overlap they
+                // corrupt frames as a frame error model.
+                if matches!(radio.config().reception, ReceptionModel::Sinr(_)) {
+                    let _ = radio.add_interferer(interferer);
+                } else {
+                    radio.add_frame_error_model(interferer);
+                }
             }
             let mut nodes = vec![gateways[i]];
             nodes.extend(&members[i]);

@@ -40,8 +40,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use covey_proto::Instant;
 use covey_sim::media::fading::{db_to_linear, rayleigh_block_frame_error_rate};
-use covey_sim::media::ieee802154::{FrameErrorModel, FrameOnLink, Position};
+use covey_sim::media::ieee802154::{
+    ExternalInterference, FrameErrorModel, FrameOnLink, PathLoss, Position,
+};
 use covey_sim::media::interference::{WifiBurstProcess, WifiTiming};
 use covey_sim::media::NodeId;
 use rand::Rng;
@@ -156,6 +159,41 @@ pub struct GeometricInterferer {
     island: usize,
     process: WifiBurstProcess,
     links: HashMap<(NodeId, NodeId, u64), f64>,
+}
+
+/// Under the SINR reception model: the bursts (while the interference is on) at their
+/// in-band power from this setup's transmit power, in-band share and path loss, without the
+/// Rayleigh averaging (the SINR sum is judged per frame).
+impl ExternalInterference for GeometricInterferer {
+    fn bursts(&mut self, start: Instant, end: Instant) -> Vec<(Instant, Instant)> {
+        let bursts = self.process.bursts_between(start, end);
+        if self.on.load(Ordering::Relaxed) {
+            bursts
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn power_dbm_at(
+        &self,
+        _node: NodeId,
+        position: Option<&Position>,
+        _path_loss: &PathLoss,
+    ) -> Option<f64> {
+        let at = position?;
+        let in_band = self
+            .setup
+            .in_band_db
+            .get(self.island)
+            .or(self.setup.in_band_db.last())
+            .copied()
+            .unwrap_or(0.0);
+        let wifi = Position {
+            x: self.setup.position.0,
+            y: self.setup.position.1,
+        };
+        Some(self.setup.tx_dbm + in_band - self.setup.path_loss_db(wifi.distance(at)))
+    }
 }
 
 impl FrameErrorModel for GeometricInterferer {

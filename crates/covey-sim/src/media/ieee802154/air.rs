@@ -41,6 +41,24 @@ impl AirLog {
             .retain(|t| t.end.saturating_add(keep) >= now);
     }
 
+    /// Transmissions on the air during part of [start, end).
+    pub fn overlapping(
+        &self,
+        start: Instant,
+        end: Instant,
+    ) -> impl Iterator<Item = &Transmission> + '_ {
+        self.transmissions
+            .iter()
+            .filter(move |t| t.overlaps(start, end))
+    }
+
+    /// Whether `node` is transmitting at `at`.
+    pub fn transmitting(&self, node: NodeId, at: Instant) -> bool {
+        self.transmissions
+            .iter()
+            .any(|t| t.from == node && t.start <= at && at < t.end)
+    }
+
     /// Whether a transmission other than `except`, by `listener` itself or by a node it hears,
     /// was on the air during part of [start, end).
     pub fn busy(

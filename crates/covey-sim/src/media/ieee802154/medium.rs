@@ -8,8 +8,13 @@
 //! macMaxFrameRetries times. After a frame is done (ACKed, or sent without ACK) the sender keeps
 //! the SIFS or LIFS its size calls for before contending for the next one.
 //!
-//! A reception fails when any other transmission the receiver hears (its own included: the
-//! radio is half-duplex) overlaps the frame, or when a [`FrameErrorModel`] corrupts it.
+//! How a reception is judged is [`Ieee802154Config::reception`]. Under
+//! [`ReceptionModel::Overlap`] (the default) a reception fails when any other transmission the
+//! receiver hears (its own included: the radio is half-duplex) overlaps the frame, and CCA is
+//! busy when any audible transmission overlaps it. Under [`ReceptionModel::Sinr`] the receiver
+//! locks onto the first frame it detects and keeps it if its SINR allows (capture), and CCA
+//! follows the configured mode: see [`super::reception`]. Either way a [`FrameErrorModel`] may
+//! still corrupt a frame that got through.
 //!
 //! Losses in [`MediumStats`] count datagrams, once each, at the node that gave up on them: a
 //! full queue, a channel access failure, or exhausted retries, in which case the cause is that
@@ -45,6 +50,8 @@ use super::frame_error::{FrameErrorModel, FrameKind, FrameOnLink};
 use super::frame_format::{HeaderModel, HopAddressing};
 use super::node::{MacState, NodeMac, NodeStats};
 use super::phy::PhyTiming;
+use super::radio::{ExternalInterference, ReceptionModel};
+use super::reception::SinrReceiver;
 use super::schedule::{EventQueue, MacEvent};
 use super::topology::Topology;
 use crate::media::contiki::{nullrdc, ContikiConfig};
@@ -82,6 +89,10 @@ pub struct Ieee802154Config {
     /// The MAC above the radio; with [`MacLayer::Contiki`] the radio's CSMA/CA parameters are
     /// replaced by [`nullrdc::radio_mac`].
     pub mac_layer: MacLayer,
+    /// How receptions and CCAs are judged: [`ReceptionModel::Overlap`] by default, which every
+    /// existing scenario keeps; [`ReceptionModel::Sinr`] for capture by signal to
+    /// interference.
+    pub reception: ReceptionModel,
 }
 
 impl Default for Ieee802154Config {
@@ -94,6 +105,7 @@ impl Default for Ieee802154Config {
             queue_capacity_frames: 8,
             reassembly_timeout: Duration::from_secs(60),
             mac_layer: MacLayer::Standard,
+            reception: ReceptionModel::Overlap,
         }
     }
 }
@@ -129,6 +141,8 @@ pub struct Ieee802154Medium {
     drop_trace: Option<DropTraceHook>,
     /// Contiki's layers, when the config asks for them.
     contiki: Option<ContikiState>,
+    /// The receivers' state under [`ReceptionModel::Sinr`].
+    sinr: Option<SinrReceiver>,
 }
 
 impl std::fmt::Debug for Ieee802154Medium {
@@ -165,6 +179,10 @@ impl Ieee802154Medium {
                 NodeMac::new(config.queue_capacity_frames, stream.clone())
             })
             .collect();
+        let sinr = match config.reception {
+            ReceptionModel::Overlap => None,
+            ReceptionModel::Sinr(params) => Some(SinrReceiver::new(params, &topology)),
+        };
         Ieee802154Medium {
             config,
             topology,
@@ -182,6 +200,23 @@ impl Ieee802154Medium {
             confirms: None,
             drop_trace: None,
             contiki,
+            sinr,
+        }
+    }
+
+    /// Adds a non-802.15.4 interferer (Wi-Fi) to the SINR of every reception and to energy
+    /// detection. Returns it unused under [`ReceptionModel::Overlap`], where interferers
+    /// corrupt frames through [`add_frame_error_model`](Self::add_frame_error_model) instead.
+    pub fn add_interferer(
+        &mut self,
+        interferer: Box<dyn ExternalInterference + Send>,
+    ) -> Result<(), Box<dyn ExternalInterference + Send>> {
+        match self.sinr.as_mut() {
+            Some(sinr) => {
+                sinr.add_interferer(interferer);
+                Ok(())
+            }
+            None => Err(interferer),
         }
     }
 
@@ -494,14 +529,19 @@ impl Ieee802154Medium {
         air_bytes: usize,
         kind: FrameKind,
     ) -> Reception {
-        if !self.topology.hears(to, tx.from) {
-            return Err(LossCause::RetriesExhausted);
-        }
-        if self
-            .air
-            .busy(&self.topology, to, tx.start, tx.end, Some(tx))
-        {
-            return Err(LossCause::Collision);
+        if let Some(sinr) = self.sinr.as_mut() {
+            let bits_per_ns = 8.0 / (self.config.phy.byte_us as f64 * 1000.0);
+            sinr.judge(tx, to, &self.air, bits_per_ns, &mut self.channel_rng)?;
+        } else {
+            if !self.topology.hears(to, tx.from) {
+                return Err(LossCause::RetriesExhausted);
+            }
+            if self
+                .air
+                .busy(&self.topology, to, tx.start, tx.end, Some(tx))
+            {
+                return Err(LossCause::Collision);
+            }
         }
         let frame = FrameOnLink {
             from: tx.from,
@@ -609,6 +649,9 @@ impl Ieee802154Medium {
             end: start + duration,
         };
         self.air.record(tx);
+        if let Some(sinr) = self.sinr.as_mut() {
+            sinr.on_air(&tx, &self.air);
+        }
         self.stats.frames_on_wire += 1;
         self.stats.bytes_on_wire += air_bytes as u64;
         tx
@@ -627,7 +670,10 @@ impl Ieee802154Medium {
                     now.as_nanos()
                         .saturating_sub(u64::try_from(phy.cca().as_nanos()).unwrap_or(0)),
                 );
-                let busy = self.air.busy(&self.topology, node, cca_start, now, None);
+                let busy = match self.sinr.as_mut() {
+                    Some(sinr) => sinr.cca_busy(node, cca_start, now, &self.air),
+                    None => self.air.busy(&self.topology, node, cca_start, now, None),
+                };
                 let Some(mac) = self.nodes.get_mut(node) else {
                     return;
                 };

@@ -5,7 +5,9 @@
 //! One concept per file: [`phy`] (air times and interframe spaces), [`csma`] (backoff),
 //! [`frame_format`] (header bytes and fragmentation), [`mac_queue`], [`topology`] (audibility
 //! and routing), [`air`] (what is on the channel), [`frame_error`] (the channel-model hook),
-//! [`medium`] (the MACs tied together behind the `Medium` trait).
+//! [`radio`] (power, path loss, noise, the O-QPSK error curve, CCA modes), [`reception`]
+//! (reception by SINR with capture), [`medium`] (the MACs tied together behind the `Medium`
+//! trait).
 //!
 //! Standalone, without CoAP: [`traffic`] sources offer datagrams, [`experiment`] runs them over
 //! the medium, [`confirm`] tells each origin how its datagram fared, [`drops`] traces and counts
@@ -30,6 +32,8 @@ pub mod mac_queue;
 pub mod medium;
 pub mod node;
 pub mod phy;
+pub mod radio;
+pub mod reception;
 pub mod schedule;
 pub mod topology;
 pub mod traffic;
@@ -44,9 +48,12 @@ pub use frame_format::HeaderModel;
 pub use medium::{Ieee802154Config, Ieee802154Medium, MacLayer};
 pub use node::NodeStats;
 pub use phy::PhyTiming;
+pub use radio::{CcaMode, ExternalInterference, PathLoss, RadioParams, ReceptionModel};
 pub use topology::{Position, Topology, TopologyError};
 pub use traffic::{Flow, Offer, PeriodicSource, PoissonSource};
 
+#[cfg(test)]
+mod sinr_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
