@@ -15,7 +15,7 @@ pub mod radio_islands;
 
 pub use delay::PropagationDelay;
 pub use dumbbell::Dumbbell;
-pub use framing::{Framing, HeaderModel};
+pub use framing::{Fragmentation, Framing, HeaderModel};
 pub use link::{Link, LinkConfig};
 pub use loss::{Bernoulli, GilbertElliott, LossModel, LossSpec};
 pub use point_to_point::PointToPoint;
