@@ -269,7 +269,10 @@ mod tests {
         assert_eq!(frames, vec![124, 124, 120]);
         assert_eq!(v4.frame_count_as(300, Fragmentation::Ip), 3);
         // A datagram that fits is one frame, as without fragmentation.
-        assert_eq!(v4.frames_as(100, Fragmentation::Ip).collect::<Vec<_>>(), vec![128]);
+        assert_eq!(
+            v4.frames_as(100, Fragmentation::Ip).collect::<Vec<_>>(),
+            vec![128]
+        );
         let v6 = Framing {
             mtu: 128,
             header: HeaderModel::Ipv6Udp,

@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use covey_proto::{Duration, Instant};
 
 use super::delay::PropagationDelay;
-use super::framing::{Fragmentation, Framing, Frames};
+use super::framing::{Fragmentation, Frames, Framing};
 use super::loss::{LossModel, LossSpec};
 use super::{Delivery, Destination, LossCause, MediumStats, NodeId, Packet};
 use crate::sim::SimRng;
@@ -218,7 +218,10 @@ impl Link {
         let mut waiting = self.queued_frames;
         if let Some(s) = self.in_service {
             let mut t = s.started;
-            for bytes in self.frames_of(s.queued.packet.payload_bytes).take(s.queued.frames) {
+            for bytes in self
+                .frames_of(s.queued.packet.payload_bytes)
+                .take(s.queued.frames)
+            {
                 if t > now {
                     waiting += 1;
                 }
