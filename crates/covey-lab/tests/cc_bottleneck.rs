@@ -189,8 +189,12 @@ fn run_writes_every_report_file() {
         ..RunOptions::default()
     };
     let summary = scenarios::run("cc-bottleneck", &options).expect("the quick run succeeds");
-    // 36 runs of the sweep and 18 of the sensitivity study (two changed settings).
-    assert_eq!(summary.runs, 54);
+    // 36 runs of the sweep, 18 of the sensitivity study (two changed settings) and 4 of
+    // the retransmission sweep's quick corner.
+    assert_eq!(summary.runs, 58);
+    assert!(summary
+        .markdown
+        .contains("## What could produce Table 1's retransmissions"));
     for f in &summary.files {
         let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         assert!(len > 100, "{} is empty", f.display());
