@@ -189,8 +189,12 @@ fn run_writes_every_report_file() {
         ..RunOptions::default()
     };
     let summary = scenarios::run("cc-bottleneck", &options).expect("the quick run succeeds");
-    // 36 runs of the sweep and 18 of the sensitivity study (two changed settings).
-    assert_eq!(summary.runs, 54);
+    // 36 runs of the sweep, 18 of the sensitivity study (two changed settings) and 4 of
+    // the retransmission sweep's quick corner.
+    assert_eq!(summary.runs, 58);
+    assert!(summary
+        .markdown
+        .contains("## What could produce Table 1's retransmissions"));
     for f in &summary.files {
         let len = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         assert!(len > 100, "{} is empty", f.display());
@@ -313,4 +317,92 @@ fn every_described_parameter_accepts_its_default() {
         scenarios::params("no-such-scenario"),
         Err(covey_lab::LabError::UnknownScenario(_))
     ));
+}
+
+/// One lightly loaded client running `exchanges` exchanges with `sets` applied.
+fn lone_client(
+    exchanges: u32,
+    sets: &[(&str, &str)],
+) -> (Params, covey_lab::scenarios::cc_bottleneck::RunResult) {
+    let mut all = vec![("exchanges", exchanges.to_string())];
+    all.extend(sets.iter().map(|(k, v)| (*k, v.to_string())));
+    let sets: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let params = resolve(&sets).expect("the parameters are accepted");
+    let run = run_point(
+        &RunPoint {
+            algorithm: Algorithm::Default,
+            workload: Workload::Continuous,
+            clients: 1,
+            seed_index: 0,
+            run_seed: 23,
+        },
+        &params,
+    );
+    (params, run)
+}
+
+/// Share of a run's completed exchanges that needed at least `k` retransmissions.
+fn share_with_at_least(run: &covey_lab::scenarios::cc_bottleneck::RunResult, k: usize) -> f64 {
+    let c = &run.results[0].completed_after;
+    let total: u64 = c.iter().sum();
+    c[k..].iter().sum::<u64>() as f64 / total as f64
+}
+
+/// Whether `measured` lies within 4.5 binomial standard deviations of `expected` over `n`.
+fn near(measured: f64, expected: f64, n: u32) -> bool {
+    let sd = (expected * (1.0 - expected) / f64::from(n)).sqrt();
+    (measured - expected).abs() < 4.5 * sd
+}
+
+#[test]
+fn random_loss_reaches_the_link_and_retransmits_the_analytic_share() {
+    // One client never meets a queue or a spurious timeout (its RTT is a fraction of
+    // ACK_TIMEOUT), so only the loss retransmits: an attempt fails when the request or
+    // the response is lost, 1 − (1 − p)^2, and attempts fail independently (geometric).
+    let n = 3000;
+    let (_, run) = lone_client(n, &[("loss", "5")]);
+    let q = 1.0 - 0.95f64 * 0.95;
+    let once = share_with_at_least(&run, 1);
+    assert!(near(once, q, n), "retransmitted {once} vs {q}");
+    let twice = share_with_at_least(&run, 2);
+    assert!(near(twice, q * q, n), "twice {twice} vs {}", q * q);
+    assert_eq!(run.queue_drops, 0);
+    // On one direction only: one packet per attempt can be lost.
+    let (_, up) = lone_client(n, &[("loss", "5"), ("loss_direction", "up")]);
+    let s = share_with_at_least(&up, 1);
+    assert!(near(s, 0.05, n), "up only: {s}");
+    // And without loss nothing is retransmitted.
+    let (_, none) = lone_client(200, &[]);
+    assert_eq!(share_with_at_least(&none, 1), 0.0);
+}
+
+#[test]
+fn a_fragmented_response_is_lost_when_any_fragment_is() {
+    // 300 B of payload at MTU 128 leaves the server as IP fragments; with the loss on the
+    // downstream direction only, an attempt fails with 1 − (1 − p)^k for k fragments.
+    use covey_lab::scenarios::cc_bottleneck::retx_sweep::frames;
+    let n = 3000;
+    let sets = [
+        ("loss", "5"),
+        ("loss_direction", "down"),
+        ("payload", "300"),
+        ("fragmentation", "ip"),
+        ("mtu", "128"),
+    ];
+    let (params, run) = lone_client(n, &sets);
+    let (request, response) = frames(&params, 300);
+    assert_eq!(request, 1);
+    assert!(response >= 3, "{response} fragments");
+    // Every response fragment crossed the link (as many frames as fragments per datagram).
+    let datagrams: u64 = run.results[0].transmissions;
+    assert!(run.frames_on_wire >= datagrams * (1 + response as u64) * 9 / 10);
+    let q = 1.0 - 0.95f64.powi(response as i32);
+    let s = share_with_at_least(&run, 1);
+    assert!(near(s, q, n), "{response} fragments: {s} vs {q}");
+    // The same response in one frame (a large MTU) fails only with p.
+    let mut big_mtu = sets;
+    big_mtu[4] = ("mtu", "1500");
+    let (_, whole) = lone_client(n, &big_mtu);
+    let s = share_with_at_least(&whole, 1);
+    assert!(near(s, 0.05, n), "one frame: {s}");
 }

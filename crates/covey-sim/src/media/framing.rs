@@ -48,6 +48,40 @@ pub const FRAG1_HEADER: usize = 4;
 /// Every later fragment's header (FRAGN: FRAG1 plus the offset byte).
 pub const FRAGN_HEADER: usize = 5;
 
+/// How a datagram larger than the MTU is cut into frames.
+///
+/// [`Fragmentation::Lowpan`] is the default and what every link did before IP
+/// fragmentation existed here; [`Fragmentation::Ip`] is what a Linux host in front of a
+/// netem interface with a small MTU does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fragmentation {
+    /// RFC 4944 §5.3 fragments: a 4-byte FRAG1 and 5-byte FRAGN header; the link's drop-tail
+    /// queue holds whole datagrams (a datagram takes one slot, however many fragments).
+    #[default]
+    Lowpan,
+    /// IP fragmentation (RFC 791 §2.3 for IPv4; RFC 8200 §4.5 for IPv6): every fragment
+    /// carries the IP header (IPv4: 20 B; IPv6: 40 B plus the 8-byte Fragment header) and a
+    /// multiple of 8 bytes of the datagram's IP payload (UDP header included in the first).
+    /// Every fragment is a packet of its own on the link: it takes its own slot in the
+    /// drop-tail queue and meets the loss model on its own, and the datagram is lost when
+    /// any fragment is (there is no retransmission of fragments). Header models without an
+    /// IP header of their own (6LoWPAN, headers included) fragment as [`Self::Lowpan`].
+    Ip,
+}
+
+impl Fragmentation {
+    /// The names reports and parameters use, in the order of the variants.
+    pub const NAMES: &'static [&'static str] = &["lowpan", "ip"];
+
+    /// The name as [`Self::NAMES`] spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fragmentation::Lowpan => "lowpan",
+            Fragmentation::Ip => "ip",
+        }
+    }
+}
+
 /// The framing rules of one link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Framing {
@@ -81,6 +115,52 @@ impl Framing {
             first: true,
             first_chunk: first,
             rest_chunk: rest,
+            first_header: FRAG1_HEADER,
+            rest_header: FRAGN_HEADER,
+        }
+    }
+
+    /// The IP header bytes every IP fragment repeats (IPv6: with the Fragment header), and
+    /// the IP header of the unfragmented datagram; `None` for header models without an IP
+    /// header of their own.
+    const fn ip_headers(&self) -> Option<(usize, usize)> {
+        match self.header {
+            HeaderModel::Ipv4Udp => Some((20, 20)),
+            HeaderModel::Ipv6Udp => Some((40 + 8, 40)),
+            HeaderModel::SixLowpanIphcNhc | HeaderModel::Included => None,
+        }
+    }
+
+    /// The sizes of the frames that carry a datagram with `payload_bytes` of CoAP when the
+    /// link fragments as `fragmentation` says.
+    pub fn frames_as(&self, payload_bytes: usize, fragmentation: Fragmentation) -> Frames {
+        let ip = match fragmentation {
+            Fragmentation::Lowpan => None,
+            Fragmentation::Ip => self.ip_headers(),
+        };
+        let Some((per_fragment, ip_header)) = ip else {
+            return self.frames(payload_bytes);
+        };
+        let total = self.datagram_bytes(payload_bytes);
+        let whole = total <= self.mtu;
+        let chunk = (self.mtu.saturating_sub(per_fragment) / 8 * 8).max(8);
+        Frames {
+            remaining: if whole { total } else { total - ip_header },
+            whole,
+            first: true,
+            first_chunk: chunk,
+            rest_chunk: chunk,
+            first_header: per_fragment,
+            rest_header: per_fragment,
+        }
+    }
+
+    /// How many frames carry a datagram with `payload_bytes` of CoAP when the link
+    /// fragments as `fragmentation` says.
+    pub fn frame_count_as(&self, payload_bytes: usize, fragmentation: Fragmentation) -> usize {
+        match fragmentation {
+            Fragmentation::Lowpan => self.frame_count(payload_bytes),
+            Fragmentation::Ip => self.frames_as(payload_bytes, fragmentation).count(),
         }
     }
 
@@ -103,6 +183,8 @@ pub struct Frames {
     first: bool,
     first_chunk: usize,
     rest_chunk: usize,
+    first_header: usize,
+    rest_header: usize,
 }
 
 impl Iterator for Frames {
@@ -118,9 +200,9 @@ impl Iterator for Frames {
             return Some(n);
         }
         let (header, chunk) = if self.first {
-            (FRAG1_HEADER, self.first_chunk)
+            (self.first_header, self.first_chunk)
         } else {
-            (FRAGN_HEADER, self.rest_chunk)
+            (self.rest_header, self.rest_chunk)
         };
         self.first = false;
         let n = chunk.min(self.remaining);
@@ -172,6 +254,47 @@ mod tests {
                 48 + payload + overhead,
                 "every datagram byte is carried once"
             );
+        }
+    }
+
+    #[test]
+    fn ip_fragments_repeat_the_ip_header_and_carry_multiples_of_eight() {
+        let v4 = Framing {
+            mtu: 128,
+            header: HeaderModel::Ipv4Udp,
+        };
+        // 20 + 8 + 300 = 328 B: 308 B of IP payload in chunks of 104 (128 - 20, rounded
+        // down to a multiple of 8), each behind its own 20-byte IP header.
+        let frames: Vec<_> = v4.frames_as(300, Fragmentation::Ip).collect();
+        assert_eq!(frames, vec![124, 124, 120]);
+        assert_eq!(v4.frame_count_as(300, Fragmentation::Ip), 3);
+        // A datagram that fits is one frame, as without fragmentation.
+        assert_eq!(
+            v4.frames_as(100, Fragmentation::Ip).collect::<Vec<_>>(),
+            vec![128]
+        );
+        let v6 = Framing {
+            mtu: 128,
+            header: HeaderModel::Ipv6Udp,
+        };
+        // 40 + 8 + 300 = 348 B: 308 B of IP payload in chunks of 80 behind 48 B each.
+        let frames: Vec<_> = v6.frames_as(300, Fragmentation::Ip).collect();
+        assert_eq!(frames, vec![128, 128, 128, 116]);
+        // 6LoWPAN has no IP header of its own to repeat: RFC 4944 fragments.
+        let l = Framing {
+            mtu: 128,
+            header: HeaderModel::SixLowpanIphcNhc,
+        };
+        assert_eq!(
+            l.frames_as(300, Fragmentation::Ip).collect::<Vec<_>>(),
+            l.frames(300).collect::<Vec<_>>()
+        );
+        for payload in [0, 1, 60, 81, 150, 500, 1024] {
+            for f in [v4, v6] {
+                let frames: Vec<_> = f.frames_as(payload, Fragmentation::Ip).collect();
+                assert!(frames.iter().all(|&n| n <= 128), "payload {payload}");
+                assert_eq!(frames.len(), f.frame_count_as(payload, Fragmentation::Ip));
+            }
         }
     }
 }

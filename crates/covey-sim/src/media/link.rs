@@ -3,6 +3,13 @@
 //! subject to the loss model, and a packet arrives only if all its frames do. This is what
 //! `netem rate … delay … loss …` with `limit N` does for one interface, plus fragmentation.
 //!
+//! By default the queue holds whole datagrams and fragments follow RFC 4944; with
+//! [`Link::set_fragmentation`]`(`[`Fragmentation::Ip`]`)` a datagram over the MTU becomes
+//! IP fragments, each taking its own queue slot, as the fragments of a Linux host do in
+//! front of a netem qdisc: when the queue has room for only some of them, the others are
+//! tail-dropped, the admitted ones still take their time on the wire, and the datagram is
+//! lost (with the serialiser; a tbf's byte limit takes whole datagrams).
+//!
 //! With [`RateLimit::TokenBucket`] the serialiser and its packet queue give way to a tbf
 //! shaper (see [`super::tbf`]) with its byte limit, feeding a line of its own rate, and
 //! netem's loss and delay come before or after it as [`QdiscOrder`] says.
@@ -13,7 +20,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use covey_proto::{Duration, Instant};
 
 use super::delay::PropagationDelay;
-use super::framing::Framing;
+use super::framing::{Fragmentation, Frames, Framing};
 use super::loss::{LossModel, LossSpec};
 use super::tbf::{QdiscOrder, TbfConfig, TokenBucket};
 use super::{Delivery, Destination, LossCause, MediumStats, NodeId, Packet};
@@ -60,9 +67,30 @@ impl LinkConfig {
     }
 }
 
+/// A datagram in the queue or the serialiser: its first `frames` frames go on the wire
+/// (all of them unless the queue had room for only some fragments), and it is lost when
+/// `truncated` (some of its fragments were tail-dropped).
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    packet: Packet,
+    frames: usize,
+    truncated: bool,
+}
+
+impl Queued {
+    /// All of `packet`'s frames.
+    fn whole(packet: Packet) -> Queued {
+        Queued {
+            packet,
+            frames: usize::MAX,
+            truncated: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct InService {
-    packet: Packet,
+    queued: Queued,
     started: Instant,
     ends: Instant,
 }
@@ -103,7 +131,9 @@ impl Ord for Delayed {
 pub struct Link {
     config: LinkConfig,
     broadcast_to: Vec<NodeId>,
-    queue: VecDeque<Packet>,
+    queue: VecDeque<Queued>,
+    queued_frames: usize,
+    fragmentation: Fragmentation,
     in_service: Option<InService>,
     in_flight: BinaryHeap<InFlight>,
     pending_receivers: Vec<(u64, usize)>,
@@ -141,6 +171,8 @@ impl Link {
             config,
             broadcast_to,
             queue: VecDeque::with_capacity(config.queue_packets.min(4096)),
+            queued_frames: 0,
+            fragmentation: Fragmentation::Lowpan,
             in_service: None,
             in_flight: BinaryHeap::new(),
             pending_receivers: Vec::new(),
@@ -167,6 +199,24 @@ impl Link {
         &self.config
     }
 
+    /// How datagrams over the MTU are fragmented and queued ([`Fragmentation::Lowpan`]
+    /// unless set); set it before the first packet.
+    pub fn set_fragmentation(&mut self, fragmentation: Fragmentation) {
+        self.fragmentation = fragmentation;
+    }
+
+    /// How datagrams over the MTU are fragmented and queued.
+    pub fn fragmentation(&self) -> Fragmentation {
+        self.fragmentation
+    }
+
+    /// The frames of `payload_bytes` as this link cuts them.
+    fn frames_of(&self, payload_bytes: usize) -> Frames {
+        self.config
+            .framing
+            .frames_as(payload_bytes, self.fragmentation)
+    }
+
     /// Counters of this direction.
     pub fn stats(&self) -> &MediumStats {
         &self.stats
@@ -177,7 +227,7 @@ impl Link {
         self.events
     }
 
-    /// The longest the queue has been.
+    /// The longest the queue has been (in fragments with [`Fragmentation::Ip`]).
     pub fn max_queue(&self) -> usize {
         self.max_queue
     }
@@ -197,11 +247,12 @@ impl Link {
             RateLimit::TokenBucket(t) => Some(t),
         };
         match tbf {
+            None if self.fragmentation == Fragmentation::Ip => self.send_fragments(now, packet),
             None => {
                 if self.in_service.is_none() {
-                    self.start(now, packet);
+                    self.start(now, Queued::whole(packet));
                 } else if self.queue.len() < self.config.queue_packets {
-                    self.queue.push_back(packet);
+                    self.queue.push_back(Queued::whole(packet));
                     self.max_queue = self.max_queue.max(self.queue.len());
                 } else {
                     self.drop_packet(packet.id, LossCause::QueueFull);
@@ -210,6 +261,54 @@ impl Link {
             Some(t) if t.order == QdiscOrder::NetemThenTbf => self.netem_enqueue(now, packet),
             Some(t) => self.tbf_enqueue(now, packet, &t),
         }
+    }
+
+    /// [`Self::send`] with IP fragments: each fragment takes a queue slot; those that find
+    /// the queue full are dropped, and with them the datagram.
+    fn send_fragments(&mut self, now: Instant, packet: Packet) {
+        let k = self.frames_of(packet.payload_bytes).count();
+        let limit = self.config.queue_packets;
+        let admitted = if self.in_service.is_none() {
+            // The first fragment goes straight to the serialiser, the rest wait for it.
+            1 + (k - 1).min(limit)
+        } else {
+            k.min(limit.saturating_sub(self.occupancy(now)))
+        };
+        if admitted == 0 {
+            self.drop_packet(packet.id, LossCause::QueueFull);
+            return;
+        }
+        let queued = Queued {
+            packet,
+            frames: admitted,
+            truncated: admitted < k,
+        };
+        if self.in_service.is_none() {
+            self.start(now, queued);
+        } else {
+            self.queue.push_back(queued);
+            self.queued_frames += admitted;
+        }
+        self.max_queue = self.max_queue.max(self.occupancy(now));
+    }
+
+    /// Fragments waiting at `now`: those queued, and those of the datagram in service whose
+    /// serialisation has not begun.
+    fn occupancy(&self, now: Instant) -> usize {
+        let mut waiting = self.queued_frames;
+        if let Some(s) = self.in_service {
+            let mut t = s.started;
+            for bytes in self
+                .frames_of(s.queued.packet.payload_bytes)
+                .take(s.queued.frames)
+            {
+                if t > now {
+                    waiting += 1;
+                }
+                t = t + self.frame_time(bytes);
+            }
+        }
+        waiting
     }
 
     fn drop_packet(&mut self, id: u64, cause: LossCause) {
@@ -278,9 +377,9 @@ impl Link {
             self.backlog_bytes += bytes;
         }
         if self.in_service.is_none() {
-            self.start(leaves, packet);
+            self.start(leaves, Queued::whole(packet));
         } else {
-            self.queue.push_back(packet);
+            self.queue.push_back(Queued::whole(packet));
             self.token_times.push_back(leaves);
             self.max_queue = self.max_queue.max(self.queue.len());
         }
@@ -294,16 +393,15 @@ impl Link {
         }
     }
 
-    /// Puts `packet` on the wire from `now`.
-    fn start(&mut self, now: Instant, packet: Packet) {
+    /// Puts `queued` on the wire from `now`.
+    fn start(&mut self, now: Instant, queued: Queued) {
         let bytes_time: Duration = self
-            .config
-            .framing
-            .frames(packet.payload_bytes)
+            .frames_of(queued.packet.payload_bytes)
+            .take(queued.frames)
             .map(|b| self.frame_time(b))
             .sum();
         self.in_service = Some(InService {
-            packet,
+            queued,
             started: now,
             ends: now + bytes_time,
         });
@@ -374,7 +472,8 @@ impl Link {
         let mut t = s.started;
         let mut arrival = s.ends;
         let mut lost = false;
-        for bytes in self.config.framing.frames(s.packet.payload_bytes) {
+        let packet = s.queued.packet;
+        for bytes in self.frames_of(packet.payload_bytes).take(s.queued.frames) {
             t = t + self.frame_time(bytes);
             self.stats.frames_on_wire += 1;
             self.stats.bytes_on_wire += bytes as u64;
@@ -383,31 +482,37 @@ impl Link {
                 arrival = arrival.max(t + self.config.delay.sample(&mut self.delay_rng));
             }
         }
-        if lost {
+        if s.queued.truncated {
+            self.stats.lose(LossCause::QueueFull);
+            self.released.push_back(packet.id);
+        } else if lost {
             self.stats.lose(LossCause::Channel);
-            self.released.push_back(s.packet.id);
+            self.released.push_back(packet.id);
         } else {
-            match s.packet.to {
-                Destination::Node(n) => self.launch(arrival, s.packet.id, n),
+            match packet.to {
+                Destination::Node(n) => self.launch(arrival, packet.id, n),
                 Destination::Broadcast => {
                     // Index loop: a broadcast must not allocate a receiver list.
                     let mut receivers = 0;
                     for i in 0..self.broadcast_to.len() {
                         let n = self.broadcast_to[i];
-                        if n != s.packet.from {
-                            self.launch(arrival, s.packet.id, n);
+                        if n != packet.from {
+                            self.launch(arrival, packet.id, n);
                             receivers += 1;
                         }
                     }
                     if receivers == 0 {
-                        self.released.push_back(s.packet.id);
+                        self.released.push_back(packet.id);
                     } else {
-                        self.pending_receivers.push((s.packet.id, receivers));
+                        self.pending_receivers.push((packet.id, receivers));
                     }
                 }
             }
         }
         if let Some(next) = self.queue.pop_front() {
+            if self.fragmentation == Fragmentation::Ip {
+                self.queued_frames -= next.frames;
+            }
             let tokens = self.token_times.pop_front().unwrap_or(s.ends);
             self.start(s.ends.max(tokens), next);
         }
@@ -450,5 +555,114 @@ impl Link {
     /// The next packet this link is done with.
     pub fn poll_released(&mut self) -> Option<u64> {
         self.released.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::HeaderModel;
+    use crate::sim::{stream_rng, Stream};
+
+    fn link(loss: LossSpec, queue_packets: usize, fragmentation: Fragmentation) -> Link {
+        let config = LinkConfig {
+            rate_bps: 20_000,
+            delay: PropagationDelay::Fixed(Duration::from_millis(20)),
+            framing: Framing {
+                mtu: 128,
+                header: HeaderModel::Ipv4Udp,
+            },
+            queue_packets,
+            loss,
+            rate_limit: RateLimit::Serialiser,
+        };
+        let mut l = Link::new(
+            config,
+            Vec::new(),
+            stream_rng(7, Stream::Link(0)),
+            stream_rng(7, Stream::Link(1)),
+        );
+        l.set_fragmentation(fragmentation);
+        l
+    }
+
+    fn packet(id: u64, payload_bytes: usize) -> Packet {
+        Packet {
+            id,
+            from: 1,
+            to: Destination::Node(2),
+            payload_bytes,
+        }
+    }
+
+    fn drain(l: &mut Link) -> Vec<u64> {
+        let mut delivered = Vec::new();
+        while let Some(t) = l.next_event() {
+            l.advance(t);
+            delivered.extend(std::iter::from_fn(|| l.poll_delivery()).map(|d| d.id));
+        }
+        delivered
+    }
+
+    #[test]
+    fn a_fragmented_datagram_is_lost_when_any_fragment_is() {
+        // 300 B of CoAP at MTU 128 over IPv4 is three IP fragments; with 10 % loss per
+        // frame a datagram arrives with probability 0.9^3, a one-frame datagram with 0.9.
+        let n = 20_000;
+        for (payload, frames) in [(300, 3), (60, 1)] {
+            for fragmentation in [Fragmentation::Ip, Fragmentation::Lowpan] {
+                let mut l = link(LossSpec::Bernoulli { p: 0.1 }, 1000, fragmentation);
+                // RFC 4944 fragments of it happen to be three as well.
+                assert_eq!(l.frames_of(payload).count(), frames);
+                let mut delivered = 0;
+                for i in 0..n {
+                    l.send(Instant::from_millis(1000 * i), packet(i, payload));
+                    delivered += drain(&mut l).len();
+                }
+                let k = l.frames_of(payload).count() as i32;
+                let expected = 0.9f64.powi(k);
+                let share = delivered as f64 / n as f64;
+                let tol = 5.0 * (expected * (1.0 - expected) / n as f64).sqrt();
+                assert!(
+                    (share - expected).abs() < tol,
+                    "{payload} B, {fragmentation:?}: {share} vs {expected}"
+                );
+                assert_eq!(
+                    l.stats().frames_on_wire,
+                    n * k as u64,
+                    "every fragment is sent"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ip_fragments_take_a_queue_slot_each() {
+        // A one-frame datagram in service, then a three-fragment datagram: a queue of 2
+        // holds two of its fragments, so the third is tail-dropped and the datagram lost,
+        // though the two admitted fragments still cross the link.
+        let mut l = link(LossSpec::None, 2, Fragmentation::Ip);
+        l.send(Instant::ZERO, packet(1, 60));
+        l.send(Instant::ZERO, packet(2, 300));
+        assert_eq!(l.max_queue(), 2);
+        assert_eq!(drain(&mut l), vec![1]);
+        assert_eq!(l.stats().losses_of(LossCause::QueueFull), 1);
+        assert_eq!(l.stats().frames_on_wire, 3);
+        // With room for all three fragments it arrives.
+        let mut l = link(LossSpec::None, 3, Fragmentation::Ip);
+        l.send(Instant::ZERO, packet(1, 60));
+        l.send(Instant::ZERO, packet(2, 300));
+        assert_eq!(drain(&mut l), vec![1, 2]);
+        // A fragment of the datagram in service whose turn has not come counts as queued:
+        // 300 B alone occupies the serialiser with one fragment and waits with two.
+        let mut l = link(LossSpec::None, 2, Fragmentation::Ip);
+        l.send(Instant::ZERO, packet(1, 300));
+        l.send(Instant::ZERO, packet(2, 60));
+        assert_eq!(drain(&mut l), vec![1]);
+        // The default queues whole datagrams: one slot, however many fragments.
+        let mut l = link(LossSpec::None, 1, Fragmentation::Lowpan);
+        l.send(Instant::ZERO, packet(1, 60));
+        l.send(Instant::ZERO, packet(2, 300));
+        assert_eq!(drain(&mut l), vec![1, 2]);
     }
 }

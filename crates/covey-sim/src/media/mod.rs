@@ -17,7 +17,7 @@ pub mod tbf;
 
 pub use delay::PropagationDelay;
 pub use dumbbell::Dumbbell;
-pub use framing::{Framing, HeaderModel};
+pub use framing::{Fragmentation, Framing, HeaderModel};
 pub use link::{Link, LinkConfig, RateLimit};
 pub use loss::{Bernoulli, GilbertElliott, LossModel, LossSpec};
 pub use point_to_point::PointToPoint;

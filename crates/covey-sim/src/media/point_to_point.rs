@@ -4,6 +4,7 @@
 
 use covey_proto::Instant;
 
+use super::framing::Fragmentation;
 use super::link::{Link, LinkConfig};
 use super::{Delivery, Medium, MediumStats, NodeId, Packet};
 use crate::sim::{stream_rng, Stream};
@@ -54,6 +55,13 @@ impl PointToPoint {
             on_side_b,
             total: MediumStats::default(),
         }
+    }
+
+    /// Sets how both directions fragment and queue datagrams over the MTU (see
+    /// [`Link::set_fragmentation`]); [`Fragmentation::Lowpan`] unless set.
+    pub fn set_fragmentation(&mut self, fragmentation: Fragmentation) {
+        self.a_to_b.set_fragmentation(fragmentation);
+        self.b_to_a.set_fragmentation(fragmentation);
     }
 
     /// The A→B direction.

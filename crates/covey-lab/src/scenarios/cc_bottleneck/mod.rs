@@ -17,19 +17,31 @@
 //! 1000 packets per direction (netem's default `limit`, the paper names none); clients start
 //! at uniform random times within the first second (separate client processes); the
 //! response carries a 6-byte payload.
+//!
+//! What a netem set-up can add, as parameters that default to none of it (so the main
+//! results are the loss-free ones): random loss (`loss`, netem's `loss random PERCENT`,
+//! which tc-netem(8) describes as "an independent loss probability to the packets outgoing
+//! from the chosen network interface": Bernoulli per packet, here per IP fragment, on the
+//! directions `loss_direction` names), the response's payload size (`payload`; the paper
+//! says its objects were 10 to 1000 bytes) and how a datagram over the MTU is cut
+//! (`fragmentation`: RFC 4944 fragments queued as one datagram, or IP fragments that each
+//! take a queue slot and meet the loss on their own, as a Linux host in front of netem
+//! sends them). [`retx_sweep`] sweeps them for the share of retransmitted CONs.
 
 pub mod client;
 pub mod node;
 pub mod paper;
 pub mod report;
 pub mod results;
+pub mod retx_report;
+pub mod retx_sweep;
 pub mod run;
 pub mod sensitivity;
 pub mod server;
 
 use covey_proto::cc::Algorithm;
 use covey_proto::Duration;
-use covey_sim::media::HeaderModel;
+use covey_sim::media::{Fragmentation, HeaderModel, LossSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
@@ -116,6 +128,60 @@ impl Headers {
     }
 }
 
+/// The bottleneck directions netem's random loss applies to, as `--set loss_direction=`
+/// names them. netem acts on the egress of the interface it is attached to, so "up" is
+/// netem on the router's server-side interface, "down" on its client-side one, "both" on
+/// both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossDirection {
+    /// Requests and responses.
+    Both,
+    /// Client to server (requests) only.
+    Up,
+    /// Server to client (responses) only.
+    Down,
+}
+
+impl LossDirection {
+    /// The names `--set loss_direction=` takes, in the order of the variants.
+    pub const NAMES: &'static [&'static str] = &["both", "up", "down"];
+
+    /// Whether the loss applies to the client-to-server direction.
+    pub const fn up(self) -> bool {
+        matches!(self, LossDirection::Both | LossDirection::Up)
+    }
+
+    /// Whether the loss applies to the server-to-client direction.
+    pub const fn down(self) -> bool {
+        matches!(self, LossDirection::Both | LossDirection::Down)
+    }
+}
+
+/// How the bottleneck cuts a datagram over its MTU, as `--set fragmentation=` names it
+/// (see [`Fragmentation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fragments {
+    /// RFC 4944 fragments; the queue holds whole datagrams.
+    Lowpan,
+    /// IP fragments, each its own packet in the queue and for the loss.
+    Ip,
+}
+
+impl Fragments {
+    /// The names `--set fragmentation=` takes, in the order of the variants.
+    pub const NAMES: &'static [&'static str] = Fragmentation::NAMES;
+
+    /// The link's fragmentation.
+    pub const fn model(self) -> Fragmentation {
+        match self {
+            Fragments::Lowpan => Fragmentation::Lowpan,
+            Fragments::Ip => Fragmentation::Ip,
+        }
+    }
+}
+
 /// netem's default `limit`, the drop-tail queue when the paper names none.
 pub const NETEM_LIMIT: usize = 1000;
 
@@ -140,6 +206,14 @@ pub struct Params {
     pub start_spread_ms: u64,
     /// Virtual time after which a run is stopped, ms.
     pub time_limit_ms: u64,
+    /// netem random loss on the bottleneck, percent per packet (IP fragment).
+    pub loss: f64,
+    /// The bottleneck directions the random loss applies to.
+    pub loss_direction: LossDirection,
+    /// The response's payload, bytes.
+    pub payload: usize,
+    /// How a datagram over the MTU is fragmented and queued.
+    pub fragmentation: Fragments,
 }
 
 impl Default for Params {
@@ -154,6 +228,10 @@ impl Default for Params {
             exchanges: 50,
             start_spread_ms: 1000,
             time_limit_ms: 6 * 3600 * 1000,
+            loss: 0.0,
+            loss_direction: LossDirection::Both,
+            payload: server::REPRESENTATION.len(),
+            fragmentation: Fragments::Lowpan,
         }
     }
 }
@@ -177,6 +255,22 @@ impl Params {
     /// The header bytes counted per datagram.
     pub fn header_model(&self) -> HeaderModel {
         self.header.model()
+    }
+
+    /// The loss model of the client-to-server (`up`) or server-to-client direction.
+    pub fn loss_spec(&self, up: bool) -> LossSpec {
+        let applies = if up {
+            self.loss_direction.up()
+        } else {
+            self.loss_direction.down()
+        };
+        if applies && self.loss > 0.0 {
+            LossSpec::Bernoulli {
+                p: self.loss / 100.0,
+            }
+        } else {
+            LossSpec::None
+        }
     }
 }
 
@@ -258,6 +352,36 @@ const PARAMS: &[Param] = &[
             max: 7 * 24 * 3_600_000,
             unit: "ms",
         },
+    },
+    Param {
+        name: "loss",
+        help: "netem random loss on the bottleneck, independent per packet (IP fragment); \
+               the paper names none",
+        accepts: Accepts::Number {
+            min: 0.0,
+            max: 100.0,
+            unit: "%",
+        },
+    },
+    Param {
+        name: "loss_direction",
+        help: "bottleneck directions the random loss applies to (up: client to server)",
+        accepts: Accepts::OneOf(LossDirection::NAMES),
+    },
+    Param {
+        name: "payload",
+        help: "the response's payload (the paper: objects of 10 to 1000 bytes)",
+        accepts: Accepts::Integer {
+            min: 0,
+            max: 1024,
+            unit: "bytes",
+        },
+    },
+    Param {
+        name: "fragmentation",
+        help: "datagrams over the MTU: lowpan (RFC 4944, queued whole) or ip (each fragment \
+               queued and lost on its own, as before netem)",
+        accepts: Accepts::OneOf(Fragments::NAMES),
     },
 ];
 
@@ -394,6 +518,8 @@ pub struct Outcome {
     pub aggregates: Vec<Aggregate>,
     /// The sensitivity study.
     pub sensitivity: Vec<sensitivity::SensitivityRow>,
+    /// The retransmission sweep over netem's loss, queue and message size.
+    pub retransmissions: Vec<retx_sweep::RetxRow>,
 }
 
 impl Scenario for CcBottleneck {
@@ -442,6 +568,7 @@ impl Scenario for CcBottleneck {
     fn points(&self, _: &Params, quick: bool) -> Vec<Point> {
         let mut points = Sweep::of(quick, 0).points();
         points.extend(sensitivity::points());
+        points.extend(retx_sweep::points(quick));
         points.sort_by_key(|p| std::cmp::Reverse(p.clients));
         points
     }
@@ -464,11 +591,13 @@ impl Scenario for CcBottleneck {
         let sweep = Sweep::of(plan.quick, plan.seeds);
         let mut main = Vec::new();
         let mut variants = Vec::new();
+        let mut netem = Vec::new();
         for (trial, measured) in plan.trials.iter().zip(runs) {
             let Measured { mut run, clients } = measured;
             run.results = clients;
             match trial.point.variant {
                 Variant::Configured => main.push(run),
+                Variant::Netem(setting) => netem.push((setting, run)),
                 variant => variants.push((variant, run)),
             }
         }
@@ -477,6 +606,7 @@ impl Scenario for CcBottleneck {
             params: plan.params.clone(),
             aggregates: aggregate(&main),
             sensitivity: sensitivity::study(&main, &variants),
+            retransmissions: retx_sweep::study(&netem),
             sweep,
             seed: plan.seed,
             runs: main,

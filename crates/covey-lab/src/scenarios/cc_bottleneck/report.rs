@@ -22,6 +22,7 @@ use crate::LabError;
 pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
     folder.rows("clients", &clients_rows(outcome))?;
     folder.rows("summary", &summary_rows(&outcome.aggregates))?;
+    super::retx_report::write_csv(outcome, folder)?;
     for (suffix, chart) in charts(outcome) {
         folder.svg(Some(suffix), &chart)?;
     }
@@ -532,6 +533,7 @@ fn markdown(outcome: &Outcome) -> String {
          - The paper's figures give completion times only as plots; the comparison above is of \
          the ranking and of Table 1, not of absolute completion times.\n",
     );
+    super::retx_report::markdown(outcome, &mut md);
     md
 }
 

@@ -4,7 +4,7 @@
 use covey_proto::cc::Algorithm;
 use covey_proto::{Config, Instant, TransmissionParameters};
 use covey_sim::media::{
-    Dumbbell, Framing, LinkConfig, LossCause, LossSpec, Medium, PropagationDelay, RateLimit,
+    Framing, LinkConfig, LossCause, LossSpec, Medium, PointToPoint, PropagationDelay, RateLimit,
 };
 use covey_sim::sim::{node_addr, Simulator};
 
@@ -73,7 +73,19 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
     }
 }
 
-/// The bottleneck of `params`.
+/// `config` with room for a response of `payload` bytes in one message (the tables above
+/// hold the default 6-byte one in 256-byte datagrams; they grow only for larger payloads).
+pub fn sized_for(config: Config, payload: usize) -> Config {
+    let room = payload + 64;
+    Config {
+        max_message_size: config.max_message_size.max(room),
+        max_body_size: config.max_body_size.max(room),
+        max_reassembly_bytes: config.max_reassembly_bytes.max(room),
+        ..config
+    }
+}
+
+/// The bottleneck of `params`, without its random loss (see [`directions`]).
 pub fn bottleneck(params: &Params) -> LinkConfig {
     LinkConfig {
         rate_bps: params.rate,
@@ -86,6 +98,17 @@ pub fn bottleneck(params: &Params) -> LinkConfig {
         loss: LossSpec::None,
         rate_limit: RateLimit::Serialiser,
     }
+}
+
+/// The client-to-server and server-to-client directions of the bottleneck: [`bottleneck`]
+/// with netem's random loss where `loss_direction` puts it.
+pub fn directions(params: &Params) -> (LinkConfig, LinkConfig) {
+    let base = bottleneck(params);
+    let with = |up: bool| LinkConfig {
+        loss: params.loss_spec(up),
+        ..base
+    };
+    (with(true), with(false))
 }
 
 /// What client `i` of `point` runs: its behaviour and its algorithm.
@@ -103,11 +126,17 @@ pub fn client_role(point: &RunPoint, i: usize) -> (ClientKind, Algorithm) {
 /// Runs `point` and returns its measurements.
 pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     let clients: Vec<usize> = (1..=point.clients).collect();
-    let medium = Dumbbell::build(&clients, SERVER, bottleneck(params), point.run_seed);
+    // The dumbbell (`Dumbbell::build`) with a loss model per direction.
+    let (up, down) = directions(params);
+    let mut medium = PointToPoint::between(&clients, &[SERVER], up, down, point.run_seed, 0);
+    medium.set_fragmentation(params.fragmentation.model());
     let mut sim: Simulator<_, CcNode> = Simulator::new(medium, point.run_seed);
     sim.add_node(
-        server_config(point.clients, params.max_retransmit),
-        CcNode::Server(ResourceServer::default()),
+        sized_for(
+            server_config(point.clients, params.max_retransmit),
+            params.payload,
+        ),
+        CcNode::Server(ResourceServer::with_payload(params.payload)),
     );
     let mut roles = Vec::with_capacity(point.clients);
     for i in 0..point.clients {
@@ -120,7 +149,10 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
             params.start_spread(),
         );
         sim.add_node(
-            client_config(algorithm, params.max_retransmit),
+            sized_for(
+                client_config(algorithm, params.max_retransmit),
+                params.payload,
+            ),
             CcNode::Client(client),
         );
     }

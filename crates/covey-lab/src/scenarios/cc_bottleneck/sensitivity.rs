@@ -35,6 +35,8 @@ pub enum Variant {
     Ipv4Headers,
     /// A router buffer of [`SHORT_QUEUE`] packets.
     ShortQueue,
+    /// A point of the retransmission sweep ([`super::retx_sweep`]).
+    Netem(super::retx_sweep::Setting),
 }
 
 impl Variant {
@@ -57,6 +59,7 @@ impl Variant {
                 queue: SHORT_QUEUE,
                 ..base.clone()
             },
+            Variant::Netem(setting) => setting.params(base),
         }
     }
 
@@ -66,6 +69,7 @@ impl Variant {
             Variant::Configured => "as configured".to_string(),
             Variant::Ipv4Headers => Headers::Ipv4.model().name().to_string(),
             Variant::ShortQueue => format!("queue {SHORT_QUEUE} packets"),
+            Variant::Netem(setting) => setting.label(),
         }
     }
 }

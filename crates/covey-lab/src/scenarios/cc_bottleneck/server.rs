@@ -7,13 +7,32 @@ use covey_proto::{App, AppContext, Event, IncomingId, Response};
 /// The representation served: a short sensor reading, as in the paper's small resources.
 pub const REPRESENTATION: &[u8] = b"21.5 C";
 
-/// A server with one small resource.
-#[derive(Debug, Default)]
+/// A server with one resource.
+#[derive(Debug)]
 pub struct ResourceServer {
+    representation: Vec<u8>,
     /// Requests answered.
     pub answered: u64,
     /// Responses the engine refused (tables full).
     pub refused: u64,
+}
+
+impl Default for ResourceServer {
+    /// The server of the paper's small resource, [`REPRESENTATION`].
+    fn default() -> ResourceServer {
+        ResourceServer::with_payload(REPRESENTATION.len())
+    }
+}
+
+impl ResourceServer {
+    /// A server whose representation has `bytes` bytes: [`REPRESENTATION`] repeated and cut.
+    pub fn with_payload(bytes: usize) -> ResourceServer {
+        ResourceServer {
+            representation: REPRESENTATION.iter().copied().cycle().take(bytes).collect(),
+            answered: 0,
+            refused: 0,
+        }
+    }
 }
 
 impl App for ResourceServer {
@@ -21,7 +40,7 @@ impl App for ResourceServer {
         let Event::Request(id) = event else {
             return;
         };
-        if answer_get(cx, id, REPRESENTATION) {
+        if answer_get(cx, id, &self.representation) {
             self.answered += 1;
         } else {
             self.refused += 1;
