@@ -51,13 +51,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
                     Transport Services for Internet of Things (IDCS 2014)",
         },
         ScenarioInfo {
-            name: protocols::NAME,
-            title: "CoAP (NON, CON, Observe) against MQTT, DDS and JSON/UDP on real stacks over \
-                    emulated lossy, slow links",
-            paper: "Chen, Kunz: Performance Evaluation of IoT Protocols under a Constrained \
-                    Wireless Access Network (MoWNeT 2016)",
-        },
-        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -71,7 +64,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
                 cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
                 fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
-                protocols::NAME => (protocols::run, protocols::Params::describe),
                 object_download::NAME => (object_download::run, object_download::Params::describe),
                 _ => return None,
             };
@@ -95,6 +87,7 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
             &group_delay::GroupDelay as &dyn LabScenario,
             &group_interference::GroupInterference,
             &group_nested::GroupNested,
+            &protocols::Protocols,
             &server_workload::ServerWorkload,
         ]);
         all.sort_by_key(|s| s.info().name);
