@@ -44,13 +44,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
                     Wireless Sensor Networks Based on TinyOS (JSAN 2013)",
         },
         ScenarioInfo {
-            name: object_download::NAME,
-            title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
-                    HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
-            paper: "Daniel, Kojo, Latvala: Experimental Evaluation of the CoAP, HTTP and SPDY \
-                    Transport Services for Internet of Things (IDCS 2014)",
-        },
-        ScenarioInfo {
             name: server_workload::NAME,
             title: "Share of NON requests a server answers against the client's rate (Fig 9)",
             paper: "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Constrained Application \
@@ -64,7 +57,6 @@ fn legacy_scenarios() -> Vec<Legacy> {
             let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
                 cc_bottleneck::NAME => (cc_bottleneck::run, cc_bottleneck::Params::describe),
                 fading_goodput::NAME => (fading_goodput::run, fading_goodput::Params::describe),
-                object_download::NAME => (object_download::run, object_download::Params::describe),
                 _ => return None,
             };
             Some(Legacy {
@@ -87,6 +79,7 @@ pub fn all() -> &'static [&'static dyn LabScenario] {
             &group_delay::GroupDelay as &dyn LabScenario,
             &group_interference::GroupInterference,
             &group_nested::GroupNested,
+            &object_download::ObjectDownload,
             &protocols::Protocols,
             &server_workload::ServerWorkload,
         ]);
