@@ -76,5 +76,10 @@ fn ctrl_c_removes_every_namespace_and_process() {
         processes_with(&out.display().to_string()),
         Vec::<String>::new()
     );
+    // Nor any process of a trial's scratch folder (the broker's configuration, the DDS script).
+    assert_eq!(
+        processes_with(&format!("covey-lab-protocols-{pid}-")),
+        Vec::<String>::new()
+    );
     std::fs::remove_dir_all(out).ok();
 }

@@ -78,3 +78,82 @@ fn quick_run_puts_coap_ahead_for_small_objects() {
     }
     std::fs::remove_dir_all(out).ok();
 }
+
+/// The file names in `dir`, sorted.
+fn file_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn shards_run_on_real_stacks_merge_into_the_report_of_one_run() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    // One 10-byte download per service: five trials, a second or two in all.
+    let dir = std::env::temp_dir().join(format!("covey-lab-objects-shards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let lab = |args: &[&str], out: &std::path::Path| {
+        let status = Command::new(env!("CARGO_BIN_EXE_covey"))
+            .arg("lab")
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{args:?}");
+    };
+    let run = [
+        "run",
+        "object-download",
+        "--quick",
+        "--set",
+        "sizes=10",
+        "--set",
+        "repeats=1",
+    ];
+    let (whole, shards, merged) = (dir.join("whole"), dir.join("shards"), dir.join("merged"));
+    lab(&run, &whole);
+    for shard in ["0/2", "1/2"] {
+        lab(&[&run[..], &["--shard", shard]].concat(), &shards);
+    }
+    lab(&["merge", shards.to_str().unwrap()], &merged);
+    // Real stacks in real time do not repeat their numbers: the same files, points and
+    // columns, each download done.
+    assert_eq!(file_names(&whole), file_names(&merged));
+    let points = |out: &std::path::Path| {
+        let json: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("object-download.json")).unwrap(),
+        )
+        .unwrap();
+        json["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                assert_eq!(
+                    (p["downloaded"].as_u64(), p["failed"].as_u64()),
+                    (Some(1), Some(0)),
+                    "{p}"
+                );
+                (
+                    p["transfer"].as_str().unwrap().to_string(),
+                    p["size"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(points(&whole).len(), 5);
+    assert_eq!(points(&whole), points(&merged));
+    let header = |out: &std::path::Path| {
+        let csv = std::fs::read_to_string(out.join("object-download-sizes.csv")).unwrap();
+        (csv.lines().next().unwrap().to_string(), csv.lines().count())
+    };
+    assert_eq!(header(&whole), header(&merged));
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -36,13 +36,13 @@ fn quick(out_dir: PathBuf, shard: Option<Shard>) -> RunOptions {
     }
 }
 
-fn on_runner() -> impl Iterator<Item = &'static dyn LabScenario> {
-    scenarios::all().iter().copied().filter(|s| s.on_runner())
+fn every_scenario() -> impl Iterator<Item = &'static dyn LabScenario> {
+    scenarios::all().iter().copied()
 }
 
 #[test]
 fn every_parameter_table_names_real_fields_with_acceptable_defaults() {
-    for s in on_runner() {
+    for s in every_scenario() {
         let problems = s.table_problems();
         assert!(problems.is_empty(), "{}: {problems:?}", s.info().name);
         assert!(
@@ -55,7 +55,7 @@ fn every_parameter_table_names_real_fields_with_acceptable_defaults() {
 
 #[test]
 fn three_shards_merge_into_the_bytes_of_one_run() {
-    for s in on_runner().filter(|s| s.reproducible()) {
+    for s in every_scenario().filter(|s| s.reproducible()) {
         let name = s.info().name;
         let whole = scratch(&format!("{name}-whole"));
         let shards = scratch(&format!("{name}-shards"));

@@ -23,10 +23,6 @@ pub trait LabScenario: Sync {
     fn table_problems(&self) -> Vec<String>;
     /// Whether the same seed gives the same bytes.
     fn reproducible(&self) -> bool;
-    /// Whether it runs on the framework's runner (shards, the parameter table).
-    fn on_runner(&self) -> bool {
-        true
-    }
 }
 
 impl<S: Scenario> LabScenario for S {

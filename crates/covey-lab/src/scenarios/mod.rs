@@ -14,8 +14,6 @@ pub mod protocols;
 pub mod server_workload;
 pub mod sim_vs_emu;
 
-use std::path::{Path, PathBuf};
-
 use crate::framework::{registry, LabScenario};
 pub use crate::framework::{ParamInfo, Progress, ProgressFn, RunOptions, ScenarioInfo, Summary};
 use crate::LabError;
@@ -29,59 +27,23 @@ const TINYCOAP_PAPER: &str = "Ludovici, Moreno, Calveras: TinyCoAP: A Novel Cons
 const GROUP_PAPER: &str = "Ishaq, Hoebeke, Moerman, Demeester: Experimental Evaluation of \
                            Unicast and Multicast CoAP Group Communication (Sensors 2016)";
 
-fn legacy_scenarios() -> Vec<Legacy> {
-    let infos = [
-        ScenarioInfo {
-            name: object_download::NAME,
-            title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
-                    HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
-            paper: "Daniel, Kojo, Latvala: Experimental Evaluation of the CoAP, HTTP and SPDY \
-                    Transport Services for Internet of Things (IDCS 2014)",
-        },
-        ScenarioInfo {
-            name: protocols::NAME,
-            title: "CoAP (NON, CON, Observe) against MQTT, DDS and JSON/UDP on real stacks over \
-                    emulated lossy, slow links",
-            paper: "Chen, Kunz: Performance Evaluation of IoT Protocols under a Constrained \
-                    Wireless Access Network (MoWNeT 2016)",
-        },
-    ];
-    infos
-        .into_iter()
-        .filter_map(|info| {
-            let (run, describe): (RunFn, fn() -> Vec<ParamInfo>) = match info.name {
-                protocols::NAME => (protocols::run, protocols::Params::describe),
-                object_download::NAME => (object_download::run, object_download::Params::describe),
-                _ => return None,
-            };
-            Some(Legacy {
-                info,
-                run,
-                describe,
-            })
-        })
-        .collect()
-}
+/// Every scenario the lab can run, in `covey lab list` order (by name): the one registry.
+/// Adding a scenario is one line here.
+static ALL: [&dyn LabScenario; 9] = [
+    &cc_bottleneck::CcBottleneck,
+    &fading_goodput::FadingGoodput,
+    &group_delay::GroupDelay,
+    &group_interference::GroupInterference,
+    &group_nested::GroupNested,
+    &mac_contention::MacContention,
+    &object_download::ObjectDownload,
+    &protocols::Protocols,
+    &server_workload::ServerWorkload,
+];
 
-/// Every scenario the lab can run, in `covey lab list` order: the one registry.
+/// Every scenario the lab can run, in `covey lab list` order.
 pub fn all() -> &'static [&'static dyn LabScenario] {
-    static ALL: std::sync::OnceLock<Vec<&'static dyn LabScenario>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| {
-        let legacy: &'static [Legacy] = Box::leak(legacy_scenarios().into_boxed_slice());
-        let mut all: Vec<&'static dyn LabScenario> =
-            legacy.iter().map(|s| s as &dyn LabScenario).collect();
-        all.extend([
-            &cc_bottleneck::CcBottleneck as &dyn LabScenario,
-            &fading_goodput::FadingGoodput,
-            &group_delay::GroupDelay,
-            &group_interference::GroupInterference,
-            &group_nested::GroupNested,
-            &server_workload::ServerWorkload,
-            &mac_contention::MacContention,
-        ]);
-        all.sort_by_key(|s| s.info().name);
-        all
-    })
+    &ALL
 }
 
 /// Every scenario's name, title and paper.
@@ -97,53 +59,4 @@ pub fn params(name: &str) -> Result<Vec<ParamInfo>, LabError> {
 /// Runs scenario `name`.
 pub fn run(name: &str, options: &RunOptions) -> Result<Summary, LabError> {
     registry::find(name)?.run(options)
-}
-
-/// A legacy scenario's run function.
-type RunFn = fn(&RunOptions) -> Result<Summary, LabError>;
-
-/// A scenario not yet on the [`crate::framework::Scenario`] trait: its own run function.
-struct Legacy {
-    info: ScenarioInfo,
-    run: RunFn,
-    describe: fn() -> Vec<ParamInfo>,
-}
-
-impl LabScenario for Legacy {
-    fn info(&self) -> ScenarioInfo {
-        self.info
-    }
-
-    fn describe(&self) -> Vec<ParamInfo> {
-        (self.describe)()
-    }
-
-    fn run(&self, options: &RunOptions) -> Result<Summary, LabError> {
-        if options.shard.is_some() {
-            return Err(LabError::InvalidOption(format!(
-                "{} cannot run in shards yet",
-                self.info.name
-            )));
-        }
-        (self.run)(options)
-    }
-
-    fn merge(&self, _: &[PathBuf], _: &Path) -> Result<Summary, LabError> {
-        Err(LabError::InvalidOption(format!(
-            "{} cannot run in shards yet",
-            self.info.name
-        )))
-    }
-
-    fn table_problems(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn reproducible(&self) -> bool {
-        false
-    }
-
-    fn on_runner(&self) -> bool {
-        false
-    }
 }

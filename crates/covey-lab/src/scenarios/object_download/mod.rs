@@ -5,10 +5,11 @@
 //!
 //! Method: a client and a server joined by one emulated link with the `cc-bottleneck`
 //! scenario's parameters (20 kbit/s, 20 ms one way, a drop-tail queue of 1000 packets, no
-//! loss). For each service and object size the client downloads the object `repeats` times
-//! one after the other, with a fresh client process (so persistent connections are set up
-//! once per size and their set-up is shared by its objects). Time is request to last byte;
-//! bytes are every IP byte on the link in both directions, divided by the objects.
+//! loss). A sweep point is one service at one object size; each trial of it builds a fresh
+//! link, starts the service's server, and has one fresh client process download the object
+//! `repeats` times one after the other (so a persistent connection is set up once per trial
+//! and its set-up is shared by the trial's objects). Time is request to last byte; bytes are
+//! every IP byte on the link in both directions, divided by the objects.
 //!
 //! The emulator carries whole IP packets with an MTU of at least 576 bytes (the TUN device's
 //! floor for IPv4 here), not the 127-byte frames of 802.15.4; larger datagrams are fragmented
@@ -17,18 +18,22 @@
 pub mod report;
 pub mod transfer;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use covey_emu::stacks::launcher::Launcher;
 use covey_emu::stacks::network::{Network, Traffic};
 use covey_emu::stacks::telemetry::AgentEvent;
-use covey_emu::stacks::testbed_network::{skip_reason, QUEUE_PACKETS};
+use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork, QUEUE_PACKETS};
 use covey_emu::stacks::RunFor;
-use covey_emu::{emulated_link, EmuError, Testbed};
+use covey_emu::{emulated_link, EmuError, MessageCounts, Testbed};
 use covey_sim::media::{LossSpec, PropagationDelay};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::scenarios::{Progress, RunOptions, Summary};
+use super::protocols::work_dir::WorkDir;
+use super::protocols::CONGESTION_CONTROLS;
+use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
+use crate::report::folder::ReportFolder;
+use crate::stats;
 use crate::LabError;
 use transfer::Transfer;
 
@@ -44,15 +49,22 @@ pub const ONE_WAY_DELAY: Duration = Duration::from_millis(20);
 /// The TUN devices' MTU (the emulator's floor).
 pub const MTU: u16 = 576;
 
-/// How long one size's downloads may take before the rest count as failed.
+/// How long one trial's downloads may take before the rest count as failed.
 const SIZE_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The parameters of a sweep.
-#[derive(Debug, Clone, Serialize)]
+/// How long the server may take to say it is ready.
+const SERVER_READY: Duration = Duration::from_secs(30);
+
+/// The scenario, for the registry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ObjectDownload;
+
+/// The parameters of a sweep, as `--set` names them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     /// Object sizes, bytes.
     pub sizes: Vec<u64>,
-    /// Downloads per size and service.
+    /// Downloads per trial, one after the other on one client.
     pub repeats: usize,
     /// CoAP congestion control.
     pub cc: String,
@@ -78,89 +90,103 @@ impl Params {
     }
 }
 
-impl Params {
-    /// Applies `--set` overrides (`sizes`, `cc`); an unknown name or a bad value is refused.
-    pub fn apply_overrides(&mut self, overrides: &[(String, String)]) -> Result<(), LabError> {
-        for (name, value) in overrides {
-            match name.as_str() {
-                "cc" => {
-                    covey_emu::stacks::coap::config(value)?;
-                    self.cc = value.clone();
-                }
-                "sizes" => {
-                    let sizes: Result<Vec<u64>, _> =
-                        value.split(',').map(|s| s.trim().parse::<u64>()).collect();
-                    self.sizes = sizes
-                        .ok()
-                        .filter(|s| !s.is_empty() && s.iter().all(|&n| (1..=60_000).contains(&n)))
-                        .ok_or_else(|| {
-                            LabError::InvalidOption(format!(
-                                "{NAME}: sizes are 1 to 60000 bytes, comma-separated, not `{value}`"
-                            ))
-                        })?;
-                }
-                _ => {
-                    return Err(LabError::InvalidOption(format!(
-                        "{NAME} has no parameter `{name}` (sizes, cc; --runs sets the repeats)"
-                    )))
-                }
-            }
-        }
-        Ok(())
-    }
+/// The parameter table.
+const PARAMS: &[Param] = &[
+    Param {
+        name: "sizes",
+        help: "object sizes (10,400,1200 in --quick)",
+        accepts: Accepts::ListOf(&Accepts::Integer {
+            min: 1,
+            max: 60_000,
+            unit: "bytes",
+        }),
+    },
+    Param {
+        name: "repeats",
+        help: "downloads per trial, one after the other on one client (2 in --quick); \
+               --runs sets the trials",
+        accepts: Accepts::Integer {
+            min: 1,
+            max: 1000,
+            unit: "",
+        },
+    },
+    Param {
+        name: "cc",
+        help: "CoAP congestion control",
+        accepts: Accepts::OneOf(CONGESTION_CONTROLS),
+    },
+];
 
-    /// The parameters `--set` overrides, with their full-run defaults.
-    pub fn describe() -> Vec<crate::scenarios::ParamInfo> {
-        let d = Params::full();
-        vec![
-            crate::scenarios::ParamInfo {
-                name: "sizes",
-                default: d
-                    .sizes
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                accepts: "comma-separated bytes, 1 to 60000".into(),
-                help: "object sizes (10,400,1200 in --quick); --runs sets downloads per size",
-            },
-            crate::scenarios::ParamInfo {
-                name: "cc",
-                default: d.cc,
-                accepts: "default, cocoa, cocoa-strong, linux, peakhopper, rfc6298".into(),
-                help: "CoAP congestion control",
-            },
-        ]
-    }
+/// One point of the sweep: a service at an object size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Point {
+    /// The service.
+    pub transfer: Transfer,
+    /// Object size, bytes.
+    pub size: u64,
 }
 
-/// One service at one size.
+/// [`Traffic`] for serde both ways (shards carry it).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Traffic")]
+struct TrafficDef {
+    packets: u64,
+    bytes: u64,
+    #[serde(with = "MessageCountsDef")]
+    messages: MessageCounts,
+}
+
+/// [`MessageCounts`] for serde both ways.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "MessageCounts")]
+struct MessageCountsDef {
+    first: u64,
+    repeats: u64,
+    unlabelled: u64,
+}
+
+/// What one trial measured, as shards carry it (the point is the trial's).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialRun {
+    /// Each download's time, seconds.
+    pub times_s: Vec<f64>,
+    /// Objects that failed.
+    pub failed: usize,
+    /// IP traffic of the trial's downloads (both directions).
+    #[serde(with = "TrafficDef")]
+    pub traffic: Traffic,
+    /// Why the trial did not run (its link or server did not come up).
+    pub error: Option<String>,
+    /// Why no trial can run on this machine (not root).
+    pub not_run: Option<String>,
+}
+
+/// One service at one size, over its trials.
 #[derive(Debug, Clone, Serialize)]
 pub struct SizePoint {
     /// The service's label.
     pub transfer: String,
     /// Object size, bytes.
     pub size: u64,
+    /// Trials run.
+    pub trials: usize,
     /// Objects downloaded.
     pub downloaded: usize,
     /// Objects that failed.
     pub failed: usize,
-    /// Each download's time, seconds.
+    /// Each download's time, seconds, trial after trial.
     pub times_s: Vec<f64>,
-    /// IP traffic of the size's downloads (both directions).
+    /// IP traffic of the downloads (both directions), summed over the trials.
     pub traffic: Traffic,
-    /// Why it did not run.
+    /// Why a trial did not run (the first such reason).
     pub error: Option<String>,
 }
 
 impl SizePoint {
     /// The mean download time, seconds.
     pub fn mean_s(&self) -> f64 {
-        if self.times_s.is_empty() {
-            f64::NAN
-        } else {
-            self.times_s.iter().sum::<f64>() / self.times_s.len() as f64
-        }
+        stats::mean(&self.times_s).unwrap_or(f64::NAN)
     }
 
     /// IP bytes per downloaded object.
@@ -178,12 +204,12 @@ impl SizePoint {
 pub struct Outcome {
     /// The parameters.
     pub params: Params,
+    /// Trials per point (`--runs`).
+    pub trials_per_point: usize,
     /// One point per service and size.
     pub points: Vec<SizePoint>,
     /// Why the sweep did not run at all (not root).
     pub skipped: Option<String>,
-    /// Wall-clock seconds.
-    pub wall_s: f64,
 }
 
 /// A two-node testbed joined by the Zigbee-like link.
@@ -205,124 +231,296 @@ fn testbed(seed: u64) -> Result<Testbed, EmuError> {
         .build()
 }
 
-/// Downloads every size with `transfer` on a fresh testbed.
-fn run_transfer(
+/// Downloads `repeats` objects of `point.size` with `point.transfer` on a fresh link seeded
+/// with `seed`: the server first, then one client for every object.
+fn download(
     params: &Params,
-    transfer: Transfer,
+    point: &Point,
     seed: u64,
     launcher: &Launcher,
-    mut on_size: impl FnMut(SizePoint),
-) -> Result<(), LabError> {
-    let network = covey_emu::stacks::testbed_network::TestbedNetwork::from_testbed(
+) -> Result<TrialRun, LabError> {
+    let network = TestbedNetwork::from_testbed(
         testbed(seed).map_err(|e| LabError::Stack(format!("emulator: {e}")))?,
     );
     let server_ip = network.address("server")?;
-    let run_for = RunFor::secs(SIZE_TIMEOUT.as_secs_f64() * params.sizes.len() as f64);
-    let mut server = launcher.agent(&network, "server", &transfer.server(server_ip, run_for))?;
-    server.wait_ready(Duration::from_secs(30))?;
-    for &size in &params.sizes {
-        let before = network.traffic()?;
-        let agent = transfer.client(server_ip, vec![size; params.repeats], &params.cc);
-        let mut client = launcher.agent(&network, "client", &agent)?;
-        let repeats = params.repeats;
-        client.wait_for(SIZE_TIMEOUT, |events| {
-            events
-                .iter()
-                .filter(|e| matches!(e, AgentEvent::Downloaded { .. } | AgentEvent::Failed { .. }))
-                .count()
-                >= repeats
-        });
-        let events = client.stop();
-        let traffic = network.traffic()?.since(&before);
-        let times_s: Vec<f64> = events
+    let run_for = RunFor::secs((SERVER_READY + SIZE_TIMEOUT).as_secs_f64());
+    let mut server = launcher.agent(
+        &network,
+        "server",
+        &point.transfer.server(server_ip, run_for),
+    )?;
+    server.wait_ready(SERVER_READY)?;
+    let before = network.traffic()?;
+    let repeats = params.repeats;
+    let agent = point
+        .transfer
+        .client(server_ip, vec![point.size; repeats], &params.cc);
+    let mut client = launcher.agent(&network, "client", &agent)?;
+    client.wait_for(SIZE_TIMEOUT, |events| {
+        events
             .iter()
-            .filter_map(|e| match e {
-                AgentEvent::Downloaded { elapsed_ns, .. } => Some(*elapsed_ns as f64 / 1e9),
-                _ => None,
-            })
-            .collect();
-        on_size(SizePoint {
-            transfer: transfer.label().into(),
-            size,
-            downloaded: times_s.len(),
-            failed: repeats - times_s.len().min(repeats),
-            times_s,
-            traffic,
-            error: None,
-        });
-    }
-    Ok(())
+            .filter(|e| matches!(e, AgentEvent::Downloaded { .. } | AgentEvent::Failed { .. }))
+            .count()
+            >= repeats
+    });
+    let events = client.stop();
+    let traffic = network.traffic()?.since(&before);
+    let times_s: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Downloaded { elapsed_ns, .. } => Some(*elapsed_ns as f64 / 1e9),
+            _ => None,
+        })
+        .collect();
+    Ok(TrialRun {
+        failed: repeats - times_s.len().min(repeats),
+        times_s,
+        traffic,
+        error: None,
+        not_run: None,
+    })
 }
 
-/// Runs every service over every size, one at a time (the emulator runs in real time).
-pub fn run_sweep(
-    params: &Params,
-    seed: u64,
-    work_dir: &std::path::Path,
-    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
-) -> Result<Outcome, LabError> {
-    let started = Instant::now();
-    let mut outcome = Outcome {
-        params: params.clone(),
-        points: Vec::new(),
-        skipped: skip_reason(),
-        wall_s: 0.0,
+/// Runs one trial of `point`: a failure to set up is the trial's result, with its reason.
+pub fn run_trial(params: &Params, point: &Point, seed: u64) -> Result<TrialRun, LabError> {
+    let failed = |error: Option<String>, not_run: Option<String>| TrialRun {
+        times_s: Vec::new(),
+        failed: params.repeats,
+        traffic: Traffic::default(),
+        error,
+        not_run,
     };
-    if outcome.skipped.is_some() {
-        return Ok(outcome);
+    if let Some(reason) = skip_reason() {
+        return Ok(failed(None, Some(reason)));
     }
-    let launcher = Launcher::from_current_exe(work_dir)?;
-    let total = Transfer::ALL.len() * params.sizes.len();
-    for transfer in Transfer::ALL {
-        let mut points = Vec::new();
-        let result = run_transfer(params, transfer, seed, &launcher, |p| {
-            points.push(p);
-            if let Some(progress) = progress {
-                progress(Progress {
-                    done: outcome.points.len() + points.len(),
-                    total,
-                });
-            }
-        });
-        let ran = points.len();
-        outcome.points.extend(points);
-        if let Err(e) = result {
-            // The sizes not reached are reported with the reason.
-            for &size in &params.sizes[ran..] {
-                outcome.points.push(SizePoint {
-                    transfer: transfer.label().into(),
-                    size,
-                    downloaded: 0,
-                    failed: params.repeats,
-                    times_s: Vec::new(),
-                    traffic: Traffic::default(),
-                    error: Some(e.to_string()),
-                });
-            }
+    let work = WorkDir::new(NAME)?;
+    let launcher = Launcher::from_current_exe(work.path())?;
+    Ok(download(params, point, seed, &launcher)
+        .unwrap_or_else(|e| failed(Some(e.to_string()), None)))
+}
+
+/// The trials of each point pooled, in sweep order.
+fn pool(plan: &Plan<'_, ObjectDownload>, runs: Vec<TrialRun>) -> Vec<SizePoint> {
+    let mut points: Vec<SizePoint> = Vec::new();
+    for (trial, run) in plan.trials.iter().zip(runs) {
+        let label = trial.point.transfer.label();
+        let same = |p: &SizePoint| p.transfer == label && p.size == trial.point.size;
+        if !points.last().is_some_and(same) {
+            points.push(SizePoint {
+                transfer: label.into(),
+                size: trial.point.size,
+                trials: 0,
+                downloaded: 0,
+                failed: 0,
+                times_s: Vec::new(),
+                traffic: Traffic::default(),
+                error: None,
+            });
+        }
+        let Some(p) = points.last_mut() else {
+            continue;
+        };
+        p.trials += 1;
+        p.downloaded += run.times_s.len();
+        p.failed += run.failed;
+        p.times_s.extend(run.times_s);
+        p.traffic = Traffic {
+            packets: p.traffic.packets + run.traffic.packets,
+            bytes: p.traffic.bytes + run.traffic.bytes,
+            messages: p.traffic.messages.plus(&run.traffic.messages),
+        };
+        if p.error.is_none() {
+            p.error = run.error;
         }
     }
-    outcome.wall_s = started.elapsed().as_secs_f64();
-    Ok(outcome)
+    points
 }
 
-/// Runs the scenario as `options` asks and writes its reports.
-pub fn run(options: &RunOptions) -> Result<Summary, LabError> {
-    let mut params = if options.quick {
-        Params::quick()
-    } else {
-        Params::full()
-    };
-    if let Some(runs) = options.runs {
-        params.repeats = runs.clamp(1, 1000);
+impl Scenario for ObjectDownload {
+    type Params = Params;
+    type Point = Point;
+    type RunResult = TrialRun;
+    type Outcome = Outcome;
+
+    fn info(&self) -> ScenarioInfo {
+        ScenarioInfo {
+            name: NAME,
+            title: "Object download time and bytes: CoAP against HTTP/TCP, persistent HTTP, \
+                    HTTP/2 and HTTP/UDP on real stacks over a Zigbee-like emulated link",
+            paper: "Daniel, Kojo, Latvala: Experimental Evaluation of the CoAP, HTTP and SPDY \
+                    Transport Services for Internet of Things (IDCS 2014)",
+        }
     }
-    params.apply_overrides(&options.params)?;
-    let work_dir = options.out_dir.join(".work");
-    let outcome = run_sweep(
-        &params,
-        options.seed,
-        &work_dir,
-        options.progress.as_deref(),
-    )?;
-    let _ = std::fs::remove_dir_all(&work_dir);
-    report::write(&outcome, &options.out_dir)
+
+    fn params(&self) -> &'static [Param] {
+        PARAMS
+    }
+
+    fn defaults(&self, quick: bool) -> Params {
+        if quick {
+            Params::quick()
+        } else {
+            Params::full()
+        }
+    }
+
+    /// One trial of `repeats` downloads per service and size, as before.
+    fn default_seeds(&self, _quick: bool) -> usize {
+        1
+    }
+
+    fn points(&self, params: &Params, _quick: bool) -> Vec<Point> {
+        Transfer::ALL
+            .iter()
+            .flat_map(|&transfer| {
+                params
+                    .sizes
+                    .iter()
+                    .map(move |&size| Point { transfer, size })
+            })
+            .collect()
+    }
+
+    fn run_point(&self, params: &Params, trial: &Trial<Point>) -> Result<TrialRun, LabError> {
+        run_trial(params, &trial.point, trial.seed)
+    }
+
+    fn aggregate(&self, plan: &Plan<'_, Self>, runs: Vec<TrialRun>) -> Result<Outcome, LabError> {
+        let skipped = runs.iter().find_map(|r| r.not_run.clone());
+        let all_skipped = runs.iter().all(|r| r.not_run.is_some());
+        let mut points = pool(plan, runs);
+        if all_skipped {
+            points.clear();
+        }
+        Ok(Outcome {
+            params: plan.params.clone(),
+            trials_per_point: plan.seeds,
+            points,
+            skipped: if all_skipped { skipped } else { None },
+        })
+    }
+
+    fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+        report::write(outcome, folder)
+    }
+
+    fn parallel(&self) -> bool {
+        false
+    }
+
+    fn reproducible(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::{param_table, runner};
+
+    fn apply(pairs: &[(&str, &str)]) -> Result<Params, String> {
+        let sets: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        param_table::apply(NAME, PARAMS, &Params::full(), &sets).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_table_matches_the_parameters_and_refuses_what_it_used_to_clamp() {
+        for p in [Params::full(), Params::quick()] {
+            let problems = param_table::table_problems(PARAMS, &p);
+            assert!(problems.is_empty(), "{problems:?}");
+        }
+        let p = apply(&[("sizes", "10, 2000"), ("repeats", "3"), ("cc", "cocoa")]).unwrap();
+        assert_eq!(
+            p,
+            Params {
+                sizes: vec![10, 2000],
+                repeats: 3,
+                cc: "cocoa".into()
+            }
+        );
+        assert!(apply(&[("sizes", "10,0")])
+            .unwrap_err()
+            .contains("has an item `0` that is out of range (bytes, 1 to 60000)"));
+        assert!(apply(&[("repeats", "1001")])
+            .unwrap_err()
+            .contains("`repeats=1001` is out of range (1 to 1000)"));
+        assert!(apply(&[("cc", "reno")])
+            .unwrap_err()
+            .contains("is not one of"));
+    }
+
+    fn trial_run(times_s: &[f64], bytes: u64, error: Option<&str>) -> TrialRun {
+        TrialRun {
+            times_s: times_s.to_vec(),
+            failed: 2 - times_s.len(),
+            traffic: Traffic {
+                packets: bytes / 100,
+                bytes,
+                messages: MessageCounts::default(),
+            },
+            error: error.map(str::to_string),
+            not_run: None,
+        }
+    }
+
+    #[test]
+    fn a_point_pools_its_trials_downloads_and_bytes() {
+        let params = Params {
+            sizes: vec![10, 400],
+            ..Params::quick()
+        };
+        let points = ObjectDownload.points(&params, true);
+        assert_eq!(points.len(), 10);
+        assert_eq!(
+            (points[1].transfer, points[1].size, points[2].transfer),
+            (Transfer::Coap, 400, Transfer::HttpClose)
+        );
+        let trials = runner::trials(&ObjectDownload, &params, true, 1, 2);
+        let runs: Vec<TrialRun> = trials
+            .iter()
+            .map(|t| match (t.point.transfer, t.seed_index) {
+                (Transfer::Coap, 0) => trial_run(&[0.1, 0.3], 1000, None),
+                (Transfer::Coap, _) => trial_run(&[0.2], 600, None),
+                _ => trial_run(&[], 0, Some("server did not start")),
+            })
+            .collect();
+        let plan = Plan {
+            params: &params,
+            quick: true,
+            seed: 1,
+            seeds: 2,
+            trials: &trials,
+        };
+        let outcome = ObjectDownload.aggregate(&plan, runs).unwrap();
+        assert_eq!(outcome.points.len(), 10);
+        let coap = &outcome.points[0];
+        assert_eq!(
+            (
+                coap.trials,
+                coap.downloaded,
+                coap.failed,
+                coap.traffic.bytes
+            ),
+            (2, 3, 1, 1600)
+        );
+        assert!((coap.mean_s() - 0.2).abs() < 1e-12);
+        assert!((coap.bytes_per_object() - 1600.0 / 3.0).abs() < 1e-9);
+        let http = &outcome.points[2];
+        assert_eq!((http.downloaded, http.failed), (0, 4));
+        assert_eq!(http.error.as_deref(), Some("server did not start"));
+        assert!(outcome.skipped.is_none());
+    }
+
+    #[test]
+    fn a_trial_run_crosses_a_shard_file_whole() {
+        let run = trial_run(&[0.25], 1234, Some("x"));
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&run, &mut bytes).unwrap();
+        let back: TrialRun = ciborium::from_reader(bytes.as_slice()).unwrap();
+        assert_eq!(back.traffic, run.traffic);
+        assert_eq!((back.times_s, back.error), (run.times_s, run.error));
+    }
 }

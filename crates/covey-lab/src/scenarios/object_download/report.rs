@@ -1,17 +1,17 @@
-//! The object-download report: CSV of every service and size, the outcome as JSON, download
-//! time and bytes against object size as SVG (the paper's Figs 4 and 5), and a Markdown page
-//! with the paper's account beside Covey's numbers.
+//! The object-download report: CSV of every service and size, download time and bytes
+//! against object size as SVG (the paper's Figs 4 and 5), and a Markdown page with the
+//! paper's account beside Covey's numbers.
 
 use std::fmt::Write as _;
-use std::path::Path;
+
+use serde::Serialize;
 
 use super::transfer::Transfer;
-use super::{Outcome, SizePoint, NAME};
-use crate::report::csv::CsvTable;
+use super::{Outcome, SizePoint};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
+use crate::report::rows::Fixed;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::Summary;
 use crate::LabError;
 
 /// The paper's account of its Figs 4 and 5 (published only as plots).
@@ -20,11 +20,11 @@ pub const PAPER_CLAIM: &str = "Object download times grow with the object's size
      included) for every size, its protocol overhead being the smallest; SPDY's header \
      compression makes it slightly better than HTTP.";
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("sizes", &sizes_csv(outcome))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    if !outcome.points.is_empty() {
+        folder.rows("sizes", &size_rows(outcome))?;
+    }
     let mut time = chart(outcome, "Object download time", "time (ms)", |p| {
         p.mean_s() * 1000.0
     });
@@ -41,7 +41,7 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
             ),
         )?;
     }
-    folder.finish(outcome.points.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
 /// The least time any service can take: the object and 28 bytes of IPv4 and UDP headers
@@ -66,32 +66,36 @@ fn cell(v: f64) -> String {
     }
 }
 
-fn sizes_csv(outcome: &Outcome) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "transfer",
-        "size",
-        "downloaded",
-        "failed",
-        "mean_time_s",
-        "bytes_per_object",
-        "packets",
-        "bytes",
-        "error",
-    ]);
-    for p in &outcome.points {
-        t.push([
-            p.transfer.clone(),
-            p.size.to_string(),
-            p.downloaded.to_string(),
-            p.failed.to_string(),
-            format!("{:.4}", p.mean_s()),
-            format!("{:.1}", p.bytes_per_object()),
-            p.traffic.packets.to_string(),
-            p.traffic.bytes.to_string(),
-            p.error.clone().unwrap_or_default(),
-        ]);
-    }
-    t
+/// One service at one size, as `object-download-sizes.csv` lists it.
+#[derive(Serialize)]
+struct SizeRow {
+    transfer: String,
+    size: u64,
+    downloaded: usize,
+    failed: usize,
+    mean_time_s: Fixed<4>,
+    bytes_per_object: Fixed<1>,
+    packets: u64,
+    bytes: u64,
+    error: String,
+}
+
+fn size_rows(outcome: &Outcome) -> Vec<SizeRow> {
+    outcome
+        .points
+        .iter()
+        .map(|p| SizeRow {
+            transfer: p.transfer.clone(),
+            size: p.size,
+            downloaded: p.downloaded,
+            failed: p.failed,
+            mean_time_s: Fixed(p.mean_s()),
+            bytes_per_object: Fixed(p.bytes_per_object()),
+            packets: p.traffic.packets,
+            bytes: p.traffic.bytes,
+            error: p.error.clone().unwrap_or_default(),
+        })
+        .collect()
 }
 
 fn chart(outcome: &Outcome, title: &str, y: &str, metric: fn(&SizePoint) -> f64) -> LineChart {
@@ -148,14 +152,21 @@ pub fn winners(outcome: &Outcome) -> Vec<(u64, String, String)> {
 }
 
 fn markdown(outcome: &Outcome) -> String {
+    let k = outcome.trials_per_point;
+    let trials = if k == 1 {
+        "one trial".to_string()
+    } else {
+        format!("{k} trials")
+    };
     let mut md = format!(
         "# object-download — CoAP against HTTP/TCP, persistent HTTP, HTTP/2 and HTTP/UDP\n\n\
-         Objects of {} bytes, {} downloads each, over one emulated link of 20 kbit/s and 20 ms \
-         one way (the `cc-bottleneck` bottleneck), real stacks (covey; hyper for HTTP/1.1 and \
-         HTTP/2; HTTP/1.1 text in UDP datagrams with CoAP's retransmission timer). Time is \
-         request to last byte; bytes are all IP bytes on the link per object, connection \
-         set-up and tear-down included (shared by a size's downloads on a persistent \
-         connection). CoAP uses `{}` congestion control.\n\n",
+         Objects of {} bytes, {} downloads each one after the other on one client, {trials} \
+         per service and size, each on a fresh emulated link of 20 kbit/s and 20 ms one way \
+         (the `cc-bottleneck` bottleneck), real stacks (covey; hyper for HTTP/1.1 and HTTP/2; \
+         HTTP/1.1 text in UDP datagrams with CoAP's retransmission timer). Time is request to \
+         last byte, the mean over every download; bytes are all IP bytes on the link per \
+         object, connection set-up and tear-down included (shared by a trial's downloads on a \
+         persistent connection). CoAP uses `{}` congestion control.\n\n",
         outcome
             .params
             .sizes
@@ -173,7 +184,7 @@ fn markdown(outcome: &Outcome) -> String {
         }
         let _ = writeln!(
             md,
-            "**Not run**: {reason}.\n\n## The least time the link allows\n\n{}\n             The paper's account (seed 003, Figs 4 and 5): {PAPER_CLAIM}",
+            "**Not run**: {reason}.\n\n## The least time the link allows\n\n{}\nThe paper's account (seed 003, Figs 4 and 5): {PAPER_CLAIM}",
             t.render()
         );
         return md;
@@ -237,9 +248,74 @@ fn markdown(outcome: &Outcome) -> String {
          fragment), while the HTTP/UDP response is fragmented by IP; the paper's 6LoWPAN \
          fragmented 127-byte frames. Each further block costs CoAP a round trip, which the \
          single fragmented HTTP/UDP datagram does not: that is where CoAP loses its lead in \
-         time above 512 bytes.\n\n\
-         Wall time: {:.0} s.",
-        outcome.wall_s
+         time above 512 bytes."
     );
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use covey_emu::stacks::network::Traffic;
+
+    use super::*;
+    use crate::report::rows::to_csv;
+    use crate::scenarios::object_download::Params;
+
+    fn outcome(points: Vec<SizePoint>, trials_per_point: usize) -> Outcome {
+        Outcome {
+            params: Params::quick(),
+            trials_per_point,
+            points,
+            skipped: None,
+        }
+    }
+
+    fn point(transfer: Transfer, size: u64, times_s: &[f64], bytes: u64) -> SizePoint {
+        SizePoint {
+            transfer: transfer.label().into(),
+            size,
+            trials: 1,
+            downloaded: times_s.len(),
+            failed: 2 - times_s.len(),
+            times_s: times_s.to_vec(),
+            traffic: Traffic {
+                packets: 7,
+                bytes,
+                ..Traffic::default()
+            },
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_sizes_csv_keeps_its_columns_and_formats() {
+        let mut failed = point(Transfer::Http2, 400, &[], 0);
+        failed.error = Some("emulator: no TUN, sorry".into());
+        let o = outcome(vec![point(Transfer::Coap, 10, &[0.1, 0.2], 301), failed], 1);
+        let csv = to_csv(&size_rows(&o)).unwrap();
+        assert_eq!(
+            csv,
+            "transfer,size,downloaded,failed,mean_time_s,bytes_per_object,packets,bytes,error\n\
+             CoAP,10,2,0,0.1500,150.5,7,301,\n\
+             HTTP/2,400,0,2,NaN,NaN,7,0,\"emulator: no TUN, sorry\"\n"
+        );
+    }
+
+    #[test]
+    fn the_page_says_how_many_trials_and_names_the_winners() {
+        let o = outcome(
+            vec![
+                point(Transfer::Coap, 10, &[0.1], 300),
+                point(Transfer::HttpClose, 10, &[0.3], 900),
+            ],
+            3,
+        );
+        let md = markdown(&o);
+        assert!(md.contains("2 downloads each one after the other on one client, 3 trials"));
+        assert!(
+            md.contains("- 10 B: fastest CoAP; fewest bytes CoAP"),
+            "{md}"
+        );
+        assert!(!md.contains("Wall time"), "{md}");
+    }
 }

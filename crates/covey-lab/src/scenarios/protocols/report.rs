@@ -1,26 +1,28 @@
-//! The protocols report: CSV of every trial, the outcome as JSON, SVG plots (latency CDF at
-//! the low-quality point; latency, loss and bytes along each sweep), and a Markdown page
-//! that sets Covey's numbers beside the paper's and says where each protocol wins.
+//! The protocols report: CSV of every trial, SVG plots (latency CDF at the low-quality point;
+//! latency, loss and bytes along each sweep), and a Markdown page that sets Covey's numbers
+//! beside the paper's and says where each protocol wins. Every number on the page is a
+//! point's median across its trials ([`PointSummary`]).
 
 use std::fmt::Write as _;
-use std::path::Path;
+
+use serde::Serialize;
 
 use super::condition::{Axis, Condition};
 use super::paper;
-use super::results::{Metrics, TrialRow};
-use super::{Outcome, NAME};
-use crate::report::csv::CsvTable;
+use super::results::{PointSummary, TrialRow};
+use super::Outcome;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
+use crate::report::rows::Plain;
 use crate::report::svg::{LineChart, Series};
-use crate::scenarios::Summary;
+use crate::stats::Estimate;
 use crate::LabError;
 
-/// Writes every report file of `outcome` into `dir`.
-pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
-    let mut folder = ReportFolder::create(dir, NAME)?;
-    folder.csv("trials", &trials_csv(outcome))?;
-    folder.json(outcome)?;
+/// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
+pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
+    if !outcome.rows.is_empty() {
+        folder.rows("trials", &trial_rows(outcome))?;
+    }
     if let Some(chart) = latency_cdf(outcome) {
         folder.svg(Some("low-quality-latency"), &chart)?;
     }
@@ -31,14 +33,10 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
         (Axis::Bandwidth, "bandwidth", "bandwidth cap (kB/s)"),
     ] {
         let charts = [
-            (
-                "latency",
-                "median latency (ms)",
-                latency_ms as fn(&Metrics) -> f64,
-            ),
-            ("lost", "telemetry lost (%)", |m: &Metrics| m.loss_pct),
-            ("bytes", "bytes on the wire (kB)", |m: &Metrics| {
-                m.wire_bytes as f64 / 1000.0
+            ("latency", "median latency (ms)", latency_ms as Field),
+            ("lost", "telemetry lost (%)", |s: &PointSummary| s.loss_pct),
+            ("bytes", "bytes on the wire (kB)", |s: &PointSummary| {
+                s.wire_bytes.map(|e| scaled(e, |v| v / 1000.0))
             }),
         ];
         for (what, y_label, metric) in charts {
@@ -47,11 +45,28 @@ pub fn write(outcome: &Outcome, dir: &Path) -> Result<Summary, LabError> {
             }
         }
     }
-    folder.finish(outcome.rows.len(), outcome.wall_s, markdown(outcome))
+    Ok(markdown(outcome))
 }
 
-fn latency_ms(m: &Metrics) -> f64 {
-    m.latency_median_s * 1000.0
+/// A point's metric across its trials, in the unit the page shows.
+type Field = fn(&PointSummary) -> Option<Estimate>;
+
+/// `e` with `f` applied to the value and both bounds.
+fn scaled(e: Estimate, f: impl Fn(f64) -> f64) -> Estimate {
+    Estimate {
+        value: f(e.value),
+        low: f(e.low),
+        high: f(e.high),
+    }
+}
+
+fn ms(e: Estimate) -> Estimate {
+    scaled(e, |v| v * 1000.0)
+}
+
+/// The median latency, ms.
+fn latency_ms(s: &PointSummary) -> Option<Estimate> {
+    s.latency_median_s.map(ms)
 }
 
 fn cell(v: f64, decimals: usize) -> String {
@@ -62,62 +77,78 @@ fn cell(v: f64, decimals: usize) -> String {
     }
 }
 
-fn trials_csv(outcome: &Outcome) -> CsvTable {
-    let mut t = CsvTable::new(&[
-        "axis",
-        "loss",
-        "delay_s",
-        "rate_bytes_per_s",
-        "protocol",
-        "repetition",
-        "sent",
-        "received",
-        "loss_pct",
-        "latency_mean_s",
-        "latency_median_s",
-        "latency_p95_s",
-        "wire_bytes",
-        "wire_packets",
-        "data_bytes",
-        "repeated_messages",
-        "overhead_per_100",
-        "error",
-        "setup_failures",
-    ]);
-    for r in &outcome.rows {
-        let l = r.condition.link;
-        let mut row = vec![
-            format!("{:?}", r.condition.axis).to_lowercase(),
-            l.loss.to_string(),
-            l.delay_s.to_string(),
-            l.rate_bytes_per_s.map_or(String::new(), |v| v.to_string()),
-            r.protocol.clone(),
-            r.repetition.to_string(),
-        ];
-        match &r.metrics {
-            Some(m) => row.extend([
-                m.sent.to_string(),
-                m.received.to_string(),
-                cell(m.loss_pct, 2),
-                cell(m.latency_mean_s, 4),
-                cell(m.latency_median_s, 4),
-                cell(m.latency_p95_s, 4),
-                m.wire_bytes.to_string(),
-                m.wire_packets.to_string(),
-                m.data_bytes.to_string(),
-                m.repeated_messages.to_string(),
-                cell(m.overhead_per_100, 1),
-                String::new(),
-            ]),
-            None => {
-                row.extend(std::iter::repeat_n(String::new(), 11));
-                row.push(r.error.clone().unwrap_or_default());
-            }
+/// A float with `D` decimals, or `–` when it is not a number, as the CSV has always shown it.
+#[derive(Debug, Clone, Copy)]
+struct Cell<const D: usize>(f64);
+
+impl<const D: usize> Serialize for Cell<D> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.collect_str(&format_args!("{:.*}", D, self.0))
+        } else {
+            s.serialize_str("–")
         }
-        row.push(r.setup_failures.len().to_string());
-        t.push(row);
     }
-    t
+}
+
+/// One trial, as `protocols-trials.csv` lists it (empty metric cells for a trial that did
+/// not run, with the reason under `error`).
+#[derive(Serialize)]
+struct TrialCsvRow {
+    axis: String,
+    loss: Plain,
+    delay_s: Plain,
+    rate_bytes_per_s: Option<Plain>,
+    protocol: String,
+    repetition: usize,
+    sent: Option<u64>,
+    received: Option<u64>,
+    loss_pct: Option<Cell<2>>,
+    latency_mean_s: Option<Cell<4>>,
+    latency_median_s: Option<Cell<4>>,
+    latency_p95_s: Option<Cell<4>>,
+    wire_bytes: Option<u64>,
+    wire_packets: Option<u64>,
+    data_bytes: Option<u64>,
+    repeated_messages: Option<u64>,
+    overhead_per_100: Option<Cell<1>>,
+    error: String,
+    setup_failures: usize,
+}
+
+fn trial_rows(outcome: &Outcome) -> Vec<TrialCsvRow> {
+    outcome
+        .rows
+        .iter()
+        .map(|r| {
+            let l = r.condition.link;
+            let m = r.metrics.as_ref();
+            TrialCsvRow {
+                axis: format!("{:?}", r.condition.axis).to_lowercase(),
+                loss: Plain(l.loss),
+                delay_s: Plain(l.delay_s),
+                rate_bytes_per_s: l.rate_bytes_per_s.map(Plain),
+                protocol: r.protocol.clone(),
+                repetition: r.repetition,
+                sent: m.map(|m| m.sent),
+                received: m.map(|m| m.received),
+                loss_pct: m.map(|m| Cell(m.loss_pct)),
+                latency_mean_s: m.map(|m| Cell(m.latency_mean_s)),
+                latency_median_s: m.map(|m| Cell(m.latency_median_s)),
+                latency_p95_s: m.map(|m| Cell(m.latency_p95_s)),
+                wire_bytes: m.map(|m| m.wire_bytes),
+                wire_packets: m.map(|m| m.wire_packets),
+                data_bytes: m.map(|m| m.data_bytes),
+                repeated_messages: m.map(|m| m.repeated_messages),
+                overhead_per_100: m.map(|m| Cell(m.overhead_per_100)),
+                error: match m {
+                    Some(_) => String::new(),
+                    None => r.error.clone().unwrap_or_default(),
+                },
+                setup_failures: r.setup_failures.len(),
+            }
+        })
+        .collect()
 }
 
 /// The protocols in the order they ran.
@@ -131,21 +162,28 @@ fn protocols(outcome: &Outcome) -> Vec<String> {
     names
 }
 
-/// The mean of `metric` over the repetitions of `protocol` at `condition`.
-fn mean_at(
+/// The summary of `protocol` at `condition`.
+fn summary<'a>(
+    outcome: &'a Outcome,
+    condition: &Condition,
+    protocol: &str,
+) -> Option<&'a PointSummary> {
+    outcome
+        .points
+        .iter()
+        .find(|s| s.condition == *condition && s.protocol == protocol)
+}
+
+/// The median across trials of `field` for `protocol` at `condition`.
+fn median_at(
     outcome: &Outcome,
     condition: &Condition,
     protocol: &str,
-    metric: impl Fn(&Metrics) -> f64,
+    field: Field,
 ) -> Option<f64> {
-    let values: Vec<f64> = outcome
-        .rows
-        .iter()
-        .filter(|r| r.condition == *condition && r.protocol == protocol)
-        .filter_map(|r| r.metrics.as_ref().map(&metric))
-        .filter(|v| v.is_finite())
-        .collect();
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    summary(outcome, condition, protocol)
+        .and_then(field)
+        .map(|e| e.value)
 }
 
 fn conditions_on(outcome: &Outcome, axis: Axis) -> Vec<Condition> {
@@ -167,7 +205,7 @@ fn axis_chart(
     axis: Axis,
     x_label: &str,
     y_label: &str,
-    metric: fn(&Metrics) -> f64,
+    metric: Field,
 ) -> Option<LineChart> {
     let on = conditions_on(outcome, axis);
     if on.len() < 2 {
@@ -178,7 +216,7 @@ fn axis_chart(
         .map(|p| {
             let mut points: Vec<(f64, f64)> = on
                 .iter()
-                .filter_map(|c| Some((c.x(), mean_at(outcome, c, &p, metric)?)))
+                .filter_map(|c| Some((c.x(), median_at(outcome, c, &p, metric)?)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series { name: p, points }
@@ -200,19 +238,30 @@ fn low_quality(outcome: &Outcome) -> Option<Condition> {
         .copied()
 }
 
+/// The share of the messages sent that arrived within each latency, every trial of a
+/// protocol at the low-quality point pooled.
 fn latency_cdf(outcome: &Outcome) -> Option<LineChart> {
     let lq = low_quality(outcome)?;
     let mut series = Vec::new();
     for p in protocols(outcome) {
-        let Some(row) = outcome
+        let measured: Vec<&TrialRow> = outcome
             .rows
             .iter()
-            .find(|r| r.condition == lq && r.protocol == p && r.metrics.is_some())
-        else {
+            .filter(|r| r.condition == lq && r.protocol == p && r.metrics.is_some())
+            .collect();
+        if measured.is_empty() {
             continue;
-        };
-        let sent = row.metrics.as_ref().map_or(0, |m| m.sent).max(1) as f64;
-        let mut l = row.latencies_s.clone();
+        }
+        let sent: u64 = measured
+            .iter()
+            .filter_map(|r| r.metrics.as_ref())
+            .map(|m| m.sent)
+            .sum();
+        let sent = sent.max(1) as f64;
+        let mut l: Vec<f64> = measured
+            .iter()
+            .flat_map(|r| r.latencies_s.iter().copied())
+            .collect();
         l.sort_by(f64::total_cmp);
         let points = l
             .iter()
@@ -244,8 +293,8 @@ fn tradeoff(outcome: &Outcome) -> LineChart {
     ];
     if let Some(lq) = low_quality(outcome) {
         for p in protocols(outcome) {
-            let overhead = mean_at(outcome, &lq, &p, |m| m.overhead_per_100);
-            let latency = mean_at(outcome, &lq, &p, |m| m.latency_mean_s * 1000.0);
+            let overhead = median_at(outcome, &lq, &p, |s| s.overhead_per_100);
+            let latency = median_at(outcome, &lq, &p, |s| s.latency_mean_s.map(ms));
             if let (Some(x), Some(y)) = (overhead, latency) {
                 series.push(Series {
                     name: p,
@@ -280,10 +329,13 @@ fn paper_beside(protocol: &str) -> String {
     }
 }
 
-/// The metrics of every protocol at `condition`; with the paper's numbers beside them at the
-/// low-quality point, the only one the paper gives numbers for.
+/// The metrics of every protocol at `condition`, each the median across its trials; with
+/// more than one trial, the median latency and the loss give their interval in brackets; with
+/// the paper's numbers beside them at the low-quality point, the only one the paper gives
+/// numbers for.
 fn condition_table(outcome: &Outcome, condition: &Condition) -> MarkdownTable {
     let with_paper = condition.axis == Axis::LowQuality;
+    let spread = outcome.trials_per_point > 1;
     let mut columns = vec![
         "protocol",
         "mean latency ms",
@@ -299,18 +351,30 @@ fn condition_table(outcome: &Outcome, condition: &Condition) -> MarkdownTable {
     }
     let mut t = MarkdownTable::new(&columns);
     for p in protocols(outcome) {
-        let m = |f: fn(&Metrics) -> f64, d| {
-            mean_at(outcome, condition, &p, f).map_or("–".into(), |v| cell(v, d))
+        let s = summary(outcome, condition, &p);
+        let m = |f: Field, d: usize, with_interval: bool| {
+            s.and_then(f).map_or("–".into(), |e| {
+                if with_interval && spread {
+                    format!(
+                        "{} [{}–{}]",
+                        cell(e.value, d),
+                        cell(e.low, d),
+                        cell(e.high, d)
+                    )
+                } else {
+                    cell(e.value, d)
+                }
+            })
         };
         let mut row = vec![
             p.clone(),
-            m(|m| m.latency_mean_s * 1000.0, 0),
-            m(|m| m.latency_median_s * 1000.0, 0),
-            m(|m| m.latency_p95_s * 1000.0, 0),
-            m(|m| m.loss_pct, 1),
-            m(|m| m.wire_bytes as f64, 0),
-            m(|m| m.data_bytes as f64, 0),
-            m(|m| m.overhead_per_100, 0),
+            m(|s| s.latency_mean_s.map(ms), 0, false),
+            m(latency_ms, 0, true),
+            m(|s| s.latency_p95_s.map(ms), 0, false),
+            m(|s| s.loss_pct, 1, true),
+            m(|s| s.wire_bytes, 0, false),
+            m(|s| s.data_bytes, 0, false),
+            m(|s| s.overhead_per_100, 0, false),
         ];
         if with_paper {
             row.push(paper_beside(&p));
@@ -320,30 +384,30 @@ fn condition_table(outcome: &Outcome, condition: &Condition) -> MarkdownTable {
     t
 }
 
-/// The protocol in `pool` with the lowest `metric` at `condition`, and its value.
+/// The protocol in `pool` with the lowest median `metric` at `condition`, and its value.
 fn best_at(
     outcome: &Outcome,
     condition: &Condition,
-    metric: fn(&Metrics) -> f64,
+    metric: Field,
     pool: &[String],
 ) -> Option<(String, f64)> {
     pool.iter()
-        .filter_map(|p| Some((p.clone(), mean_at(outcome, condition, p, metric)?)))
+        .filter_map(|p| Some((p.clone(), median_at(outcome, condition, p, metric)?)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// The protocols that delivered every message at `condition`.
+/// The protocols that delivered every message at `condition`, in every trial.
 fn lossless_at(outcome: &Outcome, condition: &Condition) -> Vec<String> {
     protocols(outcome)
         .into_iter()
-        .filter(|p| mean_at(outcome, condition, p, |m| m.loss_pct) == Some(0.0))
+        .filter(|p| summary(outcome, condition, p).is_some_and(|s| s.lost_nothing))
         .collect()
 }
 
 /// Bytes on the wire per message the caregiver got: a protocol that carried fewer messages
 /// does not win on bytes for that (none delivered: not a number, left out).
-fn bytes_per_delivered(m: &Metrics) -> f64 {
-    m.wire_bytes as f64 / m.received as f64
+fn bytes_per_delivered(s: &PointSummary) -> Option<Estimate> {
+    s.bytes_per_delivered
 }
 
 /// Who wins what at `condition`: the lowest latency among protocols that lost nothing, the
@@ -365,7 +429,7 @@ pub fn winners(outcome: &Outcome, condition: &Condition) -> Vec<String> {
             "fewest bytes on the wire per delivered message: {p} ({v:.0} B)"
         ));
     }
-    if let Some((p, v)) = best_at(outcome, condition, |m| m.overhead_per_100, &all) {
+    if let Some((p, v)) = best_at(outcome, condition, |s| s.overhead_per_100, &all) {
         out.push(format!("least overhead per 100 B of data: {p} ({v:.0} B)"));
     }
     out.push(format!(
@@ -422,6 +486,15 @@ pub fn wins_by_protocol(outcome: &Outcome) -> Vec<String> {
         .collect()
 }
 
+/// Which trial `row` was, when a point has more than one.
+fn trial_of(outcome: &Outcome, row: &TrialRow) -> String {
+    if outcome.trials_per_point > 1 {
+        format!(", trial {}", row.repetition + 1)
+    } else {
+        String::new()
+    }
+}
+
 fn markdown(outcome: &Outcome) -> String {
     let mut md = String::new();
     let p = &outcome.params;
@@ -444,9 +517,27 @@ fn markdown(outcome: &Outcome) -> String {
          (bytes on the wire − data) / data × 100: headers, acknowledgements, set-up, \
          discovery, keep-alives and retransmitted copies all count as overhead, so it cannot \
          go below the share of the headers. A message the caregiver has not received {} s \
-         after the gateway's last send counts as lost.\n",
+         after the gateway's last send counts as lost. A trial's median and 95th percentile \
+         latency interpolate between the two nearest latencies (the lab's quantile).\n",
         p.size, p.rate_hz, p.messages, p.cc, p.drain_s
     );
+    let k = outcome.trials_per_point;
+    let _ = write!(
+        md,
+        "Each protocol ran {k} trial{} at each condition, one at a time, each on fresh links \
+         in fresh namespaces; trial k of every point seeds its links' losses and delays with \
+         `splitmix64(seed + k)`.",
+        if k == 1 { "" } else { "s" }
+    );
+    if k > 1 {
+        let _ = write!(
+            md,
+            " The tables give each metric's median across the trials; the median latency and \
+             the loss add in brackets the median's distribution-free 95 % interval (with up to \
+             ten trials, the range of the trials)."
+        );
+    }
+    md.push_str("\n\n");
     if let Some(reason) = &outcome.skipped {
         let mut t =
             MarkdownTable::new(&["protocol", "paper: latency", "paper: overhead per 100 B"]);
@@ -513,9 +604,10 @@ fn markdown(outcome: &Outcome) -> String {
         for r in failed {
             let _ = writeln!(
                 md,
-                "- {} at {}: {}",
+                "- {} at {}{}: {}",
                 r.protocol,
                 r.condition.label(),
+                trial_of(outcome, r),
                 r.error.as_deref().unwrap_or_default()
             );
         }
@@ -537,9 +629,10 @@ fn markdown(outcome: &Outcome) -> String {
         for r in retried {
             let _ = writeln!(
                 md,
-                "- {} at {}: {} failed attempt(s) ({})",
+                "- {} at {}{}: {} failed attempt(s) ({})",
                 r.protocol,
                 r.condition.label(),
+                trial_of(outcome, r),
                 r.setup_failures.len(),
                 r.setup_failures.join("; ")
             );
@@ -575,17 +668,15 @@ fn markdown(outcome: &Outcome) -> String {
          backed-off retransmissions hold the queue for 14 s or more (from a 2 s RTO; longer \
          once CoCoA's estimate has grown), and telemetry arriving once the queue is full is \
          refused. CON's loss at one point of one run therefore says more about that run's \
-         draws than about the loss rate (`--runs 3` averages over more). Observe \
+         draws than about the loss rate (`--runs 3` runs three trials of each point and \
+         gives their median and range). Observe \
          loses telemetry without losing packets for good: RFC 7641 lets a newer notification \
          replace one still being retransmitted, which suits state (the latest reading) more \
          than a stream of samples.\n\
          - Without recovery, a message crosses two links, so CoAP NON and JSON/UDP lose about \
          1 - (1 - p)^2 of the telemetry at loss p per link (19 % at 10 %); the paper reports \
-         about the network's rate.\n\n\
-         Wall time: {:.0} s for {} trials.",
+         about the network's rate.",
         covey_sim::paper_config().max_queued_per_peer,
-        outcome.wall_s,
-        outcome.rows.len()
     );
     md
 }
@@ -593,27 +684,38 @@ fn markdown(outcome: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::rows::to_csv;
     use crate::scenarios::protocols::condition::Condition;
+    use crate::scenarios::protocols::results::{summarise, Metrics};
     use crate::scenarios::protocols::Params;
 
-    fn outcome_with(setup_failures: Vec<String>, error: Option<String>) -> Outcome {
-        let condition = Condition::low_quality();
+    /// The outcome of `rows` at the low-quality point, `trials` per point.
+    fn outcome_of(rows: Vec<TrialRow>, trials: usize) -> Outcome {
         Outcome {
             params: Params::default(),
-            conditions: vec![condition],
-            rows: vec![TrialRow {
-                condition,
+            trials_per_point: trials,
+            conditions: vec![Condition::low_quality()],
+            points: summarise(&rows),
+            rows,
+            skipped: None,
+        }
+    }
+
+    fn outcome_with(setup_failures: Vec<String>, error: Option<String>) -> Outcome {
+        outcome_of(
+            vec![TrialRow {
+                condition: Condition::low_quality(),
                 protocol: "DDS reliable".into(),
                 reliable: true,
                 repetition: 0,
+                seed: 1,
                 metrics: None,
                 latencies_s: Vec::new(),
                 error,
                 setup_failures,
             }],
-            skipped: None,
-            wall_s: 1.0,
-        }
+            1,
+        )
     }
 
     #[test]
@@ -624,8 +726,7 @@ mod tests {
         assert!(md.contains("## Trials started again"), "{md}");
         assert!(md.contains("DDS reliable at "), "{md}");
         assert!(md.contains("2 failed attempt(s)"), "{md}");
-        let table = trials_csv(&o);
-        let csv = table.as_str();
+        let csv = to_csv(&trial_rows(&o)).unwrap();
         let last = csv.lines().last().unwrap();
         assert!(last.ends_with(",2"), "{csv}");
 
@@ -655,6 +756,7 @@ mod tests {
             protocol: protocol.into(),
             reliable: false,
             repetition: 0,
+            seed: 1,
             metrics: Some(Metrics {
                 sent: 100,
                 received,
@@ -676,14 +778,16 @@ mod tests {
 
     #[test]
     fn fewer_bytes_from_carrying_fewer_messages_do_not_win() {
-        let mut o = outcome_with(Vec::new(), None);
         // Lossy carried 40 messages in 40 000 B (1 000 B each); whole carried 100 in
         // 90 000 B (900 B each): whole wins on bytes although it sent more of them.
-        o.rows = vec![
-            measured("lossy", 40, 40_000),
-            measured("whole", 100, 90_000),
-            measured("nothing", 0, 5_000),
-        ];
+        let o = outcome_of(
+            vec![
+                measured("lossy", 40, 40_000),
+                measured("whole", 100, 90_000),
+                measured("nothing", 0, 5_000),
+            ],
+            1,
+        );
         let lines = winners(&o, &Condition::low_quality());
         assert!(
             lines
@@ -691,6 +795,61 @@ mod tests {
                 .any(|l| l == "fewest bytes on the wire per delivered message: whole (900 B)"),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn the_trials_csv_keeps_its_columns_and_formats() {
+        let mut ran = measured("CoAP NON", 90, 12_345);
+        if let Some(m) = ran.metrics.as_mut() {
+            m.overhead_per_100 = f64::NAN;
+        }
+        let failed = outcome_with(vec!["a".into()], Some("no broker, sorry".into())).rows;
+        let mut o = outcome_of(vec![ran], 1);
+        o.rows.extend(failed);
+        let csv = to_csv(&trial_rows(&o)).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "axis,loss,delay_s,rate_bytes_per_s,protocol,repetition,sent,received,loss_pct,\
+                 latency_mean_s,latency_median_s,latency_p95_s,wire_bytes,wire_packets,\
+                 data_bytes,repeated_messages,overhead_per_100,error,setup_failures",
+                "lowquality,0.1,0.1,6250,CoAP NON,0,100,90,10.00,0.3000,0.3000,0.4000,12345,\
+                 180,73620,0,–,,0",
+                "lowquality,0.1,0.1,6250,DDS reliable,0,,,,,,,,,,,,\"no broker, sorry\",1",
+            ]
+        );
+    }
+
+    #[test]
+    fn with_several_trials_the_tables_give_the_median_and_its_interval() {
+        let trial = |k, received, median_s| {
+            let mut r = measured("MQTT QoS 1", received, 50_000);
+            r.repetition = k;
+            if let Some(m) = r.metrics.as_mut() {
+                m.latency_median_s = median_s;
+            }
+            r
+        };
+        let o = outcome_of(
+            vec![trial(0, 100, 0.5), trial(1, 98, 0.7), trial(2, 100, 0.6)],
+            3,
+        );
+        let md = markdown(&o);
+        assert!(md.contains("ran 3 trials at each condition"), "{md}");
+        assert!(
+            md.contains("| MQTT QoS 1 | 300 | 600 [500–700] | 400 | 0.0 [0.0–2.0] |"),
+            "{md}"
+        );
+        // One trial lost two messages: MQTT did not lose nothing in every trial.
+        assert!(md.contains("lost nothing: none"), "{md}");
+        let one = outcome_of(vec![trial(0, 100, 0.5)], 1);
+        let md = markdown(&one);
+        assert!(
+            md.contains("| MQTT QoS 1 | 300 | 500 | 400 | 0.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("ran 1 trial at each condition"), "{md}");
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! One row per trial: the metrics the paper reports (bytes on the wire, experienced latency,
-//! experienced loss, control overhead per 100 bytes of data).
+//! experienced loss, control overhead per 100 bytes of data); and each point's trials
+//! summed up as medians with their intervals.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::condition::Condition;
 use super::trial::TrialOutcome;
+use crate::stats::{self, Estimate};
 
 /// A trial's metrics, or why it could not run.
 #[derive(Debug, Clone, Serialize)]
@@ -15,8 +17,10 @@ pub struct TrialRow {
     pub protocol: String,
     /// Whether the protocol recovers lost packets.
     pub reliable: bool,
-    /// Repetition index.
+    /// Which trial of the point, from 0 (the runner's seed index).
     pub repetition: usize,
+    /// The trial's seed (its links' draws).
+    pub seed: u64,
     /// The metrics, when the trial ran.
     pub metrics: Option<Metrics>,
     /// Each received message's latency, seconds, in sequence order.
@@ -29,7 +33,7 @@ pub struct TrialRow {
 }
 
 /// The metrics of one trial.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Metrics {
     /// Messages sent.
     pub sent: u64,
@@ -39,9 +43,10 @@ pub struct Metrics {
     pub loss_pct: f64,
     /// Mean gateway-to-caregiver latency, seconds.
     pub latency_mean_s: f64,
-    /// Median latency, seconds.
+    /// Median latency, seconds ([`stats::quantile`]: interpolated between the two middle
+    /// values of an even count).
     pub latency_median_s: f64,
-    /// 95th percentile latency, seconds.
+    /// 95th percentile latency, seconds ([`stats::quantile`], interpolated).
     pub latency_p95_s: f64,
     /// IP bytes on the links (both hops, every packet of the trial).
     pub wire_bytes: u64,
@@ -58,24 +63,10 @@ pub struct Metrics {
     pub overhead_per_100: f64,
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 impl Metrics {
     /// The metrics of `outcome` for messages of `size` bytes.
     pub fn of(outcome: &TrialOutcome, size: usize) -> Metrics {
-        let mut l = outcome.latencies_s.clone();
-        l.sort_by(f64::total_cmp);
-        let mean = if l.is_empty() {
-            f64::NAN
-        } else {
-            l.iter().sum::<f64>() / l.len() as f64
-        };
+        let l = &outcome.latencies_s;
         let data_bytes = outcome.traffic.messages.first * size as u64;
         let (data, wire) = (data_bytes as f64, outcome.traffic.bytes as f64);
         Metrics {
@@ -86,9 +77,9 @@ impl Metrics {
             } else {
                 100.0 * (1.0 - outcome.received as f64 / outcome.sent as f64)
             },
-            latency_mean_s: mean,
-            latency_median_s: quantile(&l, 0.5),
-            latency_p95_s: quantile(&l, 0.95),
+            latency_mean_s: stats::mean(l).unwrap_or(f64::NAN),
+            latency_median_s: stats::median(l).unwrap_or(f64::NAN),
+            latency_p95_s: stats::quantile(l, 0.95).unwrap_or(f64::NAN),
             wire_bytes: outcome.traffic.bytes,
             wire_packets: outcome.traffic.packets,
             data_bytes,
@@ -100,6 +91,85 @@ impl Metrics {
             },
         }
     }
+}
+
+/// One protocol at one condition over its trials: each metric's median across the trials
+/// that measured, with its distribution-free 95 % interval ([`stats::median_ci95`]; for up to
+/// ten trials that is the trials' range, and for one trial the value itself).
+#[derive(Debug, Clone, Serialize)]
+pub struct PointSummary {
+    /// The network condition.
+    pub condition: Condition,
+    /// The protocol's label.
+    pub protocol: String,
+    /// Trials run.
+    pub trials: usize,
+    /// Trials that measured (the others did not run: see their rows' errors).
+    pub measured: usize,
+    /// Whether every trial that measured delivered every message (and one did).
+    pub lost_nothing: bool,
+    /// Mean latency, seconds.
+    pub latency_mean_s: Option<Estimate>,
+    /// Median latency, seconds.
+    pub latency_median_s: Option<Estimate>,
+    /// 95th percentile latency, seconds.
+    pub latency_p95_s: Option<Estimate>,
+    /// Telemetry lost, %.
+    pub loss_pct: Option<Estimate>,
+    /// IP bytes on the links.
+    pub wire_bytes: Option<Estimate>,
+    /// The application data on the links.
+    pub data_bytes: Option<Estimate>,
+    /// Bytes beyond the data per 100 bytes of it.
+    pub overhead_per_100: Option<Estimate>,
+    /// IP bytes per message the caregiver received.
+    pub bytes_per_delivered: Option<Estimate>,
+}
+
+/// Each protocol at each condition of `rows`, in the order they first appear.
+pub fn summarise(rows: &[TrialRow]) -> Vec<PointSummary> {
+    let mut keys: Vec<(Condition, &str)> = Vec::new();
+    for r in rows {
+        if !keys
+            .iter()
+            .any(|(c, p)| *c == r.condition && *p == r.protocol)
+        {
+            keys.push((r.condition, &r.protocol));
+        }
+    }
+    keys.into_iter()
+        .map(|(condition, protocol)| {
+            let trials: Vec<&TrialRow> = rows
+                .iter()
+                .filter(|r| r.condition == condition && r.protocol == protocol)
+                .collect();
+            let measured: Vec<&Metrics> =
+                trials.iter().filter_map(|r| r.metrics.as_ref()).collect();
+            let across = |metric: fn(&Metrics) -> f64| {
+                let values: Vec<f64> = measured
+                    .iter()
+                    .map(|m| metric(m))
+                    .filter(|v| v.is_finite())
+                    .collect();
+                stats::median_ci95(&values)
+            };
+            PointSummary {
+                condition,
+                protocol: protocol.to_string(),
+                trials: trials.len(),
+                measured: measured.len(),
+                lost_nothing: !measured.is_empty() && measured.iter().all(|m| m.loss_pct == 0.0),
+                latency_mean_s: across(|m| m.latency_mean_s),
+                latency_median_s: across(|m| m.latency_median_s),
+                latency_p95_s: across(|m| m.latency_p95_s),
+                loss_pct: across(|m| m.loss_pct),
+                wire_bytes: across(|m| m.wire_bytes as f64),
+                data_bytes: across(|m| m.data_bytes as f64),
+                overhead_per_100: across(|m| m.overhead_per_100),
+                bytes_per_delivered: across(|m| m.wire_bytes as f64 / m.received as f64),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -138,7 +208,11 @@ mod tests {
         assert_eq!(m.loss_pct, 25.0);
         assert!((m.latency_mean_s - 0.2).abs() < 1e-12);
         assert_eq!(m.latency_median_s, 0.2);
-        assert_eq!(m.latency_p95_s, 0.3);
+        // The lab's quantile interpolates: h = 2 × 0.95 = 1.9, so 0.2 + 0.9 × 0.1 (nearest
+        // rank, as before the framework, gave 0.3).
+        assert!((m.latency_p95_s - 0.29).abs() < 1e-12);
+        let even = Metrics::of(&outcome(4, 4, vec![0.4, 0.1, 0.3, 0.2], traffic), 100);
+        assert!((even.latency_median_s - 0.25).abs() < 1e-12);
         // 800 bytes of data (8 messages entered a link), 400 bytes more on the wire.
         assert_eq!((m.data_bytes, m.repeated_messages), (800, 1));
         assert!((m.overhead_per_100 - 50.0).abs() < 1e-9);
@@ -154,6 +228,58 @@ mod tests {
         assert!(Metrics::of(&outcome(4, 0, vec![], traffic), 100)
             .overhead_per_100
             .is_nan());
+    }
+
+    fn row(protocol: &str, loss_pct: f64, latency_median_s: f64) -> TrialRow {
+        TrialRow {
+            condition: Condition::low_quality(),
+            protocol: protocol.into(),
+            reliable: false,
+            repetition: 0,
+            seed: 0,
+            metrics: Some(Metrics {
+                sent: 100,
+                received: 100 - loss_pct as u64,
+                loss_pct,
+                latency_mean_s: latency_median_s,
+                latency_median_s,
+                latency_p95_s: latency_median_s,
+                wire_bytes: 50_000,
+                wire_packets: 200,
+                data_bytes: 40_000,
+                repeated_messages: 0,
+                overhead_per_100: 25.0,
+            }),
+            latencies_s: Vec::new(),
+            error: None,
+            setup_failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_point_sums_up_its_trials_as_medians_with_their_range() {
+        let mut failed = row("a", 0.0, 0.0);
+        failed.metrics = None;
+        failed.error = Some("no broker".into());
+        let rows = vec![
+            row("a", 0.0, 0.3),
+            row("a", 0.0, 0.1),
+            row("a", 0.0, 0.2),
+            failed,
+            row("b", 10.0, 0.5),
+        ];
+        let points = summarise(&rows);
+        assert_eq!(points.len(), 2);
+        let a = &points[0];
+        assert_eq!((a.protocol.as_str(), a.trials, a.measured), ("a", 4, 3));
+        assert!(a.lost_nothing);
+        let median = a.latency_median_s.unwrap();
+        assert_eq!((median.value, median.low, median.high), (0.2, 0.1, 0.3));
+        let b = &points[1];
+        assert!(!b.lost_nothing);
+        let loss = b.loss_pct.unwrap();
+        assert_eq!((loss.value, loss.low, loss.high), (10.0, 10.0, 10.0));
+        assert_eq!(b.bytes_per_delivered.unwrap().value, 50_000.0 / 90.0);
     }
 
     /// A relay's two hops as the forwarder counts them: each packet is the JSON behind IP and
