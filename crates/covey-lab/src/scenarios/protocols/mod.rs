@@ -33,7 +33,9 @@ use std::time::Duration;
 use covey_emu::stacks::launcher::Launcher;
 use covey_emu::stacks::programs;
 use covey_emu::stacks::schedule::Schedule;
-use covey_emu::stacks::testbed_network::{skip_reason, TestbedNetwork};
+use covey_emu::stacks::testbed_network::{
+    link_config, skip_reason, tbf_link_config, TestbedNetwork,
+};
 use covey_sim::sim::splitmix64;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +81,9 @@ pub struct Params {
     pub drain_s: f64,
     /// The virtual environment with Cyclone DDS for Python.
     pub dds_venv: PathBuf,
+    /// How a capped link holds its rate: `tbf`, the token bucket 004 used (tc-tbf(8), see
+    /// docs/lab/tbf.md), or `serialiser`, every packet spaced by size/rate (netem's `rate`).
+    pub shaper: String,
 }
 
 impl Default for Params {
@@ -90,6 +95,7 @@ impl Default for Params {
             cc: "cocoa".into(),
             drain_s: 15.0,
             dds_venv: PathBuf::from(programs::DDS_VENV),
+            shaper: "tbf".into(),
         }
     }
 }
@@ -111,6 +117,11 @@ impl Params {
 
 /// The parameter table.
 const PARAMS: &[Param] = &[
+    Param {
+        name: "shaper",
+        help: "how a capped link holds its rate: 004's tbf token bucket, or a serialiser",
+        accepts: Accepts::OneOf(&["tbf", "serialiser"]),
+    },
     Param {
         name: "messages",
         help: "telemetry messages per trial (12 in --quick)",
@@ -262,10 +273,13 @@ pub fn run_trial(params: &Params, point: &Point, seed: u64) -> Result<TrialRun, 
     let (result, setup_failures) =
         with_setup_retries(seed, |link_seed| match (&point.protocol, &mosquitto) {
             (Protocol::Mqtt { .. }, Err(e)) => Err(LabError::Stack(e.to_string())),
-            _ => TestbedNetwork::star(
+            _ => TestbedNetwork::star_with_link(
                 NODES[1],
                 &[NODES[0], NODES[2]],
-                &point.condition.link,
+                match params.shaper.as_str() {
+                    "serialiser" => link_config(&point.condition.link),
+                    _ => tbf_link_config(&point.condition.link),
+                },
                 link_seed,
             )
             .map_err(LabError::from)

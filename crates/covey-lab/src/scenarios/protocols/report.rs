@@ -521,6 +521,16 @@ fn markdown(outcome: &Outcome) -> String {
          latency interpolate between the two nearest latencies (the lab's quantile).\n",
         p.size, p.rate_hz, p.messages, p.cc, p.drain_s
     );
+    let shaper = if p.shaper == "serialiser" {
+        "a serialiser: every packet is spaced by its size over the cap, as netem's `rate` does \
+         (`--set shaper=tbf` gives 004's tbf)"
+    } else {
+        "tbf, as 004 capped it: a token bucket (tc-tbf(8)) of 4096 B with a 50 ms queue, \
+         so a packet within the bucket leaves at line speed and only sustained load is held \
+         to the cap ([tbf.md](../tbf.md) gives the model, its sources and the values 004 \
+         leaves open; `--set shaper=serialiser` gives the earlier model)"
+    };
+    let _ = writeln!(md, "Capped links hold their rate with {shaper}.\n");
     let k = outcome.trials_per_point;
     let _ = write!(
         md,
