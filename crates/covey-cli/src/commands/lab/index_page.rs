@@ -78,7 +78,7 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, present: &[&str]) -> St
 
 /// The pages written by hand beside the generated ones (in docs/lab/), which `covey lab
 /// report` does not write, each with the paragraph that links it.
-pub const HAND_WRITTEN: [(&str, &str); 2] = [
+pub const HAND_WRITTEN: [(&str, &str); 3] = [
     (
         "emulator.md",
         "\nExperiments that need real protocol stacks run on the lab's emulator: real \
@@ -92,6 +92,11 @@ pub const HAND_WRITTEN: [(&str, &str); 2] = [
          (simulator, emulator, scenarios), what writing a scenario takes, running a sweep in \
          shards across processes or machines (Slurm, Kubernetes), its statistics, and the \
          802.15.4 medium on its own.\n",
+    ),
+    (
+        "tbf.md",
+        "\n[tbf.md](tbf.md) models Linux's tbf token bucket, which paper 004 capped its links \
+         with: the mechanism, its sources, and the values 004 leaves open.\n",
     ),
 ];
 

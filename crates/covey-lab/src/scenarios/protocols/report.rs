@@ -527,7 +527,7 @@ fn markdown(outcome: &Outcome) -> String {
     } else {
         "tbf, as 004 capped it: a token bucket (tc-tbf(8)) of 4096 B with a 50 ms queue, \
          so a packet within the bucket leaves at line speed and only sustained load is held \
-         to the cap ([tbf.md](../tbf.md) gives the model, its sources and the values 004 \
+         to the cap (`docs/lab/tbf.md` gives the model, its sources and the values 004 \
          leaves open; `--set shaper=serialiser` gives the earlier model)"
     };
     let _ = writeln!(md, "Capped links hold their rate with {shaper}.\n");
