@@ -243,10 +243,12 @@ fn markdown(outcome: &Outcome) -> String {
          ## How this differs from the paper\n\n\
          - HTTP/2 stands in for SPDY (its successor, with header compression); the paper's \
          IoT-HTTP and IoT-SPDY (minimised headers, TCP Fast Open) are not run.\n\
-         - The link carries whole IP packets with a 576-byte MTU, not 802.15.4 frames: a \
-         1200-byte CoAP body travels in three 512-byte blocks here (covey's sockets do not \
-         fragment), while the HTTP/UDP response is fragmented by IP; the paper's 6LoWPAN \
-         fragmented 127-byte frames. Each further block costs CoAP a round trip, which the \
+         - The paper's netem link had an MTU of 128 bytes (its set-up: rate, delay and packet \
+         size \"roughly correspond\" to Zigbee's); it ran IP over netem, not 6LoWPAN. The \
+         emulator's links carry whole IP packets with a 576-byte MTU, the least IPv4 host \
+         must accept: a 1200-byte CoAP body travels in three 512-byte blocks here (covey's \
+         sockets do not fragment), while the HTTP/UDP response is fragmented by IP. Each \
+         further block costs CoAP a round trip, which the \
          single fragmented HTTP/UDP datagram does not: that is where CoAP loses its lead in \
          time above 512 bytes."
     );
