@@ -9,7 +9,8 @@
 //! link, starts the service's server, and has one fresh client process download the object
 //! `repeats` times one after the other (so a persistent connection is set up once per trial
 //! and its set-up is shared by the trial's objects). Time is request to last byte; bytes are
-//! every IP byte on the link in both directions, divided by the objects.
+//! every IP byte on the link in both directions, from the client's start until the link has
+//! gone quiet after it stopped, divided by the objects.
 //!
 //! The emulator carries whole IP packets with an MTU of at least 576 bytes (the TUN device's
 //! floor for IPv4 here), not the 127-byte frames of 802.15.4; larger datagrams are fragmented
@@ -18,7 +19,7 @@
 pub mod report;
 pub mod transfer;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use covey_emu::stacks::launcher::Launcher;
 use covey_emu::stacks::network::{Network, Traffic};
@@ -54,6 +55,15 @@ const SIZE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long the server may take to say it is ready.
 const SERVER_READY: Duration = Duration::from_secs(30);
+
+/// How long the link must carry nothing new before a trial's traffic is read, so that what
+/// is still on its way when the client stops (the last acknowledgements, a connection's
+/// closing) counts in the trial that sent it: several times a small packet's time on the
+/// link (52 bytes at 20 kbit/s, 21 ms, and 20 ms of delay).
+const QUIET: Duration = Duration::from_millis(300);
+
+/// The longest wait for the link to go quiet.
+const QUIET_LIMIT: Duration = Duration::from_secs(3);
 
 /// The scenario, for the registry.
 #[derive(Debug, Clone, Copy, Default)]
@@ -231,6 +241,21 @@ fn testbed(seed: u64) -> Result<Testbed, EmuError> {
         .build()
 }
 
+/// The link's traffic once it has carried nothing new for [`QUIET`] (or after
+/// [`QUIET_LIMIT`]).
+fn quiet_traffic(network: &dyn Network) -> Result<Traffic, LabError> {
+    let deadline = Instant::now() + QUIET_LIMIT;
+    let mut last = network.traffic()?;
+    loop {
+        std::thread::sleep(QUIET);
+        let now = network.traffic()?;
+        if now == last || Instant::now() >= deadline {
+            return Ok(now);
+        }
+        last = now;
+    }
+}
+
 /// Downloads `repeats` objects of `point.size` with `point.transfer` on a fresh link seeded
 /// with `seed`: the server first, then one client for every object.
 fn download(
@@ -264,7 +289,7 @@ fn download(
             >= repeats
     });
     let events = client.stop();
-    let traffic = network.traffic()?.since(&before);
+    let traffic = quiet_traffic(&network)?.since(&before);
     let times_s: Vec<f64> = events
         .iter()
         .filter_map(|e| match e {
