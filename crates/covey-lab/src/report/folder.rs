@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::csv::CsvTable;
 use super::rows::write_rows;
 use super::svg::{LineChart, Series};
 use super::{ensure_dir, json::write_json, write_text};
@@ -39,11 +38,6 @@ impl<'a> ReportFolder<'a> {
         let path = self.dir.join(name);
         self.written.push(path.clone());
         path
-    }
-
-    /// Writes `table` as `<scenario>-<suffix>.csv`.
-    pub fn csv(&mut self, suffix: &str, table: &CsvTable) -> Result<(), LabError> {
-        table.write(&self.path(Some(suffix), "csv"))
     }
 
     /// Writes `rows` as `<scenario>-<suffix>.csv`, the header from the row type's fields.

@@ -1,7 +1,6 @@
 //! Writers for scenario results: CSV tables, JSON documents, SVG line charts and Markdown
 //! tables. Scenarios decide what goes in them.
 
-pub mod csv;
 pub mod folder;
 pub mod json;
 pub mod markdown;
