@@ -3,6 +3,8 @@
 //! RM090 boards: MSP430F5437 + CC2520, the hardware of Contiki's `wismote` platform), layered
 //! over the standard 802.15.4 medium's radio:
 //!
+//! - [`clock`]: each node's 128 Hz tick at its own phase, on which csma.c's and SMRF's timers
+//!   expire.
 //! - [`csma`]: `core/net/mac/csma.c`, per-neighbour packet queues, at most
 //!   `CSMA_MAX_NEIGHBOR_QUEUES` neighbours with a queue, retries timed in units of the RDC's
 //!   channel check interval.
@@ -11,18 +13,24 @@
 //!   and `dev/cc2520/cc2520.c`'s single CCA (`STXONCCA`).
 //! - [`slip`]: the rpl-border-router's serial line (`core/dev/slip.c`, `tools/tunslip6.c`).
 //! - [`smrf`]: `core/net/ipv6/multicast/smrf.c`'s randomised forwarding delay.
+//! - [`rx_fifo`]: the CC2520's 128-byte receive FIFO, which the border router reads only when
+//!   its CPU is not writing up the serial line.
 //!
 //! [`ContikiConfig`] holds the values; every default is the one Contiki's source fixes for the
 //! testbed, and its doc comment says where the source does not fix it.
 
+pub mod clock;
 pub mod csma;
 pub mod nullrdc;
+pub mod rx_fifo;
 pub mod slip;
 pub mod smrf;
 
 use covey_proto::Duration;
 
+pub use clock::NodeClock;
 pub use csma::{ContikiCsma, CsmaDecision, TxStatus};
+pub use rx_fifo::{RxFifo, RxRefusal, CC2520_RX_FIFO_BYTES};
 pub use slip::{SlipConfig, SlipLine};
 pub use smrf::SmrfConfig;
 
@@ -56,8 +64,14 @@ pub struct ContikiConfig {
     pub max_backoff_exponent: u8,
     /// The border router's SLIP line; `None` puts the gateway straight on the radio.
     pub slip: Option<SlipConfig>,
+    /// The border router's radio receive FIFO in bytes (the CC2520's 128); `None` reads every
+    /// frame the moment it arrives, as if the CPU were never busy.
+    pub border_router_rx_fifo: Option<usize>,
     /// SMRF's forwarding delay.
     pub smrf: SmrfConfig,
+    /// Whether each node's clock ticks at its own random phase ([`clock`]); false puts every
+    /// node's ticks at the same instants (timers exactly k ticks from when they are set).
+    pub clock_phases: bool,
 }
 
 impl Default for ContikiConfig {
@@ -71,7 +85,9 @@ impl Default for ContikiConfig {
             max_mac_transmissions: 5,
             max_backoff_exponent: 3,
             slip: Some(SlipConfig::default()),
+            border_router_rx_fifo: Some(CC2520_RX_FIFO_BYTES),
             smrf: SmrfConfig::default(),
+            clock_phases: true,
         }
     }
 }

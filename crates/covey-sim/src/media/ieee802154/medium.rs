@@ -57,7 +57,7 @@ use super::topology::Topology;
 use crate::media::contiki::{nullrdc, ContikiConfig};
 
 mod contiki_hooks;
-use contiki_hooks::ContikiState;
+use contiki_hooks::{ContikiState, RxAdmission};
 
 /// Which MAC the nodes run above the radio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -581,6 +581,9 @@ impl Ieee802154Medium {
         if frame.origin == node {
             return;
         }
+        if self.smrf_ignores(node, hop_from, &frame) {
+            return;
+        }
         let entry = self
             .reassembly
             .entry((node, frame.packet))
@@ -825,11 +828,15 @@ impl Ieee802154Medium {
         let air_bytes = phy.phy_header_bytes + frame.mpdu_bytes;
         match frame.hop_to {
             Some(to) => {
-                let outcome = self.reception(&tx, to, air_bytes, FrameKind::Data);
-                match outcome {
-                    Ok(()) => self.receive(now, to, node, frame),
+                let admitted = self
+                    .reception(&tx, to, air_bytes, FrameKind::Data)
+                    .and_then(|()| self.rx_fifo_admit(now, to, node, frame));
+                match admitted {
+                    Ok(RxAdmission::Now) => self.receive(now, to, node, frame),
+                    Ok(RxAdmission::Stored) => {}
                     Err(cause) => self.count_rx_failure(to, cause),
                 }
+                let outcome = admitted.map(|_| ());
                 if self.config.mac.ack_unicast {
                     if let Some(mac) = self.nodes.get_mut(node) {
                         mac.state = MacState::AwaitingAck;
@@ -872,8 +879,12 @@ impl Ieee802154Medium {
             None => {
                 let listeners: Vec<NodeId> = self.topology.neighbours(node).collect();
                 for to in listeners {
-                    match self.reception(&tx, to, air_bytes, FrameKind::Broadcast) {
-                        Ok(()) => self.receive(now, to, node, frame),
+                    let admitted = self
+                        .reception(&tx, to, air_bytes, FrameKind::Broadcast)
+                        .and_then(|()| self.rx_fifo_admit(now, to, node, frame));
+                    match admitted {
+                        Ok(RxAdmission::Now) => self.receive(now, to, node, frame),
+                        Ok(RxAdmission::Stored) => {}
                         Err(cause) => self.count_rx_failure(to, cause),
                     }
                 }
