@@ -207,6 +207,15 @@ fn run_writes_every_report_file() {
             .contains("| 6th | 7th | 8th | 9th+ | failed |"),
         "Table 1 header"
     );
+    // Table 1's shares are markers on the retransmission plot; completion time has none.
+    let svg = |suffix: &str| {
+        std::fs::read_to_string(dir.join(format!("cc-bottleneck-{suffix}.svg"))).unwrap_or_default()
+    };
+    assert!(svg("retransmitted").contains("paper, default (003 Table 1)"));
+    assert!(!svg("completion").contains("003 Table 1"));
+    assert!(summary
+        .markdown
+        .contains("gives no numbers for completion time"));
     let csv = std::fs::read_to_string(dir.join("cc-bottleneck-summary.csv")).unwrap_or_default();
     let header = csv.lines().next().unwrap_or_default();
     assert!(

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use covey_lab::framework::runner;
-use covey_lab::scenarios::server_workload::report::drop_per_10;
+use covey_lab::scenarios::server_workload::report::{drop_per_10, first_rate_below};
 use covey_lab::scenarios::server_workload::results::at;
 use covey_lab::scenarios::server_workload::{Outcome, RatePoint, ServerWorkload};
 use covey_lab::scenarios::{self, RunOptions};
@@ -87,6 +87,25 @@ fn the_channel_caps_the_answered_rate_and_the_client_queue_takes_the_excess() {
 }
 
 #[test]
+fn the_base_stations_serial_line_lowers_the_knee_and_slows_the_answers() {
+    let o = quick();
+    assert!(
+        !o.params.serial_line,
+        "the radio hop alone is the headline by default"
+    );
+    let with = |r: f64| at(&o.side_points, r).expect("the side run covers every rate");
+    // Every response crosses the line, so each answer takes longer even at low load.
+    assert!(with(10.0).latency_mean_s > rate(10.0).latency_mean_s + 0.01);
+    // The line carries fewer responses per second than the radio hop: fewer are answered just
+    // above the knee, and the share falls below 95 % at a lower rate.
+    assert!(with(100.0).answered_share < rate(100.0).answered_share - 0.05);
+    let knee = |points: &[RatePoint]| first_rate_below(points, 0.95).unwrap_or(f64::INFINITY);
+    assert!(knee(&o.side_points) < knee(&o.points));
+    assert!(with(100.0).serial_drop_share > 0.0);
+    assert_eq!(rate(100.0).serial_drop_share, 0.0);
+}
+
+#[test]
 fn same_seed_same_csv_other_seed_other_csv() {
     let run = |seed: u64, tag: &str| {
         let dir = std::env::temp_dir().join(format!("covey-lab-sw-{tag}-{}", std::process::id()));
@@ -105,7 +124,8 @@ fn same_seed_same_csv_other_seed_other_csv() {
         csv
     };
     let a = run(5, "a");
-    assert_eq!(a.lines().count(), 7);
+    // Six rates without the serial line and six with it, one seed each.
+    assert_eq!(a.lines().count(), 13);
     assert_eq!(a, run(5, "b"));
     assert_ne!(a, run(6, "c"));
 }

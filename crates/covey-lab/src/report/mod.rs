@@ -26,3 +26,22 @@ pub fn write_text(path: &Path, text: &str) -> Result<(), LabError> {
         source,
     })
 }
+
+/// `markdown` with a "## Plots" section before its first section: each plot embedded, the
+/// note under it when the plot has one. The page renderer then adds no plot of its own.
+pub fn with_plots(markdown: &str, plots: &[(String, Option<String>)]) -> String {
+    let mut section = String::from("## Plots\n\n");
+    for (file, note) in plots {
+        let alt = file.trim_end_matches(".svg");
+        section += &format!("![{alt}]({file})\n\n");
+        if let Some(note) = note {
+            section += &format!("{note}\n\n");
+        }
+    }
+    let split = markdown
+        .match_indices("\n## ")
+        .next()
+        .map_or(markdown.len(), |(i, _)| i + 1);
+    let (intro, rest) = markdown.split_at(split);
+    format!("{}\n\n{section}{rest}", intro.trim_end())
+}

@@ -36,7 +36,7 @@ impl LineChart {
 
     /// Draws the chart with the paper's published points as unconnected markers beside the
     /// lab's lines: each `paper` series gets the colour of the lab series at the same index,
-    /// drawn as hollow triangles.
+    /// drawn as hollow triangles; an empty one only holds its index (no legend entry).
     pub fn write_with_paper(&self, path: &Path, paper: &[Series]) -> Result<(), LabError> {
         self.draw(path, paper).map_err(|e| LabError::Plot {
             path: path.to_path_buf(),
@@ -90,6 +90,9 @@ impl LineChart {
             chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }
         for (i, s) in paper.iter().enumerate() {
+            if s.points.is_empty() {
+                continue;
+            }
             let color = Palette99::pick(i).to_rgba();
             let marker = move |p: (f64, f64)| TriangleMarker::new(p, 7, color.stroke_width(2));
             chart
@@ -168,5 +171,36 @@ mod tests {
         let tick = |svg: &str| svg.contains("250.0");
         assert!(tick(&marked) && !tick(&plain));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn an_empty_paper_series_keeps_the_colours_in_step_and_stays_out_of_the_legend() {
+        let dir = std::env::temp_dir().join(format!("covey-lab-svg-gap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gap.svg");
+        let line = |name: &str| Series {
+            name: name.into(),
+            points: vec![(1.0, 1.0), (2.0, 2.0)],
+        };
+        let chart = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![line("first"), line("second")],
+        };
+        let paper = [
+            Series {
+                name: "paper (none here)".into(),
+                points: Vec::new(),
+            },
+            Series {
+                name: "paper (second)".into(),
+                points: vec![(1.5, 1.0)],
+            },
+        ];
+        chart.write_with_paper(&path, &paper).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(svg.contains("paper (second)") && !svg.contains("paper (none here)"));
     }
 }

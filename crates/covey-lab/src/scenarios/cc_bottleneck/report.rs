@@ -23,10 +23,49 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
     folder.rows("clients", &clients_rows(outcome))?;
     folder.rows("summary", &summary_rows(&outcome.aggregates))?;
     super::retx_report::write_csv(outcome, folder)?;
+    let mut plots = Vec::new();
     for (suffix, chart) in charts(outcome) {
-        folder.svg(Some(suffix), &chart)?;
+        let note = if suffix == "retransmitted" {
+            folder.svg_with_paper(Some(suffix), &chart, &paper_retransmitted(outcome))?;
+            None
+        } else {
+            folder.svg(Some(suffix), &chart)?;
+            Some(
+                "The paper gives no numbers for completion time (its Figs 2a and 2b are plots), so \
+                 this plot shows no paper points."
+                    .to_string(),
+            )
+        };
+        plots.push((format!("{}-{suffix}.svg", super::NAME), note));
     }
-    Ok(markdown(outcome))
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
+}
+
+/// The paper's Table 1 share of CONs retransmitted for the charted workload, one series per
+/// algorithm in the chart's order (empty where the paper has no row).
+fn paper_retransmitted(outcome: &Outcome) -> Vec<Series> {
+    let workload = charted_workload(outcome);
+    algorithms(outcome)
+        .into_iter()
+        .map(|alg| Series {
+            name: format!("paper, {alg} (003 Table 1)"),
+            points: paper::TABLE_1
+                .iter()
+                .filter(|r| r.workload == workload.name() && r.algorithm == alg)
+                .map(|r| (r.clients as f64, 100.0 * r.retransmitted_share()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The workload the charts show: the sweep's first.
+fn charted_workload(outcome: &Outcome) -> Workload {
+    outcome
+        .sweep
+        .workloads
+        .first()
+        .copied()
+        .unwrap_or(Workload::Continuous)
 }
 
 // The CSV columns of the engine's retransmission buckets are spelled out below: `after_0` …
@@ -212,12 +251,7 @@ fn algorithms(outcome: &Outcome) -> Vec<&'static str> {
 }
 
 fn charts(outcome: &Outcome) -> Vec<(&'static str, LineChart)> {
-    let workload = outcome
-        .sweep
-        .workloads
-        .first()
-        .copied()
-        .unwrap_or(Workload::Continuous);
+    let workload = charted_workload(outcome);
     let line = |f: &dyn Fn(&Aggregate) -> f64| -> Vec<Series> {
         algorithms(outcome)
             .into_iter()

@@ -12,6 +12,7 @@ use super::paper;
 use super::results::{curve_against_closed_form, curve_mean, find, GoodputPoint};
 use super::run::endpoint_config;
 use super::Outcome;
+use super::NAME;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Fixed;
@@ -24,11 +25,20 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
     folder.rows("runs", &runs_rows(outcome))?;
     folder.rows("goodput", &goodput_rows(&outcome.points))?;
     folder.rows("table4", &table_4_rows(&outcome.table_4))?;
+    let mut plots = Vec::new();
     for &snr in &outcome.sweep.snrs_db {
         let suffix = format!("snr-{}", snr_label(snr));
         folder.svg(Some(&suffix), &chart(outcome, snr))?;
+        plots.push((format!("{NAME}-{suffix}.svg"), None));
     }
-    Ok(markdown(outcome))
+    if let Some(last) = plots.last_mut() {
+        last.1 = Some(
+            "The paper publishes its goodput (Fig 10) only as plots and gives no numbers for \
+             it, so these plots show no paper points; its Table 4 is compared below."
+                .to_string(),
+        );
+    }
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
 }
 
 /// "2.5" → "2_5", for file names.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use covey_sim::media::contiki::ContikiConfig;
 
-use super::{paper, Outcome};
+use super::{paper, Outcome, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
@@ -18,9 +18,44 @@ use crate::LabError;
 /// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
 pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
     folder.rows("points", &DelayRow::of(&outcome.points))?;
-    folder.svg(None, &chart(outcome, false))?;
+    folder.svg_with_paper(None, &chart(outcome, false), &paper_points(outcome))?;
     folder.svg(Some("per-member"), &chart(outcome, true))?;
-    Ok(markdown(outcome))
+    let plots = [
+        (format!("{NAME}.svg"), None),
+        (
+            format!("{NAME}-per-member.svg"),
+            Some(
+                "The paper gives no numbers per member (its Fig 9 is a plot), so this plot shows \
+                 no paper points."
+                    .to_string(),
+            ),
+        ),
+    ];
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
+}
+
+/// The response times the paper's text gives for G = 5 (about 3 s without a delay, 390 ms at
+/// 50 ms, 550 ms at 100 ms), in the colour of the G = 5 line.
+fn paper_points(outcome: &Outcome) -> Vec<Series> {
+    let Some(index) = outcome.sweep.sizes.iter().position(|&g| g == 5) else {
+        return Vec::new();
+    };
+    let mut series = vec![
+        Series {
+            name: String::new(),
+            points: Vec::new(),
+        };
+        index
+    ];
+    series.push(Series {
+        name: "paper, G = 5 (000 Fig 7)".into(),
+        points: vec![
+            (0.0, paper::G5_NO_DELAY_S),
+            (paper::G5_MINIMUM_DELAY_MS as f64, paper::G5_MINIMUM_S),
+            (100.0, paper::G5_AT_100_MS_S),
+        ],
+    });
+    series
 }
 
 fn chart(outcome: &Outcome, per_member: bool) -> LineChart {

@@ -8,7 +8,7 @@ use covey_sim::media::ieee802154::PhyTiming;
 use covey_sim::media::interference::WifiTiming;
 
 use super::office::usage_of;
-use super::{paper, Outcome, UNICAST_DELAY_MS};
+use super::{paper, Outcome, NAME, UNICAST_DELAY_MS};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
@@ -22,35 +22,125 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
     let member = |o: &RunOutcome| 100.0 * o.member_reliability();
     let group = |o: &RunOutcome| 100.0 * o.group_reliability();
     let time = |o: &RunOutcome| o.mean_response_s();
-    folder.svg(
-        Some("member-reliability"),
-        &main_chart(
-            outcome,
+    let charts: [MainChart; 3] = [
+        (
+            "member-reliability",
             "Member reliability (cf. Fig 10)",
             "member reliability (%)",
             &member,
+            member_paper(),
         ),
-    )?;
-    folder.svg(
-        Some("group-reliability"),
-        &main_chart(
-            outcome,
+        (
+            "group-reliability",
             "Group reliability (cf. Fig 11)",
             "group reliability (%)",
             &group,
+            group_paper(),
         ),
-    )?;
-    folder.svg(
-        Some("response-time"),
-        &main_chart(
-            outcome,
+        (
+            "response-time",
             "Entity response time (cf. Fig 12)",
             "mean response time (s)",
             &time,
+            response_paper(),
         ),
-    )?;
+    ];
+    let mut plots = Vec::new();
+    for (suffix, title, y_label, f, points) in charts {
+        let chart = main_chart(outcome, title, y_label, f);
+        let figure = title
+            .trim_end_matches(')')
+            .rsplit("cf. ")
+            .next()
+            .unwrap_or("");
+        folder.svg_with_paper(
+            Some(suffix),
+            &chart,
+            &paper_series(outcome, figure, &points),
+        )?;
+        plots.push((format!("{NAME}-{suffix}.svg"), None));
+    }
     folder.svg(Some("ack-timeout"), &ack_chart(outcome))?;
-    Ok(markdown(outcome))
+    plots.push((
+        format!("{NAME}-ack-timeout.svg"),
+        Some(
+            "The paper gives no numbers for Fig 14 (a plot, described in its text), so this \
+             plot shows no paper points."
+                .to_string(),
+        ),
+    ));
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
+}
+
+/// One of Figs 10–12: file suffix, title, y label, the metric and the paper's numbers.
+type MainChart<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a dyn Fn(&RunOutcome) -> f64,
+    Vec<PaperPoint>,
+);
+
+/// A number the paper's text gives for one line of a chart: (variant, G, load in Mbit/s,
+/// value in the chart's unit).
+type PaperPoint = (&'static str, usize, f64, f64);
+
+/// The paper's member reliability: unicast at 28.5 Mbit/s by G, multicast G = 30 there.
+fn member_paper() -> Vec<PaperPoint> {
+    let mut v: Vec<PaperPoint> = paper::UNICAST_MEMBER_AT_MAX_PCT
+        .iter()
+        .map(|&(g, pct)| ("unicast", g, MAX_LOAD_MBPS, pct))
+        .collect();
+    v.push((
+        "multicast",
+        30,
+        MAX_LOAD_MBPS,
+        paper::MULTICAST_MEMBER_G30_AT_MAX_PCT,
+    ));
+    v
+}
+
+/// The paper's group reliability: unicast at 28.5 Mbit/s by G, multicast G = 20 and 30
+/// ("about 80 %") at 15 Mbit/s.
+fn group_paper() -> Vec<PaperPoint> {
+    let mut v: Vec<PaperPoint> = paper::UNICAST_GROUP_AT_MAX_PCT
+        .iter()
+        .map(|&(g, pct)| ("unicast", g, MAX_LOAD_MBPS, pct))
+        .collect();
+    for g in [20, 30] {
+        v.push(("multicast", g, 15.0, paper::MULTICAST_GROUP_AT_15_PCT));
+    }
+    v
+}
+
+/// The paper's unicast response times without interference by G.
+fn response_paper() -> Vec<PaperPoint> {
+    paper::UNICAST_CLEAN_S
+        .iter()
+        .map(|&(g, s)| ("unicast", g, 0.0, s))
+        .collect()
+}
+
+/// The Wi-Fi load at which the paper's text gives most of its numbers, Mbit/s.
+const MAX_LOAD_MBPS: f64 = 28.5;
+
+/// `points` as paper series lined up with [`main_chart`]'s lines, so each takes the colour of
+/// its variant and G; lines the paper gives no number for stay empty.
+fn paper_series(outcome: &Outcome, figure: &str, points: &[PaperPoint]) -> Vec<Series> {
+    let mut series = Vec::new();
+    for variant in ["unicast", "multicast"] {
+        for &g in &outcome.sweep.sizes {
+            series.push(Series {
+                name: format!("paper, {variant}, G = {g} (000 {figure})"),
+                points: points
+                    .iter()
+                    .filter(|p| p.0 == variant && p.1 == g)
+                    .map(|p| (p.2, p.3))
+                    .collect(),
+            });
+        }
+    }
+    series
 }
 
 fn series(outcome: &Outcome, variant: &str, g: usize, f: &dyn Fn(&RunOutcome) -> f64) -> Series {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{paper, Layout, Outcome, MEMBER_DELAY_MS};
+use super::{paper, Layout, Outcome, MEMBER_DELAY_MS, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::svg::{LineChart, Series};
@@ -14,7 +14,10 @@ use crate::LabError;
 pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
     folder.rows("points", &LoadRow::of(&outcome.points))?;
     folder.svg(None, &chart(outcome))?;
-    Ok(markdown(outcome))
+    let note = "The paper gives no numbers for Fig 13 (a plot, described in its text), so this \
+                plot shows no paper points.";
+    let plots = [(format!("{NAME}.svg"), Some(note.to_string()))];
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
 }
 
 fn chart(outcome: &Outcome) -> LineChart {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::transfer::Transfer;
-use super::{Outcome, SizePoint};
+use super::{Outcome, SizePoint, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Fixed;
@@ -30,7 +30,9 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
     });
     time.series.push(link_floor(&outcome.params.sizes));
     folder.svg(Some("time"), &time)?;
+    let mut plots = Vec::new();
     if !outcome.points.is_empty() {
+        plots.push((format!("{NAME}-bytes.svg"), None));
         folder.svg(
             Some("bytes"),
             &chart(
@@ -41,7 +43,10 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
             ),
         )?;
     }
-    Ok(markdown(outcome))
+    let note = "The paper publishes its Figs 4 and 5 only as plots and gives no numbers for them, \
+                so these plots show no paper points.";
+    plots.push((format!("{NAME}-time.svg"), Some(note.to_string())));
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
 }
 
 /// The least time any service can take: the object and 28 bytes of IPv4 and UDP headers

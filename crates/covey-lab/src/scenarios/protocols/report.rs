@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::condition::{Axis, Condition};
 use super::paper;
 use super::results::{PointSummary, TrialRow};
-use super::Outcome;
+use super::{Outcome, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Plain;
@@ -23,10 +23,21 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
     if !outcome.rows.is_empty() {
         folder.rows("trials", &trial_rows(outcome))?;
     }
+    let mut plots = Vec::new();
     if let Some(chart) = latency_cdf(outcome) {
         folder.svg(Some("low-quality-latency"), &chart)?;
+        plots.push((
+            format!("{NAME}-low-quality-latency.svg"),
+            Some(
+                "The paper gives no latency distribution, only DDS's and MQTT's mean latency \
+                 (marked on the next plot), so this plot shows no paper points."
+                    .to_string(),
+            ),
+        ));
     }
-    folder.svg(Some("low-quality-tradeoff"), &tradeoff(outcome))?;
+    let (chart, paper_points) = tradeoff(outcome);
+    folder.svg_with_paper(Some("low-quality-tradeoff"), &chart, &paper_points)?;
+    plots.push((format!("{NAME}-low-quality-tradeoff.svg"), None));
     for (axis, suffix, x_label) in [
         (Axis::Loss, "loss", "network loss (%)"),
         (Axis::Latency, "latency", "one-way network latency (ms)"),
@@ -42,10 +53,20 @@ pub fn write(outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, Lab
         for (what, y_label, metric) in charts {
             if let Some(chart) = axis_chart(outcome, axis, x_label, y_label, metric) {
                 folder.svg(Some(&format!("{suffix}-{what}")), &chart)?;
+                plots.push((format!("{NAME}-{suffix}-{what}.svg"), None));
             }
         }
     }
-    Ok(markdown(outcome))
+    if plots.len() > 2 {
+        if let Some(last) = plots.last_mut() {
+            last.1 = Some(
+                "The paper publishes its sweeps (Figs 6–11) only as plots and gives no numbers \
+                 for them, so the sweep plots show no paper points."
+                    .to_string(),
+            );
+        }
+    }
+    Ok(crate::report::with_plots(&markdown(outcome), &plots))
 }
 
 /// A point's metric across its trials, in the unit the page shows.
@@ -278,19 +299,11 @@ fn latency_cdf(outcome: &Outcome) -> Option<LineChart> {
     })
 }
 
-/// Latency against control overhead at the low-quality point: each protocol one point, the
-/// paper's DDS and MQTT beside them (the paper's alone when the sweep did not run).
-fn tradeoff(outcome: &Outcome) -> LineChart {
-    let mut series = vec![
-        Series {
-            name: "paper: DDS".into(),
-            points: vec![(paper::DDS_OVERHEAD_PER_100, paper::DDS_LATENCY_S * 1000.0)],
-        },
-        Series {
-            name: "paper: MQTT".into(),
-            points: vec![(paper::MQTT_OVERHEAD_PER_100, paper::MQTT_LATENCY_S * 1000.0)],
-        },
-    ];
+/// Latency against control overhead at the low-quality point: each protocol one point, and
+/// the paper's DDS and MQTT as markers in the colour of the protocol they stand for (the
+/// paper's alone when the sweep did not run).
+fn tradeoff(outcome: &Outcome) -> (LineChart, Vec<Series>) {
+    let mut series = Vec::new();
     if let Some(lq) = low_quality(outcome) {
         for p in protocols(outcome) {
             let overhead = median_at(outcome, &lq, &p, |s| s.overhead_per_100);
@@ -303,12 +316,48 @@ fn tradeoff(outcome: &Outcome) -> LineChart {
             }
         }
     }
-    LineChart {
+    let published = [
+        (
+            "DDS",
+            "DDS reliable",
+            paper::DDS_OVERHEAD_PER_100,
+            paper::DDS_LATENCY_S,
+        ),
+        (
+            "MQTT",
+            "MQTT",
+            paper::MQTT_OVERHEAD_PER_100,
+            paper::MQTT_LATENCY_S,
+        ),
+    ];
+    let mut paper_series: Vec<Series> = Vec::new();
+    for (i, (name, ours, overhead, latency)) in published.into_iter().enumerate() {
+        // Beside the first of our lines it stands for, or in a colour of its own after ours.
+        let index = series
+            .iter()
+            .position(|s| s.name.starts_with(ours))
+            .unwrap_or(series.len() + i);
+        if paper_series.len() <= index {
+            paper_series.resize(
+                index + 1,
+                Series {
+                    name: String::new(),
+                    points: Vec::new(),
+                },
+            );
+        }
+        paper_series[index] = Series {
+            name: format!("paper, {name} (004 Figs 12–13)"),
+            points: vec![(overhead, latency * 1000.0)],
+        };
+    }
+    let chart = LineChart {
         title: "Latency against overhead, low-quality network".into(),
         x_label: "control bytes per 100 bytes of data".into(),
         y_label: "mean latency (ms)".into(),
         series,
-    }
+    };
+    (chart, paper_series)
 }
 
 fn paper_beside(protocol: &str) -> String {

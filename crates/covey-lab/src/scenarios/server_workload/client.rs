@@ -1,10 +1,13 @@
 //! The client of the server-workload experiment: NON GETs at a fixed rate, request k leaving
 //! at k / rate whatever happened to the earlier ones, each answered or not.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use covey_core::{Code, OptionNumber};
-use covey_proto::{opt, App, AppContext, Duration, Event, Instant, Request, RequestParams};
+use covey_proto::{
+    opt, App, AppContext, Duration, Event, Instant, Request, RequestId, RequestParams,
+};
 
 /// The resource the client asks for.
 pub const RESOURCE: &[u8] = b"sensor";
@@ -27,6 +30,10 @@ pub struct RateClient {
     pub unanswered: u32,
     /// Requests the engine refused at once (its tables full).
     pub refused: u32,
+    /// Sum over the answered requests of the time from send to response, seconds.
+    pub latency_sum_s: f64,
+    /// When each request still waiting for its response was handed to the engine.
+    sent_at: HashMap<RequestId, Instant>,
 }
 
 impl RateClient {
@@ -41,6 +48,8 @@ impl RateClient {
             answered: 0,
             unanswered: 0,
             refused: 0,
+            latency_sum_s: 0.0,
+            sent_at: HashMap::new(),
         }
     }
 
@@ -63,12 +72,14 @@ impl RateClient {
             payload: &[],
         };
         self.sent += 1;
-        if cx
+        match cx
             .endpoint
             .send_request(cx.now, self.server, &request, RequestParams::NON)
-            .is_err()
         {
-            self.refused += 1;
+            Ok(id) => {
+                self.sent_at.insert(id, cx.now);
+            }
+            Err(_) => self.refused += 1,
         }
         if self.sent < self.total {
             let at = self.due(self.sent);
@@ -88,8 +99,16 @@ impl App for RateClient {
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
         match event {
             Event::Timer(SEND_TIMER) => self.send(cx),
-            Event::Response { last: true, .. } => self.answered += 1,
-            Event::Failed { .. } => self.unanswered += 1,
+            Event::Response { id, last: true, .. } => {
+                self.answered += 1;
+                if let Some(at) = self.sent_at.remove(&id) {
+                    self.latency_sum_s += (cx.now - at).as_nanos() as f64 / 1e9;
+                }
+            }
+            Event::Failed { id, .. } => {
+                self.unanswered += 1;
+                self.sent_at.remove(&id);
+            }
             _ => {}
         }
     }

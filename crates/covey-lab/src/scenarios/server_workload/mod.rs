@@ -24,6 +24,7 @@ pub mod paper;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod serial;
 pub mod server;
 
 use covey_proto::Duration;
@@ -53,6 +54,10 @@ pub struct Params {
     pub queue: usize,
     /// How long the client's engine waits for the response to a NON request, ms.
     pub response_timeout_ms: u64,
+    /// Whether the headline curve puts the PC's USB serial line to the base station (paper
+    /// 002 §5, Figure 5) in front of the client's radio; the other setting runs beside it.
+    #[serde(default)]
+    pub serial_line: bool,
 }
 
 impl Default for Params {
@@ -61,6 +66,7 @@ impl Default for Params {
             requests: 1000,
             queue: 8,
             response_timeout_ms: 2000,
+            serial_line: false,
         }
     }
 }
@@ -101,6 +107,12 @@ const PARAMS: &[Param] = &[
             unit: "ms",
         },
     },
+    Param {
+        name: "serial_line",
+        help: "the headline curve crosses the base station's 115 200-baud serial line (the \
+               other setting runs beside it)",
+        accepts: Accepts::Bool,
+    },
 ];
 
 /// The rates and seeds of a sweep.
@@ -135,13 +147,24 @@ pub struct Outcome {
     pub capacity: Capacity,
     /// Every run, in sweep order.
     pub runs: Vec<RunResult>,
-    /// The answered share per rate.
+    /// The answered share per rate, with the serial line as `params.serial_line` says.
     pub points: Vec<RatePoint>,
+    /// The answered share per rate with the other setting of the serial line.
+    pub side_points: Vec<RatePoint>,
+}
+
+/// One point of the sweep: a rate, with or without the serial line.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Requests per second.
+    pub rate: f64,
+    /// Whether requests and responses cross the base station's serial line.
+    pub serial_line: bool,
 }
 
 impl Scenario for ServerWorkload {
     type Params = Params;
-    type Point = f64;
+    type Point = SweepPoint;
     type RunResult = RunResult;
     type Outcome = Outcome;
 
@@ -172,13 +195,22 @@ impl Scenario for ServerWorkload {
         }
     }
 
-    fn points(&self, _: &Params, quick: bool) -> Vec<f64> {
-        rates(quick)
+    // The headline setting first, then the other one beside it.
+    fn points(&self, params: &Params, quick: bool) -> Vec<SweepPoint> {
+        [params.serial_line, !params.serial_line]
+            .into_iter()
+            .flat_map(|serial_line| {
+                rates(quick)
+                    .into_iter()
+                    .map(move |rate| SweepPoint { rate, serial_line })
+            })
+            .collect()
     }
 
-    fn run_point(&self, params: &Params, trial: &Trial<f64>) -> Result<RunResult, LabError> {
+    fn run_point(&self, params: &Params, trial: &Trial<SweepPoint>) -> Result<RunResult, LabError> {
         let point = RunPoint {
-            rate: trial.point,
+            rate: trial.point.rate,
+            serial_line: trial.point.serial_line,
             seed_index: trial.seed_index,
             run_seed: trial.seed,
         };
@@ -189,7 +221,11 @@ impl Scenario for ServerWorkload {
         let params = plan.params;
         let link = LinkFormat::default();
         let token = run::endpoint_config(params).token_length;
-        let response_udp = run::response_payload_bytes(&link, token) + 4 + token + 1;
+        let response_udp = run::response_udp_bytes(&link, token);
+        let (headline, side): (Vec<RunResult>, Vec<RunResult>) = runs
+            .iter()
+            .cloned()
+            .partition(|r| r.point.serial_line == params.serial_line);
         Ok(Outcome {
             params: params.clone(),
             sweep: Sweep {
@@ -198,7 +234,8 @@ impl Scenario for ServerWorkload {
             },
             seed: plan.seed,
             capacity: Capacity::of(&link, run::request_udp_bytes(token), response_udp),
-            points: results::aggregate(&runs),
+            points: results::aggregate(&headline),
+            side_points: results::aggregate(&side),
             runs,
         })
     }

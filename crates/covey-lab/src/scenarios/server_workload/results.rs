@@ -23,10 +23,14 @@ pub struct RatePoint {
     pub answered_max: f64,
     /// Responses received per second of sending.
     pub answered_per_s: f64,
+    /// Mean time from send to response over the answered requests, seconds.
+    pub latency_mean_s: f64,
     /// Per request: dropped at the client's full MAC queue.
     pub client_queue_drop_share: f64,
     /// Per request: response dropped at the server's full MAC queue.
     pub server_queue_drop_share: f64,
+    /// Per request: response dropped at the base station's full serial buffer.
+    pub serial_drop_share: f64,
     /// Per request: frames lost to collisions.
     pub collisions_per_request: f64,
     /// Per request: channel access failures.
@@ -69,8 +73,17 @@ pub fn aggregate(runs: &[RunResult]) -> Vec<RatePoint> {
                 answered_min: shares.iter().copied().fold(f64::INFINITY, f64::min),
                 answered_max: shares.iter().copied().fold(0.0, f64::max),
                 answered_per_s: share * first.point.rate,
+                latency_mean_s: {
+                    let answered: u32 = rs.iter().map(|r| r.answered).sum();
+                    let sum: f64 = rs
+                        .iter()
+                        .map(|r| r.latency_mean_s * f64::from(r.answered))
+                        .sum();
+                    sum / f64::from(answered.max(1))
+                },
                 client_queue_drop_share: per(|r| r.client_queue_drops),
                 server_queue_drop_share: per(|r| r.server_queue_drops),
+                serial_drop_share: per(|r| r.serial_drops),
                 collisions_per_request: per(|r| r.collisions),
                 channel_access_failures_per_request: per(|r| r.channel_access_failures),
                 retries_exhausted_per_request: per(|r| r.retries_exhausted),

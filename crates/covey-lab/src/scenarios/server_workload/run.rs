@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::{RateClient, RESOURCE};
 use super::node::WorkloadNode;
+use super::serial::{self, SerialBaseStation};
 use super::server::FullFrameServer;
 use super::Params;
 use crate::scenarios::one_hop::LinkFormat;
@@ -26,6 +27,9 @@ const COAP_HEADER: usize = 4;
 pub struct RunPoint {
     /// Requests per second.
     pub rate: f64,
+    /// Whether requests and responses cross the base station's serial line.
+    #[serde(default)]
+    pub serial_line: bool,
     /// Which seed of the point.
     pub seed_index: usize,
     /// The run seed.
@@ -47,12 +51,18 @@ pub struct RunResult {
     pub unanswered: u32,
     /// Requests the client's engine refused.
     pub refused: u32,
+    /// Mean time from a request's send to its response over the answered requests, seconds.
+    #[serde(default)]
+    pub latency_mean_s: f64,
     /// Requests that reached the server's application.
     pub server_received: u64,
     /// Requests dropped at the client's full MAC queue (they never left the node).
     pub client_queue_drops: u64,
     /// Responses dropped at the server's full MAC queue.
     pub server_queue_drops: u64,
+    /// Responses the base station dropped with its serial line's buffer full.
+    #[serde(default)]
+    pub serial_drops: u64,
     /// Frames lost to a collision at their receiver (both nodes).
     pub collisions: u64,
     /// Frames dropped after macMaxCSMABackoffs + 1 busy CCAs (both nodes).
@@ -89,6 +99,12 @@ pub fn response_payload_bytes(link: &LinkFormat, token_length: usize) -> usize {
     link.full_payload(1)
         .unwrap_or(0)
         .saturating_sub(COAP_HEADER + token_length + 1)
+}
+
+/// UDP payload bytes of a response: header, token, payload marker and the payload that
+/// fills the frame.
+pub fn response_udp_bytes(link: &LinkFormat, token_length: usize) -> usize {
+    response_payload_bytes(link, token_length) + COAP_HEADER + token_length + 1
 }
 
 /// The engine configuration of both nodes: NON requests, NSTART and PROBING_RATE out of the
@@ -130,7 +146,9 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         queue_capacity_frames: params.queue,
         ..Ieee802154Config::default()
     };
-    let medium = Ieee802154Medium::new(config, Topology::full_mesh(2));
+    let radio = Ieee802154Medium::new(config, Topology::full_mesh(2));
+    let line = point.serial_line.then(serial::line_config);
+    let medium = SerialBaseStation::new(radio, CLIENT, line, params.queue);
     let mut sim: Simulator<_, WorkloadNode> = Simulator::new(medium, point.run_seed);
     let engine = endpoint_config(params);
     let payload = response_payload_bytes(&link, engine.token_length);
@@ -151,15 +169,16 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         Duration::from_nanos((1e9 * f64::from(params.requests) / point.rate.max(1e-3)) as u64);
     let limit = Instant::ZERO + span + params.response_timeout() + Duration::from_secs(60);
     let finished = sim.run_until(limit);
-    let (answered, unanswered, refused) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
-        Some(WorkloadNode::Client(c)) => (c.answered, c.unanswered, c.refused),
-        _ => (0, 0, 0),
-    };
+    let (answered, unanswered, refused, latency_sum_s) =
+        match sim.nodes().get(CLIENT).map(|n| n.app()) {
+            Some(WorkloadNode::Client(c)) => (c.answered, c.unanswered, c.refused, c.latency_sum_s),
+            _ => (0, 0, 0, 0.0),
+        };
     let server_received = match sim.nodes().get(SERVER).map(|n| n.app()) {
         Some(WorkloadNode::Server(s)) => s.received,
         _ => 0,
     };
-    let medium = sim.medium();
+    let medium = sim.medium().radio();
     let node = |n: usize| medium.node_stats(n).copied().unwrap_or_default();
     let both = |f: fn(&NodeStats) -> u64| f(&node(SERVER)) + f(&node(CLIENT));
     RunResult {
@@ -169,9 +188,11 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
         answered,
         unanswered,
         refused,
+        latency_mean_s: latency_sum_s / f64::from(answered.max(1)),
         server_received,
         client_queue_drops: node(CLIENT).queue_drops,
         server_queue_drops: node(SERVER).queue_drops,
+        serial_drops: sim.medium().up_drops,
         collisions: both(|s| s.rx_collisions),
         channel_access_failures: both(|s| s.channel_access_failures),
         retries_exhausted: both(|s| s.retries_exhausted),
