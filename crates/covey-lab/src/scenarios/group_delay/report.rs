@@ -273,8 +273,9 @@ fn discussion(outcome: &Outcome, md: &mut String) {
          trip to the last member, as in the paper. Covey's round trip over one to five hops is \
          a few tens of ms: frames take 1–2 ms on air, the members answer at once. The paper's \
          minimum for G = 5 (390 ms at D = 50 ms, i.e. about 190 ms beyond the 200 ms of \
-         inserted delay) includes, beyond the serial line modelled here, the time Contiki's border router, Erbium and the EM's host \
-         spent per request, which this model has no figure for and does not invent.\n",
+         inserted delay) includes, beyond the serial line and radio FIFO modelled here, the \
+         time Erbium and the EM's host spent per request, which this model has no figure for \
+         and does not invent.\n",
     );
     d0_penalty(outcome, md);
     md.push_str(
@@ -324,14 +325,23 @@ fn d0_penalty(outcome: &Outcome, md: &mut String) {
         timeout * coap.ack_random_factor,
     );
     md.push_str(
-        " In these runs the serial line spaces the requests about 6 ms apart while a radio \
-         send takes about 3 ms, so the neighbour queues are free again before the next \
-         request arrives and nothing is dropped at G = 5: the penalty Covey shows there is the \
-         collision retries while replies arrive. The paper's near-3 s at D = 0 says nearly every \
-         query there needed a CoAP retransmission; the mechanisms that could hold a request \
-         long enough for a third to find both queues taken (Erbium's processing time on the \
-         MSP430, the border router's CPU blocked while it writes to the serial line, timers \
-         landing on 7.8 ms clock ticks) are not modelled, and no constant stands in for them.",
+        " The border router's radio is a CC2520 whose 128-byte RX FIFO the CPU reads only \
+         when it is back in Contiki's scheduler, not while it busy-waits writing a reply up the \
+         serial line; a frame that overflows the FIFO is not ACKed and the driver's flush then \
+         loses the ACKed frames behind the first (dev/cc2520/cc2520.c). Every node's timers \
+         expire on its own 128 Hz clock tick (core/sys/timer.c), at a phase of its own. In \
+         these runs the serial line spaces the requests about 6 ms apart, a radio send takes \
+         about 3 ms and each reply holds the line about 6 ms, so at G = 5 the exchanges follow \
+         one another: the neighbour queues are free again before the next request arrives, \
+         slip.c's 156-byte buffer (RX_BUFSIZE with the border router's UIP_CONF_BUFFER_SIZE \
+         140) holds the one request that waits, at most one reply waits in the radio FIFO, and \
+         nothing is dropped. The penalty Covey shows at G = 5 is csma.c's collision retries \
+         while replies arrive; from G = 10, where replies come over several next hops, the \
+         dropped third-neighbour packets give the paper's shape (2.7 s at G = 10). The \
+         paper's near-3 s at G = 5 says nearly every query there needed a CoAP \
+         retransmission; what held its exchanges long enough for that is not in the sources \
+         modelled here (Erbium's processing time on the MSP430 and the Click-based EM's time \
+         on its host are not published), and no constant stands in for it.",
     );
     md.push('\n');
 }

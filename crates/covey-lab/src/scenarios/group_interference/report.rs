@@ -483,15 +483,16 @@ fn discussion(outcome: &Outcome, md: &mut String) {
          members and derives each link's loss from its SINR, so members near it lose most of \
          what overlaps a burst and far members nothing; the levels of the curves are those \
          of that geometry, not fitted to the figures.\n\
-         - **Multicast loses members even without interference** for G ≥ 20: the request \
-         floods down the tree, and routers that got it from their parent re-broadcast it after \
-         SMRF's forwarding delay (core/net/ipv6/multicast/smrf.c, `in()`: SMRF_MIN_FWD_DELAY \
-         of 4 ticks under nullrdc times 1 + random % 4, i.e. 31, 63, 94 or 125 ms); routers \
-         hidden from each other that draw the same delay still collide at the members below \
-         them, and a broadcast is never retried. The medium \
-         counts any overlap as the loss of both frames; real receivers often decode the \
-         stronger of two overlapping frames (capture), so the model is pessimistic here, and \
-         the paper's multicast reliability without interference is higher.\n\
+         - **Multicast without interference** floods the request down the tree as Contiki's \
+         SMRF does (core/net/ipv6/multicast/smrf.c, `in()`): a node takes a copy only from \
+         its preferred parent (a sibling's copy is dropped, not delivered), and a router \
+         re-broadcasts it after SMRF's forwarding delay, SMRF_MIN_FWD_DELAY of 4 ticks under \
+         nullrdc times 1 + random % 4 (31, 63, 94 or 125 ms). The delay is a ctimer, which \
+         expires on the router's own 128 Hz clock tick (core/sys/timer.c), so two routers \
+         that drew the same delay fire up to a tick apart rather than together. Routers hidden \
+         from each other can still collide at the members below them, and a broadcast is \
+         never retried; the medium counts any overlap as the loss of both frames (no \
+         capture), which is pessimistic for the deepest tree (G = 30).\n\
          - **Unicast members near the interferer.** For G = 20 and 30 the deepest members stand \
          within about 20 m of the Wi-Fi sender, where the SINR of their links is below 0 dB \
          during a burst; above 10 Mbit/s nearly every frame overlaps a burst, so even the MAC's \
