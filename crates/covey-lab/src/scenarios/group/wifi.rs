@@ -162,8 +162,9 @@ pub struct GeometricInterferer {
 }
 
 /// Under the SINR reception model: the bursts (while the interference is on) at their
-/// in-band power from this setup's transmit power, in-band share and path loss, without the
-/// Rayleigh averaging (the SINR sum is judged per frame).
+/// in-band power from this setup's transmit power and in-band share, through the medium's own
+/// path loss (one room, one propagation law for both radios), without the Rayleigh averaging
+/// (the SINR sum is judged per frame).
 impl ExternalInterference for GeometricInterferer {
     fn bursts(&mut self, start: Instant, end: Instant) -> Vec<(Instant, Instant)> {
         let bursts = self.process.bursts_between(start, end);
@@ -178,7 +179,7 @@ impl ExternalInterference for GeometricInterferer {
         &self,
         _node: NodeId,
         position: Option<&Position>,
-        _path_loss: &PathLoss,
+        path_loss: &PathLoss,
     ) -> Option<f64> {
         let at = position?;
         let in_band = self
@@ -192,7 +193,7 @@ impl ExternalInterference for GeometricInterferer {
             x: self.setup.position.0,
             y: self.setup.position.1,
         };
-        Some(self.setup.tx_dbm + in_band - self.setup.path_loss_db(wifi.distance(at)))
+        Some(self.setup.tx_dbm + in_band - path_loss.loss_db(wifi.distance(at)))
     }
 }
 
@@ -224,6 +225,23 @@ mod tests {
 
     fn at(x: f64, y: f64) -> Position {
         Position { x, y }
+    }
+
+    #[test]
+    fn under_sinr_the_bursts_reach_a_node_through_the_mediums_path_loss() {
+        let w = WifiSetup::open_room(15.0);
+        let model = w.interferer(&[], 0, 1, Arc::new(AtomicBool::new(true)));
+        let node = at(40.0, 0.0);
+        // 40 m from the sender at 80 m.
+        for exponent in [3.0, 3.71] {
+            let loss = PathLoss::log_distance(exponent);
+            let power = model.power_dbm_at(1, Some(&node), &loss).expect("placed");
+            let expected = w.tx_dbm + in_band_channel_26_db() - loss.loss_db(40.0);
+            assert!(
+                (power - expected).abs() < 1e-9,
+                "{exponent}: {power} {expected}"
+            );
+        }
     }
 
     #[test]
