@@ -3,6 +3,9 @@
 use covey_proto::Duration;
 use serde::{Deserialize, Serialize};
 
+use covey_sim::media::ieee802154::ReceptionModel;
+
+use super::testbed::sinr_reception;
 use crate::framework::{Accepts, Param};
 
 /// The fixed parameters of a group experiment, named as `--set` names them.
@@ -16,6 +19,35 @@ pub struct GroupParams {
     pub gap_ms: u64,
     /// CoAP ACK_TIMEOUT on every node, ms (RFC 7252's 2 s).
     pub ack_timeout_ms: u64,
+    /// How receivers judge overlapping frames.
+    #[serde(default)]
+    pub reception: Reception,
+}
+
+/// How the radio networks judge a frame that overlaps others or a Wi-Fi burst.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reception {
+    /// Any overlap destroys every frame involved; Wi-Fi bursts corrupt frames by their
+    /// Rayleigh-averaged SINR (the default the pages were written with).
+    #[default]
+    Overlap,
+    /// Each receiver locks onto the first frame and keeps it while its SINR allows, the Wi-Fi
+    /// bursts in the same interference sum (capture).
+    Sinr,
+}
+
+impl Reception {
+    /// The names `--set reception=` accepts.
+    pub const NAMES: &'static [&'static str] = &["overlap", "sinr"];
+
+    /// The medium's reception model.
+    pub fn model(self) -> ReceptionModel {
+        match self {
+            Reception::Overlap => ReceptionModel::Overlap,
+            Reception::Sinr => sinr_reception(),
+        }
+    }
 }
 
 impl Default for GroupParams {
@@ -25,6 +57,7 @@ impl Default for GroupParams {
             queue: 8,
             gap_ms: 1000,
             ack_timeout_ms: 2000,
+            reception: Reception::Overlap,
         }
     }
 }
@@ -90,6 +123,11 @@ pub const PARAMS: &[Param] = &[
             unit: "ms",
         },
     },
+    Param {
+        name: "reception",
+        help: "overlap: any overlap destroys the frames; sinr: capture by SINR, Wi-Fi in the sum",
+        accepts: Accepts::OneOf(Reception::NAMES),
+    },
 ];
 
 #[cfg(test)]
@@ -112,7 +150,13 @@ mod tests {
             let problems = param_table::table_problems(PARAMS, &GroupParams::defaults(quick));
             assert!(problems.is_empty(), "{problems:?}");
         }
-        let p = apply(&[("queue", "4"), ("ack_timeout_ms", "500"), ("gap_ms", "0")]).unwrap();
+        let p = apply(&[
+            ("queue", "4"),
+            ("ack_timeout_ms", "500"),
+            ("gap_ms", "0"),
+            ("reception", "sinr"),
+        ])
+        .unwrap();
         assert_eq!(
             p,
             GroupParams {
@@ -120,8 +164,13 @@ mod tests {
                 queue: 4,
                 gap_ms: 0,
                 ack_timeout_ms: 500,
+                reception: Reception::Sinr,
             }
         );
+        assert!(matches!(p.reception.model(), ReceptionModel::Sinr(_)));
+        assert!(apply(&[("reception", "ideal")])
+            .unwrap_err()
+            .contains("is not one of overlap, sinr"));
         assert_eq!(p.ack_timeout(), Duration::from_millis(500));
         assert_eq!(p.gap(), Duration::ZERO);
     }

@@ -92,14 +92,10 @@ pub struct TestbedSpec {
     pub ack_timeout: Duration,
     /// Wi-Fi interference over the radio networks, if any.
     pub wifi: Option<WifiSetup>,
+    /// How the radio networks judge receptions.
+    pub reception: ReceptionModel,
     /// The run's seed.
     pub run_seed: u64,
-}
-
-/// How the radio networks judge receptions: the any-overlap-destroys model the group
-/// scenarios were calibrated with. [`sinr_reception`] is the one-line switch to capture.
-pub fn reception() -> ReceptionModel {
-    ReceptionModel::Overlap
 }
 
 /// Reception by SINR on the testbed's geometry: the path loss exponent that puts the −95 dBm
@@ -182,7 +178,7 @@ impl Testbed {
                     member_queued_packets: spec.queue_frames,
                     ..ContikiConfig::default()
                 }),
-                reception: reception(),
+                reception: spec.reception,
                 ..Ieee802154Config::default()
             };
             let mut radio = Ieee802154Medium::new(config, topology);

@@ -159,6 +159,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
         queue_frames: params.queue,
         ack_timeout: params.ack_timeout(),
         wifi: None,
+        reception: params.reception.model(),
         run_seed: point.run_seed,
     };
     let delay = match point.delay {

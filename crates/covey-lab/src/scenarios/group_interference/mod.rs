@@ -230,6 +230,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
         queue_frames: params.queue,
         ack_timeout: point.ack_timeout,
         wifi: Some(wifi),
+        reception: params.reception.model(),
         run_seed: point.run_seed,
     };
     let mut testbed = Testbed::build(&spec, |gateways, members| {

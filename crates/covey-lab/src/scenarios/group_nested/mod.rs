@@ -166,6 +166,7 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
         queue_frames: params.queue,
         ack_timeout: params.ack_timeout(),
         wifi: Some(WifiSetup::open_room(point.load_mbps)),
+        reception: params.reception.model(),
         run_seed: point.run_seed,
     };
     let nested = point.layout == Layout::Nested2x10;
