@@ -4,7 +4,9 @@
 //! response time.
 
 use covey_lab::framework::runner;
-use covey_lab::scenarios::group_interference::{GroupInterference, Outcome};
+use covey_lab::scenarios::group_interference::{
+    run_point, Experiment, GroupInterference, Mode, Outcome, Params, RunPoint, WIFI_DISTANCES_M,
+};
 use covey_lab::scenarios::RunOptions;
 
 fn quick() -> Outcome {
@@ -58,5 +60,37 @@ fn quick_run_reproduces_the_conclusions_of_figs_10_to_12() {
         let clean = o.at("unicast", g, 0.0).expect("clean");
         let loud = o.at("unicast", g, 28.5).expect("loud");
         assert!(loud.outcome.mean_response_s() > clean.outcome.mean_response_s());
+    }
+}
+
+/// Where the paper's Wi-Fi sender stood is not given; moving the model's farther from the
+/// members along its bearing must spare them: at the highest load both entities' members
+/// answer more often with the sender at the sweep's farthest distance than at its nearest.
+#[test]
+fn moving_the_wifi_sender_away_raises_member_reliability_at_full_load() {
+    let params = Params {
+        queries: 10,
+        ..Params::defaults(true)
+    };
+    let near = WIFI_DISTANCES_M[0];
+    let far = WIFI_DISTANCES_M[WIFI_DISTANCES_M.len() - 1];
+    let member = |mode, wifi_m| {
+        let point = RunPoint {
+            experiment: Experiment::WifiPosition,
+            members: 20,
+            load_mbps: 28.5,
+            mode,
+            ack_timeout: params.ack_timeout(),
+            wifi_m: Some(wifi_m),
+            seed_index: 0,
+            run_seed: 1,
+        };
+        let run = run_point(&point, &params).expect("the run runs");
+        assert_eq!(run.outcome.creation_failures, 0);
+        run.outcome.member_reliability()
+    };
+    for mode in [Mode::Unicast, Mode::Multicast] {
+        let (n, f) = (member(mode, near), member(mode, far));
+        assert!(f > n, "{}: {near} m {n:.3}, {far} m {f:.3}", mode.name());
     }
 }

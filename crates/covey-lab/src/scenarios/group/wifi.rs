@@ -34,7 +34,8 @@
 //! at the edge of the deployment, one ring step beyond the farthest member of the largest
 //! group of the experiment (G = 30, three hops: 80 m from the gateway, along the first
 //! member's bearing), the same spot for every group size as on the fixed testbed; the report
-//! prints how many links it then reaches.
+//! prints how many links it then reaches, and group-interference's position sweep
+//! ([`WifiSetup::open_room_at`]) shows what moving it along that bearing does.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +62,10 @@ const PATH_LOSS_1M_DB: f64 = 40.05;
 const NOISE_DBM: f64 = -100.0;
 /// 802.15.4 bit rate, bits/µs.
 const BITS_PER_US: f64 = 0.25;
+
+/// The open room's Wi-Fi sender's distance from the gateway, metres: one ring step beyond the
+/// farthest member of the largest group (G = 30, three hops).
+pub const OPEN_ROOM_WIFI_M: f64 = 4.0 * RING_STEP_M;
 
 /// Where the Wi-Fi interferer is and how loud, for every radio network of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,9 +96,15 @@ pub fn in_band_channel_25_db() -> f64 {
 impl WifiSetup {
     /// The open-room testbed at `load_mbps`, networks on channels 26 then 25.
     pub fn open_room(load_mbps: f64) -> WifiSetup {
+        WifiSetup::open_room_at(load_mbps, OPEN_ROOM_WIFI_M)
+    }
+
+    /// The open-room testbed at `load_mbps` with the Wi-Fi sender `wifi_m` metres from the
+    /// gateway along the default's bearing (the first member's).
+    pub fn open_room_at(load_mbps: f64, wifi_m: f64) -> WifiSetup {
         WifiSetup {
             load_mbps,
-            position: (4.0 * RING_STEP_M, 0.0),
+            position: (wifi_m, 0.0),
             tx_dbm: 20.0,
             path_loss_exponent: 3.0,
             in_band_db: vec![in_band_channel_26_db(), in_band_channel_25_db()],

@@ -12,7 +12,9 @@
 //!
 //! Variants in the same run: Fig 14 (G = 10 unicast with ACK_TIMEOUT 0.5, 1 and 2 s on every
 //! node; `--set ack_timeout_ms=` changes the main sweep's) and the office testbed of Table 8
-//! (10 members, Wi-Fi at "low" and "normal" usage, see [`office`]).
+//! (10 members, Wi-Fi at "low" and "normal" usage, see [`office`]); and a sensitivity sweep
+//! of where the Wi-Fi sender stands ([`WIFI_DISTANCES_M`]), the one value of the setup the
+//! paper does not give.
 //!
 //! The interference is modelled from the geometry ([`crate::scenarios::group::wifi`]); losses
 //! come from the Wi-Fi bursts' SINR at each receiver, then CSMA/CA, MAC retries and CoAP's
@@ -25,9 +27,11 @@ pub mod report;
 use covey_proto::Duration;
 use serde::{Deserialize, Serialize};
 
+use super::group::hop_profile::RING_STEP_M;
 use super::group::outcome::deserialize_secs;
 use super::group::sweep_outcome::{PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
+use super::group::wifi::OPEN_ROOM_WIFI_M;
 use super::group::{
     Creation, GroupParams, GroupPoint, HopProfile, QueryPlan, RunOutcome, Testbed, TestbedSpec,
     WifiSetup,
@@ -82,6 +86,38 @@ pub enum Experiment {
     AckTimeout,
     /// Table 8: the office testbed.
     Office,
+    /// Where the Wi-Fi sender stands: G = 20 and 30, both modes, the sender moved along its
+    /// bearing ([`WIFI_DISTANCES_M`]).
+    #[serde(rename = "wifi-position")]
+    WifiPosition,
+}
+
+/// The Wi-Fi sender's distances from the gateway of the position sweep, metres, along the
+/// default's bearing: 3, 4, 5, 6 and 7.5 ring steps (60, 80, 100, 120 and 150 m). The paper
+/// gives only "one point of the network"; 80 m ([`OPEN_ROOM_WIFI_M`], one ring step beyond
+/// the largest group's farthest member) is the main sweep's and is not re-run: its points are
+/// the main sweep's.
+pub const WIFI_DISTANCES_M: [f64; 5] = [
+    3.0 * RING_STEP_M,
+    4.0 * RING_STEP_M,
+    5.0 * RING_STEP_M,
+    6.0 * RING_STEP_M,
+    7.5 * RING_STEP_M,
+];
+
+/// The position sweep's distances in the quick run, metres: the default and one farther.
+pub const QUICK_WIFI_DISTANCES_M: [f64; 2] = [4.0 * RING_STEP_M, 6.0 * RING_STEP_M];
+
+/// The sizes, loads and distances of the position sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct PositionSweep {
+    /// Group sizes.
+    pub sizes: Vec<usize>,
+    /// Wi-Fi loads, Mbit/s.
+    pub loads_mbps: Vec<f64>,
+    /// The Wi-Fi sender's distances from the gateway, metres; [`OPEN_ROOM_WIFI_M`] stands for
+    /// the main sweep's points.
+    pub distances_m: Vec<f64>,
 }
 
 /// One point of a sweep.
@@ -98,6 +134,10 @@ pub struct SweepPoint {
     /// CoAP ACK_TIMEOUT on every node.
     #[serde(serialize_with = "crate::report::json::serialize_secs")]
     pub ack_timeout: Duration,
+    /// The Wi-Fi sender's distance from the gateway, metres, where the position sweep moves
+    /// it (`None`: where its experiment puts it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wifi_m: Option<f64>,
 }
 
 /// One run of a sweep.
@@ -117,6 +157,10 @@ pub struct RunPoint {
         deserialize_with = "deserialize_secs"
     )]
     pub ack_timeout: Duration,
+    /// The Wi-Fi sender's distance from the gateway, metres, where the position sweep moves
+    /// it (`None`: where its experiment puts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi_m: Option<f64>,
     /// Which seed of the point.
     pub seed_index: usize,
     /// The run seed.
@@ -134,6 +178,8 @@ pub struct Sweep {
     pub ack_timeouts_ms: Vec<u64>,
     /// Whether the office variant runs.
     pub office: bool,
+    /// The Wi-Fi position sweep.
+    pub position: PositionSweep,
     /// Seeds per point.
     pub seeds: usize,
 }
@@ -146,6 +192,11 @@ impl Sweep {
             loads_mbps: vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 28.5],
             ack_timeouts_ms: vec![500, 1000, 2000],
             office: true,
+            position: PositionSweep {
+                sizes: vec![20, 30],
+                loads_mbps: vec![15.0, 28.5],
+                distances_m: WIFI_DISTANCES_M.to_vec(),
+            },
             seeds,
         }
     }
@@ -157,6 +208,11 @@ impl Sweep {
             loads_mbps: vec![0.0, 15.0, 28.5],
             ack_timeouts_ms: vec![500, 1000, 2000],
             office: true,
+            position: PositionSweep {
+                sizes: vec![20],
+                loads_mbps: vec![28.5],
+                distances_m: QUICK_WIFI_DISTANCES_M.to_vec(),
+            },
             seeds,
         }
     }
@@ -170,8 +226,9 @@ impl Sweep {
         }
     }
 
-    /// Every point of the sweep, in report order; the main and office experiments run with
-    /// `ack_timeout`.
+    /// Every point of the sweep, in report order; the main, office and position experiments
+    /// run with `ack_timeout`. The position sweep comes last and skips the default distance,
+    /// whose points are the main sweep's.
     pub fn points(&self, ack_timeout: Duration) -> Vec<SweepPoint> {
         let mut points = Vec::new();
         let mut push = |experiment, members, load_mbps, mode, ack_timeout| {
@@ -181,6 +238,7 @@ impl Sweep {
                 load_mbps,
                 mode,
                 ack_timeout,
+                wifi_m: None,
             });
         };
         for &g in &self.sizes {
@@ -203,6 +261,23 @@ impl Sweep {
                 }
             }
         }
+        let p = &self.position;
+        for &d in p.distances_m.iter().filter(|&&d| d != OPEN_ROOM_WIFI_M) {
+            for &g in &p.sizes {
+                for &load in &p.loads_mbps {
+                    for mode in [Mode::Unicast, Mode::Multicast] {
+                        points.push(SweepPoint {
+                            experiment: Experiment::WifiPosition,
+                            members: g,
+                            load_mbps: load,
+                            mode,
+                            ack_timeout,
+                            wifi_m: Some(d),
+                        });
+                    }
+                }
+            }
+        }
         points
     }
 }
@@ -221,9 +296,10 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
     let profile = HopProfile::for_group(point.members).ok_or_else(|| {
         LabError::InvalidOption(format!("{NAME}: no hop profile for G = {}", point.members))
     })?;
-    let wifi = match point.experiment {
-        Experiment::Office => office::wifi(point.load_mbps),
-        _ => WifiSetup::open_room(point.load_mbps),
+    let wifi = match (point.experiment, point.wifi_m) {
+        (Experiment::Office, _) => office::wifi(point.load_mbps),
+        (_, Some(m)) => WifiSetup::open_room_at(point.load_mbps, m),
+        (_, None) => WifiSetup::open_room(point.load_mbps),
     };
     let spec = TestbedSpec {
         islands: vec![profile],
@@ -288,7 +364,16 @@ pub fn variant(point: &RunPoint) -> String {
             format!("unicast, ACK_TIMEOUT {} s", point.ack_timeout.as_secs_f64())
         }
         Experiment::Office => format!("office {}", point.mode.name()),
+        Experiment::WifiPosition => {
+            position_variant(point.mode, point.wifi_m.unwrap_or(OPEN_ROOM_WIFI_M))
+        }
     }
+}
+
+/// The variant label of the position sweep's `mode` with the Wi-Fi sender `wifi_m` metres
+/// from the gateway.
+pub fn position_variant(mode: Mode, wifi_m: f64) -> String {
+    format!("{}, Wi-Fi at {wifi_m} m", mode.name())
 }
 
 impl Outcome {
@@ -297,6 +382,22 @@ impl Outcome {
         self.points
             .iter()
             .find(|p| p.variant == variant && p.members == members && p.x == load)
+    }
+
+    /// The merged point of `mode` for G = `members` at `load` with the Wi-Fi sender `wifi_m`
+    /// metres from the gateway: the main sweep's at the default distance.
+    pub fn at_distance(
+        &self,
+        mode: Mode,
+        members: usize,
+        load: f64,
+        wifi_m: f64,
+    ) -> Option<&GroupPoint> {
+        if wifi_m == OPEN_ROOM_WIFI_M {
+            self.at(mode.name(), members, load)
+        } else {
+            self.at(&position_variant(mode, wifi_m), members, load)
+        }
     }
 }
 
@@ -340,6 +441,7 @@ impl Scenario for GroupInterference {
             load_mbps: p.load_mbps,
             mode: p.mode,
             ack_timeout: p.ack_timeout,
+            wifi_m: p.wifi_m,
             seed_index: trial.seed_index,
             run_seed: trial.seed,
         };
@@ -353,5 +455,42 @@ impl Scenario for GroupInterference {
 
     fn report(&self, outcome: &Outcome, folder: &mut ReportFolder) -> Result<String, LabError> {
         report::write(outcome, folder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_position_sweep_comes_last_and_leaves_the_default_distance_to_the_main_sweep() {
+        for quick in [true, false] {
+            let sweep = Sweep::of(quick, 1);
+            let points = sweep.points(Duration::from_secs(2));
+            let first = points
+                .iter()
+                .position(|p| p.experiment == Experiment::WifiPosition)
+                .expect("position points");
+            assert!(points[..first].iter().all(|p| p.wifi_m.is_none()));
+            let moved = &points[first..];
+            assert!(moved
+                .iter()
+                .all(|p| p.experiment == Experiment::WifiPosition));
+            let p = &sweep.position;
+            let others = p.distances_m.len() - 1;
+            assert_eq!(moved.len(), others * p.sizes.len() * p.loads_mbps.len() * 2);
+            assert!(moved.iter().all(|p| p.wifi_m != Some(OPEN_ROOM_WIFI_M)));
+            // The main sweep has every point the default distance stands for.
+            for &g in &p.sizes {
+                for &load in &p.loads_mbps {
+                    assert!(points[..first]
+                        .iter()
+                        .any(|q| q.experiment == Experiment::Main
+                            && q.members == g
+                            && q.load_mbps == load));
+                }
+            }
+        }
+        assert_eq!(WIFI_DISTANCES_M[1], OPEN_ROOM_WIFI_M);
     }
 }
