@@ -38,12 +38,16 @@ fn quick_run_reproduces_the_low_quality_network_conclusions() {
     programs::mosquitto().expect("mosquitto");
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-venv");
     programs::dds_python(&venv).expect("cyclonedds");
+    let tcp_venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-tcp-venv");
+    programs::dds_python(&tcp_venv).expect("cyclonedds with TCP");
     let out = std::env::temp_dir().join(format!("covey-lab-protocols-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_covey"))
         .args(["lab", "run", "protocols", "--quick", "--out"])
         .arg(&out)
         .arg("--set")
         .arg(format!("dds_venv={}", venv.display()))
+        .arg("--set")
+        .arg(format!("dds_tcp_venv={}", tcp_venv.display()))
         // The quick run's 12 messages make a median that one loss on a reliable stream
         // (TCP, reliable DDS) moves by hundreds of milliseconds; 40 compare the mechanisms.
         .args(["--set", "messages=40"])
@@ -54,8 +58,13 @@ fn quick_run_reproduces_the_low_quality_network_conclusions() {
         serde_json::from_str(&std::fs::read_to_string(out.join("protocols.json")).unwrap())
             .unwrap();
     let rows = json["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 8, "one trial per protocol");
-    for protocol in ["MQTT QoS 0", "MQTT QoS 1", "DDS reliable"] {
+    assert_eq!(rows.len(), 9, "one trial per protocol");
+    for protocol in [
+        "MQTT QoS 0",
+        "MQTT QoS 1",
+        "DDS reliable",
+        "DDS reliable (TCP)",
+    ] {
         let m = metrics(rows, protocol);
         assert_eq!(
             m["loss_pct"].as_f64(),

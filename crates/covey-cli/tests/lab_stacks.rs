@@ -23,8 +23,11 @@ fn externals() -> Externals {
     // scripts/test.sh runs).
     programs::mosquitto().expect("mosquitto");
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-venv");
+    let tcp_venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dds-tcp-venv");
     Externals {
         dds_python: Some(programs::dds_python(&venv).expect("cyclonedds")),
+        dds_tcp_python: Some(programs::dds_python(&tcp_venv).expect("cyclonedds with TCP")),
+        broker_nodelay: true,
     }
 }
 

@@ -47,6 +47,18 @@ impl Reliability {
     }
 }
 
+/// How RTPS travels between participants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// UDP, Cyclone's default and DDSI-RTPS's native transport.
+    Udp,
+    /// TCP (Cyclone's `General/Transport` = `tcp`): every participant listens on
+    /// [`DISCOVERY_PORT`] and the RTPS messages, discovery included, travel over TCP
+    /// connections, as in OpenDDS's TCP transport that seed 004 describes.
+    Tcp,
+}
+
 /// The unicast discovery port of participant 0 in domain 0 (7400 + 10): each node runs one
 /// participant, so peers are asked on this port alone rather than probed on a port range.
 pub const DISCOVERY_PORT: u16 = 7410;
@@ -68,18 +80,37 @@ pub fn write_script(dir: &Path) -> Result<PathBuf, EmuError> {
 /// the 30 s `SPDPInterval`; the relay starts before the others, so its first announcement
 /// finds no one, and one lost announcement from a late participant then left the two
 /// never discovering each other.
-pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr]) -> String {
+///
+/// Over [`Transport::Tcp`] (run with Cyclone 0.10, [`super::programs::DDS_TCP_VENV`], which
+/// has no `InitialLocatorPruneDelay`), Cyclone (`General/Transport` = `tcp`) listens on
+/// [`DISCOVERY_PORT`] (`TCP/Port`; by default it would listen nowhere and only connect out,
+/// so a participant that starts later could not reach one that started earlier), and the
+/// peers' addresses name that port. `TCP/NoDelay` keeps its default, true.
+pub fn config_xml(own: Ipv4Addr, peers: &[Ipv4Addr], transport: Transport) -> String {
     let peers: String = peers
         .iter()
         .map(|p| format!("<Peer address=\"{p}:{DISCOVERY_PORT}\"/>"))
         .collect();
+    // Cyclone 0.10 (the TCP build, `programs::DDS_TCP_VENV`) has no InitialLocatorPruneDelay
+    // and refuses a configuration that names it.
+    let (general, prune, tcp) = match transport {
+        Transport::Udp => (
+            String::new(),
+            "<InitialLocatorPruneDelay>3600 s</InitialLocatorPruneDelay>",
+            String::new(),
+        ),
+        Transport::Tcp => (
+            "<Transport>tcp</Transport>".to_string(),
+            "",
+            format!("<TCP><Port>{DISCOVERY_PORT}</Port></TCP>"),
+        ),
+    };
     format!(
         "<CycloneDDS><Domain id=\"any\"><General><Interfaces>\
          <NetworkInterface address=\"{own}\"/></Interfaces>\
-         <AllowMulticast>false</AllowMulticast></General>\
+         <AllowMulticast>false</AllowMulticast>{general}</General>\
          <Discovery><ParticipantIndex>0</ParticipantIndex><Peers>{peers}</Peers>\
-         <InitialLocatorPruneDelay>3600 s</InitialLocatorPruneDelay>\
-         </Discovery></Domain></CycloneDDS>"
+         {prune}</Discovery>{tcp}</Domain></CycloneDDS>"
     )
 }
 
@@ -92,6 +123,7 @@ pub fn command(
     script: &Path,
     role: Role,
     reliability: Reliability,
+    transport: Transport,
     schedule: &Schedule,
     run_s: f64,
     own: Ipv4Addr,
@@ -111,7 +143,7 @@ pub fn command(
         .arg(schedule.rate_hz.to_string())
         .arg(schedule.size.to_string())
         .arg(run_s.to_string())
-        .env("CYCLONEDDS_URI", config_xml(own, peers));
+        .env("CYCLONEDDS_URI", config_xml(own, peers, transport));
     if let Some(go) = go_file {
         c.arg(go);
     }
@@ -139,11 +171,33 @@ mod tests {
 
     #[test]
     fn config_names_the_interface_and_every_peer() {
-        let xml = config_xml(Ipv4Addr::new(10, 0, 0, 2), &[Ipv4Addr::new(10, 0, 0, 1)]);
+        let xml = config_xml(
+            Ipv4Addr::new(10, 0, 0, 2),
+            &[Ipv4Addr::new(10, 0, 0, 1)],
+            Transport::Udp,
+        );
         assert!(xml.contains("<NetworkInterface address=\"10.0.0.2\"/>"));
         assert!(xml.contains("<Peer address=\"10.0.0.1:7410\"/>"));
         assert!(xml.contains("<AllowMulticast>false</AllowMulticast>"));
         // Peers that have not answered yet are not given up on after 30 s.
         assert!(xml.contains("<InitialLocatorPruneDelay>3600 s</InitialLocatorPruneDelay>"));
+        assert!(!xml.contains("Transport") && !xml.contains("<TCP>"));
+    }
+
+    #[test]
+    fn over_tcp_every_participant_listens_on_the_port_its_peers_name() {
+        let xml = config_xml(
+            Ipv4Addr::new(10, 0, 0, 2),
+            &[Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 3)],
+            Transport::Tcp,
+        );
+        assert!(xml.contains("<General><Interfaces>"));
+        assert!(xml.contains("<Transport>tcp</Transport></General>"));
+        assert!(xml.contains("</Peers></Discovery><TCP><Port>7410</Port></TCP></Domain>"));
+        assert!(
+            !xml.contains("InitialLocatorPruneDelay"),
+            "Cyclone 0.10 refuses it"
+        );
+        assert!(xml.contains("<Peer address=\"10.0.0.1:7410\"/><Peer address=\"10.0.0.3:7410\"/>"));
     }
 }

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import Policy, Qos
+from cyclonedds.core import Listener, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.pub import DataWriter
@@ -28,6 +28,24 @@ from cyclonedds.util import duration
 @dataclass
 class Telemetry(IdlStruct, typename="covey.Telemetry"):
     json: str
+
+
+def endpoint(cls, participant, topic, qos):
+    """A reader or writer and a function saying whether it has matched a remote endpoint.
+    Bindings from 0.11 on ask the entity (get_matched_*); 0.10's (built against Debian's
+    libddsc for the TCP transport) have no such call, so a listener keeps the count."""
+    query = "get_matched_publications" if cls is DataReader else "get_matched_subscriptions"
+    if hasattr(cls, query):
+        entity = cls(participant, topic, qos=qos)
+        return entity, lambda: bool(getattr(entity, query)())
+    count = [0]
+
+    def on_matched(_entity, status):
+        count[0] = status.current_count
+
+    listener = Listener(on_publication_matched=on_matched, on_subscription_matched=on_matched)
+    entity = cls(participant, topic, qos=qos, listener=listener)
+    return entity, lambda: count[0] > 0
 
 
 def emit(event, **fields):
@@ -54,9 +72,9 @@ def main():
     downlink = Topic(participant, "downlink", Telemetry)
     deadline = time.monotonic() + run_s
     if role == "publish":
-        writer = DataWriter(participant, uplink, qos=qos)
+        writer, matched = endpoint(DataWriter, participant, uplink, qos)
         # Wait (bounded) for the relay to match, as the Rust agents wait to connect.
-        while writer.get_matched_subscriptions() == [] and time.monotonic() < deadline:
+        while not matched() and time.monotonic() < deadline:
             time.sleep(0.05)
         emit("ready")
         while go_file and not os.path.exists(go_file) and time.monotonic() < deadline:
@@ -73,22 +91,22 @@ def main():
         while time.monotonic() < deadline:
             time.sleep(0.1)
     elif role == "relay":
-        reader = DataReader(participant, uplink, qos=qos)
-        writer = DataWriter(participant, downlink, qos=qos)
+        reader, reader_matched = endpoint(DataReader, participant, uplink, qos)
+        writer, writer_matched = endpoint(DataWriter, participant, downlink, qos)
         emit("ready")
         linked = False
         while time.monotonic() < deadline:
-            if not linked and reader.get_matched_publications() and writer.get_matched_subscriptions():
+            if not linked and reader_matched() and writer_matched():
                 linked = True
                 emit("linked")
             for sample in reader.take_iter(timeout=duration(milliseconds=100)):
                 writer.write(sample)
     elif role == "subscribe":
-        reader = DataReader(participant, downlink, qos=qos)
+        reader, matched = endpoint(DataReader, participant, downlink, qos)
         # Wait (bounded) for the relay's writer to match: with volatile durability a sample
         # relayed before discovery finishes on this lossy link is lost for good, and the
         # publisher starts only once this side is ready.
-        while reader.get_matched_publications() == [] and time.monotonic() < deadline:
+        while not matched() and time.monotonic() < deadline:
             time.sleep(0.05)
         emit("ready")
         while time.monotonic() < deadline:

@@ -48,15 +48,17 @@ impl Launcher {
         network.spawn(node, &format!("{node} agent"), command)
     }
 
-    /// Starts a Mosquitto broker inside `node` on `port`.
+    /// Starts a Mosquitto broker inside `node` on `port`, with TCP_NODELAY on its client
+    /// sockets if `nodelay` ([`super::mqtt::broker_command`]).
     pub fn mosquitto(
         &self,
         network: &dyn Network,
         node: &str,
         port: u16,
+        nodelay: bool,
     ) -> Result<AgentProcess, EmuError> {
         programs::mosquitto()?;
-        let broker = super::mqtt::broker_command(&self.work_dir, port)?;
+        let broker = super::mqtt::broker_command(&self.work_dir, port, nodelay)?;
         network.spawn(node, "mosquitto", broker)
     }
 

@@ -139,15 +139,37 @@ async fn subscribe(broker: SocketAddr, qos: QoS) -> Result<(), EmuError> {
     }
 }
 
+/// The Mosquitto configuration [`broker_command`] writes.
+pub fn broker_config(port: u16, nodelay: bool) -> String {
+    format!(
+        "listener {port} 0.0.0.0\nallow_anonymous true\npersistence false\nlog_dest none\n\
+         set_tcp_nodelay {nodelay}\n"
+    )
+}
+
 /// Writes a Mosquitto configuration listening on `port` (no authentication: the lab's
-/// namespaces are closed) into `dir`, and returns the command that runs the broker.
-pub fn broker_command(dir: &Path, port: u16) -> Result<Command, EmuError> {
+/// namespaces are closed) into `dir`, and returns the command that runs the broker. With
+/// `nodelay`, the broker sets TCP_NODELAY on its client sockets (mosquitto.conf(5)
+/// `set_tcp_nodelay`, false by default): Nagle's algorithm then no longer holds a publish
+/// while an earlier one is unacknowledged.
+pub fn broker_command(dir: &Path, port: u16, nodelay: bool) -> Result<Command, EmuError> {
     let conf = dir.join("mosquitto.conf");
-    let text = format!(
-        "listener {port} 0.0.0.0\nallow_anonymous true\npersistence false\nlog_dest none\n"
-    );
+    let text = broker_config(port, nodelay);
     std::fs::write(&conf, text).map_err(|e| io_error("write mosquitto.conf", e))?;
     let mut command = Command::new(super::programs::MOSQUITTO);
     command.arg("-c").arg(conf);
     Ok(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_broker_config_sets_nagle_as_asked() {
+        let on = broker_config(1883, true);
+        assert!(on.starts_with("listener 1883 0.0.0.0\n"));
+        assert!(on.ends_with("set_tcp_nodelay true\n"));
+        assert!(broker_config(1883, false).ends_with("set_tcp_nodelay false\n"));
+    }
 }

@@ -14,6 +14,12 @@ pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
 /// repository root, where `scripts/lab-stacks.sh` creates it).
 pub const DDS_VENV: &str = "target/dds-venv";
 
+/// Where the DDS-over-TCP virtual environment lives: the Python binding (0.10) built against
+/// Debian's Cyclone DDS C library (0.10.2), because the PyPI wheels' library is built
+/// without the TCP transport (their configuration rejects `General/Transport` = `tcp` and
+/// the `TCP` element).
+pub const DDS_TCP_VENV: &str = "target/dds-tcp-venv";
+
 /// The script that installs the external programs (run from the repository root).
 pub const SETUP_SCRIPT: &str = "scripts/lab-stacks.sh";
 

@@ -92,17 +92,32 @@ pub fn link_config(condition: &LinkCondition) -> LinkConfig {
 /// The tbf seed 004 capped its links with, at `rate_bytes_per_s`: the lab's proposed burst
 /// and latency ([`TBF_BURST_BYTES`], [`TBF_LATENCY`]), netem before tbf as on one host.
 pub fn paper_tbf(rate_bytes_per_s: f64) -> TbfConfig {
+    tbf_at(rate_bytes_per_s, TBF_BURST_BYTES, TBF_LATENCY)
+}
+
+/// A tbf at `rate_bytes_per_s` with `burst_bytes` of bucket and `latency` of queue (tc's
+/// `limit = rate × latency + burst`), netem before tbf as on one host.
+pub fn tbf_at(rate_bytes_per_s: f64, burst_bytes: u64, latency: Duration) -> TbfConfig {
     let rate_bps = (rate_bytes_per_s * 8.0).round().max(1.0) as u64;
-    TbfConfig::with_latency(rate_bps, TBF_BURST_BYTES, TBF_LATENCY)
+    TbfConfig::with_latency(rate_bps, burst_bytes, latency)
 }
 
 /// [`link_config`] with the rate cap, if any, as a tbf token bucket ([`paper_tbf`]) rather
 /// than a serialiser: what `tc … tbf` did in seed 004. Uncapped conditions are unchanged.
 pub fn tbf_link_config(condition: &LinkCondition) -> LinkConfig {
+    tbf_link_config_with(condition, TBF_BURST_BYTES, TBF_LATENCY)
+}
+
+/// [`tbf_link_config`] with a chosen bucket and queue ([`tbf_at`]).
+pub fn tbf_link_config_with(
+    condition: &LinkCondition,
+    burst_bytes: u64,
+    latency: Duration,
+) -> LinkConfig {
     let link = link_config(condition);
     match condition.rate_bytes_per_s {
         Some(rate) => LinkConfig {
-            rate_limit: RateLimit::TokenBucket(paper_tbf(rate)),
+            rate_limit: RateLimit::TokenBucket(tbf_at(rate, burst_bytes, latency)),
             ..link
         },
         None => link,

@@ -29,6 +29,18 @@ pub struct Condition {
     pub link: LinkCondition,
 }
 
+impl Axis {
+    /// The name `--set conditions=` gives the axis.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Loss => "loss",
+            Axis::Latency => "latency",
+            Axis::Bandwidth => "bandwidth",
+            Axis::LowQuality => "low-quality",
+        }
+    }
+}
+
 impl Condition {
     /// The value on its axis: loss in %, delay in ms, cap in kB/s (0 for the low-quality
     /// point).

@@ -13,7 +13,9 @@
 //!
 //! Beyond the paper, which ran CoAP NON only: CoAP CON and CoAP Observe (CON notifications)
 //! with a chosen congestion control (CoCoA by default), MQTT QoS 1 beside QoS 0, DDS best
-//! effort beside reliable.
+//! effort beside reliable, and reliable DDS over TCP (004's OpenDDS transport) beside UDP.
+//! Capped links are tc-tbf token buckets, as 004's were (`shaper`, `tbf_burst`,
+//! `tbf_latency_ms`); `protocols` and `conditions` pick part of the sweep.
 //!
 //! A sweep point is one protocol at one condition; the runner runs `--runs` trials of each
 //! (one by default, as before), one at a time, each on fresh links in fresh namespaces. Trial
@@ -34,7 +36,7 @@ use covey_emu::stacks::launcher::Launcher;
 use covey_emu::stacks::programs;
 use covey_emu::stacks::schedule::Schedule;
 use covey_emu::stacks::testbed_network::{
-    link_config, skip_reason, tbf_link_config, TestbedNetwork,
+    link_config, skip_reason, tbf_link_config_with, TestbedNetwork, TBF_BURST_BYTES, TBF_LATENCY,
 };
 use covey_sim::sim::splitmix64;
 use serde::{Deserialize, Serialize};
@@ -81,10 +83,62 @@ pub struct Params {
     pub drain_s: f64,
     /// The virtual environment with Cyclone DDS for Python.
     pub dds_venv: PathBuf,
+    /// The virtual environment with Cyclone DDS for Python built with the TCP transport.
+    pub dds_tcp_venv: PathBuf,
     /// How a capped link holds its rate: `serialiser`, every packet spaced by size/rate
     /// (netem's `rate`), or `tbf`, the token bucket 004 used (tc-tbf(8), docs/lab/tbf.md).
     pub shaper: String,
+    /// tbf buckets to run, bytes: the first is the main setting, the others are each run
+    /// with the first latency (a one-at-a-time sweep, as the paper varies its conditions).
+    pub tbf_burst: Vec<u64>,
+    /// tbf queue lengths to run as tc's `latency`, ms (`limit = rate × latency + burst`):
+    /// the first is the main setting, the others are each run with the first burst.
+    pub tbf_latency_ms: Vec<u64>,
+    /// The protocols to run, by [`protocol::NAMES`].
+    pub protocols: Vec<String>,
+    /// The sweeps to run: `loss`, `latency`, `bandwidth`, `low-quality`.
+    pub conditions: Vec<String>,
+    /// Whether Mosquitto sets TCP_NODELAY on its client sockets (`set_tcp_nodelay`).
+    pub broker_nodelay: bool,
 }
+
+/// tbf's two free parameters, as one trial ran them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TbfSetting {
+    /// The bucket, bytes.
+    pub burst_bytes: u64,
+    /// The queue as tc's `latency`, ms.
+    pub latency_ms: u64,
+}
+
+impl TbfSetting {
+    /// The lab's default: [`TBF_BURST_BYTES`] and [`TBF_LATENCY`].
+    pub const DEFAULT: TbfSetting = TbfSetting {
+        burst_bytes: TBF_BURST_BYTES,
+        latency_ms: TBF_LATENCY.as_millis() as u64,
+    };
+
+    /// The queue limit tc derives for a cap of `rate_bytes_per_s`, bytes.
+    pub fn limit_bytes(&self, rate_bytes_per_s: f64) -> u64 {
+        covey_emu::stacks::testbed_network::tbf_at(
+            rate_bytes_per_s,
+            self.burst_bytes,
+            covey_proto::Duration::from_millis(self.latency_ms),
+        )
+        .limit_bytes
+    }
+
+    /// A short label: `burst 4096 B, latency 200 ms`.
+    pub fn label(&self) -> String {
+        format!(
+            "burst {} B, latency {} ms",
+            self.burst_bytes, self.latency_ms
+        )
+    }
+}
+
+/// The sweeps `--set conditions=` names.
+pub const CONDITION_NAMES: &[&str] = &["loss", "latency", "bandwidth", "low-quality"];
 
 impl Default for Params {
     fn default() -> Params {
@@ -95,10 +149,15 @@ impl Default for Params {
             cc: "cocoa".into(),
             drain_s: 15.0,
             dds_venv: PathBuf::from(programs::DDS_VENV),
-            // tbf is 004's shaper, but its burst and limit are not in the paper and the
-            // page's numbers come from the serialiser: tbf becomes the default with the full
-            // run and the sweep over burst and limit (docs/lab/tbf.md).
-            shaper: "serialiser".into(),
+            dds_tcp_venv: PathBuf::from(programs::DDS_TCP_VENV),
+            shaper: "tbf".into(),
+            tbf_burst: vec![TbfSetting::DEFAULT.burst_bytes],
+            tbf_latency_ms: vec![TbfSetting::DEFAULT.latency_ms],
+            protocols: protocol::NAMES.iter().map(|s| s.to_string()).collect(),
+            conditions: CONDITION_NAMES.iter().map(|s| s.to_string()).collect(),
+            // 004's broker, HiveMQ, runs on Netty, which sets TCP_NODELAY by default;
+            // Mosquitto does not (report.rs, "How this differs from the paper").
+            broker_nodelay: true,
         }
     }
 }
@@ -110,11 +169,57 @@ impl Params {
             Params {
                 messages: 12,
                 drain_s: 8.0,
+                conditions: vec!["low-quality".into()],
                 ..Params::default()
             }
         } else {
             Params::default()
         }
+    }
+
+    /// The tbf settings to run, main one first; none (one serialiser run) with
+    /// `shaper=serialiser`.
+    pub fn tbf_settings(&self) -> Vec<Option<TbfSetting>> {
+        if self.shaper == "serialiser" {
+            return vec![None];
+        }
+        let burst = self.tbf_burst.first().copied().unwrap_or(TBF_BURST_BYTES);
+        let latency_ms = self
+            .tbf_latency_ms
+            .first()
+            .copied()
+            .unwrap_or(TbfSetting::DEFAULT.latency_ms);
+        let mut all = vec![TbfSetting {
+            burst_bytes: burst,
+            latency_ms,
+        }];
+        for &b in self.tbf_burst.iter().skip(1) {
+            all.push(TbfSetting {
+                burst_bytes: b,
+                latency_ms,
+            });
+        }
+        for &l in self.tbf_latency_ms.iter().skip(1) {
+            all.push(TbfSetting {
+                burst_bytes: burst,
+                latency_ms: l,
+            });
+        }
+        let mut seen = Vec::new();
+        all.retain(|s| {
+            let new = !seen.contains(s);
+            seen.push(*s);
+            new
+        });
+        all.into_iter().map(Some).collect()
+    }
+
+    /// The conditions to run, in sweep order.
+    pub fn conditions(&self) -> Vec<Condition> {
+        Condition::full()
+            .into_iter()
+            .filter(|c| self.conditions.iter().any(|n| n == c.axis.name()))
+            .collect()
     }
 }
 
@@ -124,6 +229,36 @@ const PARAMS: &[Param] = &[
         name: "shaper",
         help: "how a capped link holds its rate: 004's tbf token bucket, or a serialiser",
         accepts: Accepts::OneOf(&["tbf", "serialiser"]),
+    },
+    Param {
+        name: "tbf_burst",
+        help: "tbf buckets, bytes; the first is the main one, each other is run with the \
+               first latency",
+        accepts: Accepts::ListOf(&Accepts::Integer {
+            min: 64,
+            max: 1_000_000,
+            unit: "bytes",
+        }),
+    },
+    Param {
+        name: "tbf_latency_ms",
+        help: "tbf queue as tc's latency (limit = rate × latency + burst); the first is the \
+               main one, each other is run with the first burst",
+        accepts: Accepts::ListOf(&Accepts::Integer {
+            min: 1,
+            max: 60_000,
+            unit: "ms",
+        }),
+    },
+    Param {
+        name: "protocols",
+        help: "the protocols to run",
+        accepts: Accepts::ListOf(&Accepts::OneOf(protocol::NAMES)),
+    },
+    Param {
+        name: "conditions",
+        help: "the sweeps to run (low-quality alone in --quick)",
+        accepts: Accepts::ListOf(&Accepts::OneOf(CONDITION_NAMES)),
     },
     Param {
         name: "messages",
@@ -167,8 +302,18 @@ const PARAMS: &[Param] = &[
         },
     },
     Param {
+        name: "broker_nodelay",
+        help: "Mosquitto sets TCP_NODELAY (no Nagle) on its client sockets, as 004's HiveMQ (Netty) did",
+        accepts: Accepts::Bool,
+    },
+    Param {
         name: "dds_venv",
         help: "virtual environment with Cyclone DDS for Python",
+        accepts: Accepts::Text,
+    },
+    Param {
+        name: "dds_tcp_venv",
+        help: "virtual environment with Cyclone DDS for Python whose library has TCP (dds-tcp)",
         accepts: Accepts::Text,
     },
 ];
@@ -180,15 +325,8 @@ pub struct Point {
     pub condition: Condition,
     /// The protocol.
     pub protocol: Protocol,
-}
-
-/// The conditions of the full sweep or the quick one.
-pub fn conditions(quick: bool) -> Vec<Condition> {
-    if quick {
-        Condition::quick()
-    } else {
-        Condition::full()
-    }
+    /// The tbf's burst and latency, or none for the serialiser.
+    pub tbf: Option<TbfSetting>,
 }
 
 /// What one trial measured, as shards carry it (the point is the trial's).
@@ -217,8 +355,13 @@ pub struct Outcome {
     pub conditions: Vec<Condition>,
     /// Every trial, in sweep order: each point's trials one after the other.
     pub rows: Vec<TrialRow>,
-    /// Each protocol at each condition over its trials: medians with their 95 % intervals.
+    /// Each protocol at each condition over its trials at the main shaper setting: medians
+    /// with their 95 % intervals.
     pub points: Vec<PointSummary>,
+    /// The tbf settings run, main one first (none for the serialiser).
+    pub tbf_settings: Vec<Option<TbfSetting>>,
+    /// With more than one tbf setting, each setting's point summaries, in setting order.
+    pub tbf_sweep: Vec<(TbfSetting, Vec<PointSummary>)>,
     /// Why the sweep did not run at all (not root).
     pub skipped: Option<String>,
 }
@@ -266,6 +409,8 @@ pub fn run_trial(params: &Params, point: &Point, seed: u64) -> Result<TrialRun, 
     let mosquitto = programs::mosquitto();
     let externals = Externals {
         dds_python: programs::dds_python(&params.dds_venv).ok(),
+        dds_tcp_python: programs::dds_python(&params.dds_tcp_venv).ok(),
+        broker_nodelay: params.broker_nodelay,
     };
     let schedule = Schedule {
         count: params.messages,
@@ -279,9 +424,13 @@ pub fn run_trial(params: &Params, point: &Point, seed: u64) -> Result<TrialRun, 
             _ => TestbedNetwork::star_with_link(
                 NODES[1],
                 &[NODES[0], NODES[2]],
-                match params.shaper.as_str() {
-                    "serialiser" => link_config(&point.condition.link),
-                    _ => tbf_link_config(&point.condition.link),
+                match point.tbf {
+                    None => link_config(&point.condition.link),
+                    Some(t) => tbf_link_config_with(
+                        &point.condition.link,
+                        t.burst_bytes,
+                        covey_proto::Duration::from_millis(t.latency_ms),
+                    ),
                 },
                 link_seed,
             )
@@ -333,23 +482,40 @@ impl Scenario for Protocols {
         Params::defaults(quick)
     }
 
-    /// One trial per point, as before: a quick run's eight trials take about a minute and a
-    /// half, a full run's 120 about an hour; `--runs 3` is the paper's three repetitions.
+    /// One trial per point, as before: a quick run's nine trials take about a minute and a
+    /// half, a full run's 135 about an hour; `--runs 3` is the paper's three repetitions.
     fn default_seeds(&self, _quick: bool) -> usize {
         1
     }
 
-    fn points(&self, params: &Params, quick: bool) -> Vec<Point> {
-        let protocols = Protocol::all(&params.cc);
-        conditions(quick)
-            .into_iter()
-            .flat_map(|condition| {
-                protocols.iter().map(move |protocol| Point {
-                    condition,
-                    protocol: protocol.clone(),
-                })
-            })
-            .collect()
+    /// Conditions in sweep order; at each, every tbf setting (main first); at each, the
+    /// protocols in [`protocol::NAMES`] order.
+    fn points(&self, params: &Params, _quick: bool) -> Vec<Point> {
+        let protocols: Vec<Protocol> = protocol::NAMES
+            .iter()
+            .filter(|n| params.protocols.iter().any(|p| p == *n))
+            .map(|n| Protocol::named(n, &params.cc))
+            .collect();
+        let settings = params.tbf_settings();
+        let mut points = Vec::new();
+        for condition in params.conditions() {
+            // An uncapped link has no shaper: its tbf settings would all be the same run.
+            let here: &[Option<TbfSetting>] = if condition.link.rate_bytes_per_s.is_some() {
+                &settings
+            } else {
+                &settings[..1]
+            };
+            for &tbf in here {
+                for protocol in &protocols {
+                    points.push(Point {
+                        condition,
+                        protocol: protocol.clone(),
+                        tbf,
+                    });
+                }
+            }
+        }
+        points
     }
 
     fn run_point(&self, params: &Params, trial: &Trial<Point>) -> Result<TrialRun, LabError> {
@@ -368,6 +534,7 @@ impl Scenario for Protocols {
                 condition: trial.point.condition,
                 protocol: trial.point.protocol.label(),
                 reliable: trial.point.protocol.reliable(),
+                tbf: trial.point.tbf,
                 repetition: trial.seed_index,
                 seed: trial.seed,
                 metrics: run.metrics,
@@ -376,11 +543,33 @@ impl Scenario for Protocols {
                 setup_failures: run.setup_failures,
             });
         }
-        let conditions = conditions(plan.quick);
+        let conditions = plan.params.conditions();
+        let tbf_settings = plan.params.tbf_settings();
+        let main = tbf_settings[0];
+        // Uncapped conditions ran once, under the main setting.
+        let at = |s: Option<TbfSetting>| -> Vec<TrialRow> {
+            rows.iter()
+                .filter(|r| {
+                    r.tbf == s || (r.condition.link.rate_bytes_per_s.is_none() && s == main)
+                })
+                .cloned()
+                .collect()
+        };
+        let tbf_sweep = if tbf_settings.len() > 1 {
+            tbf_settings
+                .iter()
+                .flatten()
+                .map(|s| (*s, results::summarise(&at(Some(*s)))))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(Outcome {
             params: plan.params.clone(),
             trials_per_point: plan.seeds,
-            points: results::summarise(&rows),
+            points: results::summarise(&at(main)),
+            tbf_settings,
+            tbf_sweep,
             conditions,
             skipped: if rows.is_empty() { skipped } else { None },
             rows,
@@ -452,15 +641,100 @@ mod tests {
     #[test]
     fn a_point_is_a_protocol_at_a_condition_in_condition_order() {
         let points = Protocols.points(&Params::defaults(false), false);
-        assert_eq!(points.len(), 15 * 8);
+        assert_eq!(points.len(), 15 * 9);
         assert_eq!(points[0].condition, Condition::full()[0]);
-        assert_eq!(points[8].condition, Condition::full()[1]);
+        assert_eq!(points[9].condition, Condition::full()[1]);
         assert_eq!(points[1].protocol.label(), "CoAP CON (cocoa)");
+        assert!(points.iter().all(|p| p.tbf == Some(TbfSetting::DEFAULT)));
         let quick = Protocols.points(&Params::defaults(true), true);
         assert!(quick
             .iter()
             .all(|p| p.condition == Condition::low_quality()));
-        assert_eq!(quick.len(), 8);
+        assert_eq!(quick.len(), 9);
+    }
+}
+
+#[cfg(test)]
+mod selection_tests {
+    use super::*;
+    use crate::framework::param_table;
+
+    fn points(pairs: &[(&str, &str)]) -> Result<Vec<Point>, String> {
+        let sets: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        let p = param_table::apply(NAME, PARAMS, &Params::defaults(false), &sets)
+            .map_err(|e| e.to_string())?;
+        Ok(Protocols.points(&p, false))
+    }
+
+    #[test]
+    fn protocols_and_conditions_pick_points_in_the_pages_order() {
+        let p = points(&[
+            ("protocols", "dds-tcp,mqtt-qos0"),
+            ("conditions", "low-quality"),
+        ])
+        .unwrap();
+        let labels: Vec<String> = p.iter().map(|p| p.protocol.label()).collect();
+        assert_eq!(labels, ["MQTT QoS 0", "DDS reliable (TCP)"]);
+        assert!(p.iter().all(|p| p.condition == Condition::low_quality()));
+        let bw = points(&[("protocols", "dds-reliable"), ("conditions", "bandwidth")]).unwrap();
+        let caps: Vec<f64> = bw.iter().map(|p| p.condition.x()).collect();
+        assert_eq!(caps, [50.0, 25.0, 12.5, 6.25]);
+        assert!(points(&[("protocols", "amqp")])
+            .unwrap_err()
+            .contains("has an item `amqp` that is not one of coap-non"));
+        assert!(points(&[("conditions", "lowquality")]).is_err());
+    }
+
+    #[test]
+    fn a_tbf_sweep_varies_burst_and_latency_one_at_a_time_on_capped_links_only() {
+        let p = points(&[
+            ("protocols", "mqtt-qos1"),
+            ("conditions", "loss,low-quality"),
+            ("tbf_burst", "4096,1600,10000"),
+            ("tbf_latency_ms", "50,200,1000"),
+        ])
+        .unwrap();
+        let settings: Vec<(f64, u64, u64)> = p
+            .iter()
+            .map(|p| {
+                let t = p.tbf.unwrap();
+                (p.condition.link.loss, t.burst_bytes, t.latency_ms)
+            })
+            .collect();
+        // Six loss points, uncapped: the main setting alone. Then the low-quality point with
+        // the main setting first, each other burst, each other latency.
+        assert_eq!(settings.len(), 6 + 5);
+        assert!(settings[..6].iter().all(|s| (s.1, s.2) == (4096, 50)));
+        assert_eq!(
+            settings[6..],
+            [
+                (0.1, 4096, 50),
+                (0.1, 1600, 50),
+                (0.1, 10000, 50),
+                (0.1, 4096, 200),
+                (0.1, 4096, 1000)
+            ]
+        );
+        let serialiser = points(&[("shaper", "serialiser"), ("tbf_burst", "1600,4096")]).unwrap();
+        assert!(serialiser.iter().all(|p| p.tbf.is_none()));
+        assert!(points(&[("tbf_burst", "10")])
+            .unwrap_err()
+            .contains("is out of range (bytes, 64 to 1000000)"));
+    }
+
+    #[test]
+    fn tc_derives_the_limit_from_the_latency() {
+        // limit = rate × latency + burst: 6250 B/s × 50 ms + 4096 B.
+        assert_eq!(TbfSetting::DEFAULT.limit_bytes(6250.0), 4408);
+        let t = TbfSetting {
+            burst_bytes: 1600,
+            latency_ms: 1000,
+        };
+        assert_eq!(t.limit_bytes(6250.0), 7850);
+        assert_eq!(t.label(), "burst 1600 B, latency 1000 ms");
     }
 }
 

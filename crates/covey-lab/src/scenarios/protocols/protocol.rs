@@ -2,7 +2,7 @@
 //! the server to the caregiver.
 
 use covey_emu::stacks::coap::Delivery;
-use covey_emu::stacks::dds::Reliability;
+use covey_emu::stacks::dds::{Reliability, Transport};
 use serde::Serialize;
 
 /// One protocol configuration of the comparison.
@@ -25,6 +25,8 @@ pub enum Protocol {
     Dds {
         /// Reliability QoS.
         reliability: Reliability,
+        /// UDP (Cyclone's default) or TCP (as 004's OpenDDS).
+        transport: Transport,
     },
     /// The paper's custom JSON-over-UDP pub/sub through a broker.
     UdpJson,
@@ -47,10 +49,19 @@ impl Protocol {
                 }
             }
             Protocol::Mqtt { qos } => format!("MQTT QoS {qos}"),
-            Protocol::Dds { reliability } => match reliability {
-                Reliability::Reliable => "DDS reliable".into(),
-                Reliability::BestEffort => "DDS best-effort".into(),
-            },
+            Protocol::Dds {
+                reliability,
+                transport,
+            } => {
+                let r = match reliability {
+                    Reliability::Reliable => "DDS reliable",
+                    Reliability::BestEffort => "DDS best-effort",
+                };
+                match transport {
+                    Transport::Udp => r.into(),
+                    Transport::Tcp => format!("{r} (TCP)"),
+                }
+            }
             Protocol::UdpJson => "JSON/UDP".into(),
         }
     }
@@ -60,37 +71,58 @@ impl Protocol {
         match self {
             Protocol::Coap { delivery, .. } => *delivery != Delivery::Non,
             Protocol::Mqtt { .. } => true,
-            Protocol::Dds { reliability } => *reliability == Reliability::Reliable,
+            Protocol::Dds { reliability, .. } => *reliability == Reliability::Reliable,
             Protocol::UdpJson => false,
         }
     }
 
     /// The paper's four (CoAP NON, MQTT, DDS reliable, JSON/UDP) and ours beyond them:
-    /// CoAP CON and Observe with `cc`, MQTT QoS 1, DDS best effort.
+    /// CoAP CON and Observe with `cc`, MQTT QoS 1, DDS best effort, DDS reliable over TCP.
     pub fn all(cc: &str) -> Vec<Protocol> {
+        NAMES.iter().map(|name| Protocol::named(name, cc)).collect()
+    }
+
+    /// The protocol `--set protocols=` calls `name` (one of [`NAMES`]), with `cc` for CoAP
+    /// CON and Observe.
+    pub fn named(name: &str, cc: &str) -> Protocol {
         let coap = |delivery| Protocol::Coap {
             delivery,
             cc: cc.to_string(),
         };
-        vec![
-            Protocol::Coap {
+        let dds = |reliability, transport| Protocol::Dds {
+            reliability,
+            transport,
+        };
+        match name {
+            "coap-non" => Protocol::Coap {
                 delivery: Delivery::Non,
                 cc: "default".into(),
             },
-            coap(Delivery::Con),
-            coap(Delivery::Observe),
-            Protocol::Mqtt { qos: 0 },
-            Protocol::Mqtt { qos: 1 },
-            Protocol::Dds {
-                reliability: Reliability::Reliable,
-            },
-            Protocol::Dds {
-                reliability: Reliability::BestEffort,
-            },
-            Protocol::UdpJson,
-        ]
+            "coap-con" => coap(Delivery::Con),
+            "coap-observe" => coap(Delivery::Observe),
+            "mqtt-qos0" => Protocol::Mqtt { qos: 0 },
+            "mqtt-qos1" => Protocol::Mqtt { qos: 1 },
+            "dds-reliable" => dds(Reliability::Reliable, Transport::Udp),
+            "dds-best-effort" => dds(Reliability::BestEffort, Transport::Udp),
+            "dds-tcp" => dds(Reliability::Reliable, Transport::Tcp),
+            "json-udp" => Protocol::UdpJson,
+            other => unreachable!("the parameter table accepts no protocol `{other}`"),
+        }
     }
 }
+
+/// The protocols as `--set protocols=` names them, in the order the pages list them.
+pub const NAMES: &[&str] = &[
+    "coap-non",
+    "coap-con",
+    "coap-observe",
+    "mqtt-qos0",
+    "mqtt-qos1",
+    "dds-reliable",
+    "dds-best-effort",
+    "dds-tcp",
+    "json-udp",
+];
 
 #[cfg(test)]
 mod tests {
@@ -110,10 +142,12 @@ mod tests {
                 "MQTT QoS 1",
                 "DDS reliable",
                 "DDS best-effort",
+                "DDS reliable (TCP)",
                 "JSON/UDP"
             ]
         );
-        // CoAP CON and Observe (CON notifications), MQTT over TCP at either QoS, DDS reliable.
-        assert_eq!(all.iter().filter(|p| p.reliable()).count(), 5);
+        // CoAP CON and Observe (CON notifications), MQTT over TCP at either QoS, DDS reliable
+        // over UDP and TCP.
+        assert_eq!(all.iter().filter(|p| p.reliable()).count(), 6);
     }
 }

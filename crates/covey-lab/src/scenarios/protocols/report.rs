@@ -120,6 +120,8 @@ struct TrialCsvRow {
     loss: Plain,
     delay_s: Plain,
     rate_bytes_per_s: Option<Plain>,
+    tbf_burst_bytes: Option<u64>,
+    tbf_latency_ms: Option<u64>,
     protocol: String,
     repetition: usize,
     sent: Option<u64>,
@@ -149,6 +151,15 @@ fn trial_rows(outcome: &Outcome) -> Vec<TrialCsvRow> {
                 loss: Plain(l.loss),
                 delay_s: Plain(l.delay_s),
                 rate_bytes_per_s: l.rate_bytes_per_s.map(Plain),
+                // An uncapped link has no shaper.
+                tbf_burst_bytes: r
+                    .tbf
+                    .filter(|_| l.rate_bytes_per_s.is_some())
+                    .map(|t| t.burst_bytes),
+                tbf_latency_ms: r
+                    .tbf
+                    .filter(|_| l.rate_bytes_per_s.is_some())
+                    .map(|t| t.latency_ms),
                 protocol: r.protocol.clone(),
                 repetition: r.repetition,
                 sent: m.map(|m| m.sent),
@@ -265,10 +276,13 @@ fn latency_cdf(outcome: &Outcome) -> Option<LineChart> {
     let lq = low_quality(outcome)?;
     let mut series = Vec::new();
     for p in protocols(outcome) {
+        let main = outcome.tbf_settings.first().copied().flatten();
         let measured: Vec<&TrialRow> = outcome
             .rows
             .iter()
-            .filter(|r| r.condition == lq && r.protocol == p && r.metrics.is_some())
+            .filter(|r| {
+                r.condition == lq && r.protocol == p && r.metrics.is_some() && r.tbf == main
+            })
             .collect();
         if measured.is_empty() {
             continue;
@@ -361,11 +375,16 @@ fn tradeoff(outcome: &Outcome) -> (LineChart, Vec<Series>) {
 }
 
 fn paper_beside(protocol: &str) -> String {
-    if protocol == "DDS reliable" {
+    if protocol == "DDS reliable" || protocol == "DDS reliable (TCP)" {
         format!(
-            "{:.0} ms, {:.0} B",
+            "{:.0} ms, {:.0} B{}",
             paper::DDS_LATENCY_S * 1000.0,
-            paper::DDS_OVERHEAD_PER_100
+            paper::DDS_OVERHEAD_PER_100,
+            if protocol == "DDS reliable" {
+                " (004's OpenDDS ran over TCP)"
+            } else {
+                " (TCP, as 004's OpenDDS)"
+            }
         )
     } else if protocol.starts_with("MQTT") {
         format!(
@@ -544,6 +563,198 @@ fn trial_of(outcome: &Outcome, row: &TrialRow) -> String {
     }
 }
 
+/// `, tbf burst … latency …` when the run swept tbf's settings and the trial's link was
+/// capped.
+fn setting_of(outcome: &Outcome, row: &TrialRow) -> String {
+    match row.tbf {
+        Some(t)
+            if outcome.tbf_settings.len() > 1 && row.condition.link.rate_bytes_per_s.is_some() =>
+        {
+            format!(", tbf {}", t.label())
+        }
+        _ => String::new(),
+    }
+}
+
+/// The section on tbf's two free parameters: why the lab's values, and, when the run swept
+/// them (`--set tbf_burst=… tbf_latency_ms=…`), every protocol at every capped condition
+/// under each setting.
+fn tbf_section(outcome: &Outcome) -> String {
+    let mut md = String::new();
+    let Some(main) = outcome.tbf_settings.first().copied().flatten() else {
+        return md;
+    };
+    let _ = writeln!(
+        md,
+        "## tbf's burst and limit (not in 004)\n\n\
+         004 capped bandwidth with tc's tbf (its ref. [14] is the tc-tbf(8) man page) but gives \
+         neither the bucket (`burst`) nor the queue (`limit`, or `latency`, from which tc \
+         derives `limit = rate × latency + burst`). None of the values here is fitted to \
+         004's results; they are tc-tbf(8)'s rules and common practice:\n\n\
+         - **burst.** tc-tbf(8): the bucket must hold at least `rate / HZ` bytes (63 B at \
+         6.25 kB/s with HZ = 100), and a packet larger than the bucket is never sent; the \
+         kernel warns below the device MTU. 1600 B is the smallest practical bucket (one \
+         1514-byte Ethernet frame), 4096 B (`32kbit`) is the value of the common tbf \
+         recipes, 10 kB a generous one.\n\
+         - **limit / latency.** tc-tbf(8) takes either; its example uses `latency 70ms`, the \
+         recipes 50 ms, and 200 ms to 1 s keep more of a TCP burst.\n\n\
+         The lab's default is burst {} B with latency {} ms ({} B of queue at 6.25 kB/s): \
+         the recipes' values, kept because varying them moved no result beyond the spread \
+         between trials (the lines under the table measure that for this run; \
+         `docs/lab/tbf.md` has the first sweep). tbf is the default \
+         shaper because 004 used it: it spends time only on load the bucket cannot absorb, so \
+         a 437-byte message at 4 messages/s crosses a 6.25 kB/s cap without waiting, where \
+         the serialiser spent 70 ms per packet per hop and put a floor of about 340 ms under \
+         every protocol at the low-quality point. Nothing here depends on the serialiser, and \
+         with 15 s of drain no protocol lost telemetry at any setting of the first sweep, the \
+         50 ms queue included (`--set shaper=serialiser` still gives the earlier model).\n",
+        main.burst_bytes,
+        main.latency_ms,
+        main.limit_bytes(paper::LOW_QUALITY_RATE)
+    );
+    if outcome.tbf_sweep.is_empty() {
+        let _ = writeln!(
+            md,
+            "This run used that setting alone; `--set tbf_burst=4096,1600,10000 \
+             --set tbf_latency_ms=50,200,1000` runs each other value with the first of the \
+             other parameter, and adds a table of every setting here.\n"
+        );
+        return md;
+    }
+    let spread = outcome.trials_per_point > 1;
+    for condition in outcome
+        .conditions
+        .iter()
+        .filter(|c| c.link.rate_bytes_per_s.is_some())
+    {
+        let rate = condition.link.rate_bytes_per_s.unwrap_or(0.0);
+        let mut t = MarkdownTable::new(&[
+            "burst B",
+            "latency ms",
+            "limit B",
+            "protocol",
+            "mean latency ms",
+            "median ms",
+            "p95 ms",
+            "lost %",
+            "bytes on the wire",
+        ]);
+        for (setting, points) in &outcome.tbf_sweep {
+            for s in points.iter().filter(|s| s.condition == *condition) {
+                let m = |e: Option<Estimate>, d: usize, with_interval: bool| {
+                    e.map_or("–".into(), |e| {
+                        if with_interval && spread {
+                            format!(
+                                "{} [{}–{}]",
+                                cell(e.value, d),
+                                cell(e.low, d),
+                                cell(e.high, d)
+                            )
+                        } else {
+                            cell(e.value, d)
+                        }
+                    })
+                };
+                t.push(vec![
+                    setting.burst_bytes.to_string(),
+                    setting.latency_ms.to_string(),
+                    setting.limit_bytes(rate).to_string(),
+                    s.protocol.clone(),
+                    m(s.latency_mean_s.map(ms), 0, true),
+                    m(s.latency_median_s.map(ms), 0, true),
+                    m(s.latency_p95_s.map(ms), 0, false),
+                    m(s.loss_pct, 1, true),
+                    m(s.wire_bytes, 0, false),
+                ]);
+            }
+        }
+        let _ =
+            writeln!(
+            md,
+            "### {}\n\nEach setting's trials, the main one first; medians across trials{}.\n\n{}",
+            condition.label(),
+            if spread { ", the range in brackets" } else { "" },
+            t.render()
+        );
+        for line in sensitivity(outcome, condition) {
+            let _ = writeln!(md, "- {line}");
+        }
+        md.push('\n');
+    }
+    md
+}
+
+/// For each protocol at `condition`: how far its median latency moves across the tbf
+/// settings, against how far its trials spread under the main setting.
+fn sensitivity(outcome: &Outcome, condition: &Condition) -> Vec<String> {
+    let Some(main) = outcome.tbf_settings.first().copied().flatten() else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for p in protocols(outcome) {
+        let medians: Vec<f64> = outcome
+            .tbf_sweep
+            .iter()
+            .filter_map(|(_, points)| {
+                points
+                    .iter()
+                    .find(|s| s.condition == *condition && s.protocol == p)
+                    .and_then(|s| s.latency_median_s)
+                    .map(|e| e.value * 1000.0)
+            })
+            .collect();
+        let trials: Vec<f64> = outcome
+            .rows
+            .iter()
+            .filter(|r| r.condition == *condition && r.protocol == p && r.tbf == Some(main))
+            .filter_map(|r| r.metrics.as_ref().map(|m| m.latency_median_s * 1000.0))
+            .filter(|v| v.is_finite())
+            .collect();
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        if medians.len() < 2 || trials.is_empty() {
+            continue;
+        }
+        let (lo, hi) = range(&medians);
+        let (tlo, thi) = range(&trials);
+        lines.push(format!(
+            "**{p}**: the median latency of the {} settings spans {lo:.0}–{hi:.0} ms ({:.0} ms); \
+             the main setting's {} trials alone span {tlo:.0}–{thi:.0} ms ({:.0} ms).",
+            medians.len(),
+            hi - lo,
+            trials.len(),
+            thi - tlo
+        ));
+    }
+    lines
+}
+
+/// Each of DDS's and MQTT's mean latencies at the low-quality point against 004's, with the
+/// difference in per cent.
+fn against_paper(outcome: &Outcome, lq: &Condition) -> Vec<String> {
+    let mut lines = Vec::new();
+    for p in protocols(outcome) {
+        let paper_s = if p.starts_with("DDS reliable") {
+            paper::DDS_LATENCY_S
+        } else if p.starts_with("MQTT") {
+            paper::MQTT_LATENCY_S
+        } else {
+            continue;
+        };
+        if let Some(mean) = median_at(outcome, lq, &p, |s| s.latency_mean_s.map(ms)) {
+            let paper_ms = paper_s * 1000.0;
+            lines.push(format!(
+                "{p}: mean latency {mean:.0} ms against 004's {paper_ms:.0} ms ({:+.0} %)",
+                100.0 * (mean - paper_ms) / paper_ms
+            ));
+        }
+    }
+    lines
+}
+
 fn markdown(outcome: &Outcome) -> String {
     let mut md = String::new();
     let p = &outcome.params;
@@ -570,14 +781,22 @@ fn markdown(outcome: &Outcome) -> String {
          latency interpolate between the two nearest latencies (the lab's quantile).\n",
         p.size, p.rate_hz, p.messages, p.cc, p.drain_s
     );
-    let shaper = if p.shaper == "serialiser" {
-        "a serialiser: every packet is spaced by its size over the cap, as netem's `rate` does \
-         (`--set shaper=tbf` gives 004's tbf)"
-    } else {
-        "tbf, as 004 capped it: a token bucket (tc-tbf(8)) of 4096 B with a 50 ms queue, \
-         so a packet within the bucket leaves at line speed and only sustained load is held \
-         to the cap (`docs/lab/tbf.md` gives the model, its sources and the values 004 \
-         leaves open; `--set shaper=serialiser` gives the earlier model)"
+    let shaper = match outcome.tbf_settings.first().copied().flatten() {
+        None => "a serialiser: every packet is spaced by its size over the cap, as netem's \
+                 `rate` does (`--set shaper=tbf` gives 004's tbf)"
+            .to_string(),
+        Some(t) => format!(
+            "tbf, as 004 capped it: a token bucket (tc-tbf(8)) of {} B whose queue holds \
+             {} ms at the cap (tc's `latency`; {} B at 6.25 kB/s), netem's loss and delay \
+             before it as on one host. A packet within the bucket leaves at line speed and \
+             only sustained load is held to the cap. 004 gives neither burst nor limit; \
+             `docs/lab/tbf.md` gives the model and its sources, the section on tbf's burst \
+             and limit below says why these values, and `--set shaper=serialiser` gives the \
+             earlier model",
+            t.burst_bytes,
+            t.latency_ms,
+            t.limit_bytes(paper::LOW_QUALITY_RATE)
+        ),
     };
     let _ = writeln!(md, "Capped links hold their rate with {shaper}.\n");
     let k = outcome.trials_per_point;
@@ -632,6 +851,9 @@ fn markdown(outcome: &Outcome) -> String {
         for w in winners(outcome, &lq) {
             let _ = writeln!(md, "- {w}");
         }
+        for line in against_paper(outcome, &lq) {
+            let _ = writeln!(md, "- {line}");
+        }
         md.push('\n');
     }
     for (axis, title) in [
@@ -657,15 +879,17 @@ fn markdown(outcome: &Outcome) -> String {
             md.push('\n');
         }
     }
+    md.push_str(&tbf_section(outcome));
     let failed: Vec<&TrialRow> = outcome.rows.iter().filter(|r| r.error.is_some()).collect();
     if !failed.is_empty() {
         let _ = writeln!(md, "## Trials that did not run\n");
         for r in failed {
             let _ = writeln!(
                 md,
-                "- {} at {}{}: {}",
+                "- {} at {}{}{}: {}",
                 r.protocol,
                 r.condition.label(),
+                setting_of(outcome, r),
                 trial_of(outcome, r),
                 r.error.as_deref().unwrap_or_default()
             );
@@ -688,9 +912,10 @@ fn markdown(outcome: &Outcome) -> String {
         for r in retried {
             let _ = writeln!(
                 md,
-                "- {} at {}{}: {} failed attempt(s) ({})",
+                "- {} at {}{}{}: {} failed attempt(s) ({})",
                 r.protocol,
                 r.condition.label(),
+                setting_of(outcome, r),
                 trial_of(outcome, r),
                 r.setup_failures.len(),
                 r.setup_failures.join("; ")
@@ -734,8 +959,47 @@ fn markdown(outcome: &Outcome) -> String {
          than a stream of samples.\n\
          - Without recovery, a message crosses two links, so CoAP NON and JSON/UDP lose about \
          1 - (1 - p)^2 of the telemetry at loss p per link (19 % at 10 %); the paper reports \
-         about the network's rate.",
+         about the network's rate.\n\
+         - **DDS over UDP or TCP.** 004's DDS was OpenDDS with its TCP transport; Cyclone DDS \
+         runs RTPS over UDP by default. *DDS reliable (TCP)* (`dds-tcp`) sets Cyclone's \
+         `General/Transport` to `tcp`, so discovery and data travel over TCP connections as in \
+         004: by transport it is the row to set beside 004's DDS numbers, and the lines under \
+         the low-quality table give both rows against them. Over TCP a lost segment holds \
+         every later sample until TCP retransmits it (an RTO of 200 ms or more, doubling when \
+         the retransmission is lost too), where RTPS over UDP repairs a sample on the reader's \
+         NACK and keeps the others moving. The PyPI wheels' library has no TCP transport, so \
+         `dds-tcp` runs Cyclone 0.10.2 (Debian's library, binding 0.10.5, \
+         `scripts/lab-stacks.sh`) where the UDP rows run 11.0.1: the two rows differ in \
+         version as well as transport.\n\
+         - **MQTT and Nagle's algorithm.** rumqttc 0.24 has no TCP_NODELAY option, so the \
+         gateway's and the caregiver's sockets run Nagle's algorithm, as libmosquitto's \
+         clients do unless told otherwise (mosquitto_pub's `--nodelay`). Mosquitto's broker \
+         also runs it by default (mosquitto.conf(5) `set_tcp_nodelay false`), but 004's broker \
+         was HiveMQ, built on Netty, which sets TCP_NODELAY on every socket by default; so the \
+         lab sets it on the broker ({}). With Nagle, a hop keeps at most one segment shorter \
+         than the MSS unacknowledged: a message sent while the previous one is unacknowledged \
+         waits in the socket for that ACK (about a round trip, 200–450 ms here, against 250 ms \
+         between messages), and a lost segment holds everything behind it until it is \
+         retransmitted (RTO 0.5–3 s, doubling when the retransmission is lost too). The \
+         latencies then fall by 250 ms from message to message as the backlog drains, the \
+         saw-tooth of the low-quality CDF's tail.\n\
+         - **MQTT QoS 0 against QoS 1.** The likely reason QoS 0 is the slower is the \
+         gateway's Nagle: its next publish waits for the ACK of the one before, which at QoS 1 \
+         the broker's PUBACK carries at once, while at QoS 0 only the broker's delayed ACK \
+         answers (40 ms or more on Linux): a round trip of about 200 ms plus that delay comes \
+         close to the 250 ms between messages, so a small disturbance builds a backlog that \
+         QoS 1's shorter wait would have absorbed. The lab has not isolated this (rumqttc cannot turn Nagle off). With the \
+         broker's Nagle on as well (`--set broker_nodelay=false`) the same happens on the \
+         broker-to-caregiver hop, and an earlier single-trial page showed QoS 0 far slower \
+         (5.2 s against 2.3 s mean): one seed's draws lost a retransmission twice, a 7.5 s \
+         stall, in QoS 0's trial at every tbf setting (`docs/lab/tbf.md` gives the \
+         measurements).",
         covey_sim::paper_config().max_queued_per_peer,
+        if outcome.params.broker_nodelay {
+            "`broker_nodelay=true`, as in this run"
+        } else {
+            "`broker_nodelay=true` by default; this run left it off"
+        },
     );
     md
 }
@@ -746,7 +1010,7 @@ mod tests {
     use crate::report::rows::to_csv;
     use crate::scenarios::protocols::condition::Condition;
     use crate::scenarios::protocols::results::{summarise, Metrics};
-    use crate::scenarios::protocols::Params;
+    use crate::scenarios::protocols::{Params, TbfSetting};
 
     /// The outcome of `rows` at the low-quality point, `trials` per point.
     fn outcome_of(rows: Vec<TrialRow>, trials: usize) -> Outcome {
@@ -755,6 +1019,8 @@ mod tests {
             trials_per_point: trials,
             conditions: vec![Condition::low_quality()],
             points: summarise(&rows),
+            tbf_settings: vec![Some(TbfSetting::DEFAULT)],
+            tbf_sweep: Vec::new(),
             rows,
             skipped: None,
         }
@@ -766,6 +1032,7 @@ mod tests {
                 condition: Condition::low_quality(),
                 protocol: "DDS reliable".into(),
                 reliable: true,
+                tbf: Some(TbfSetting::DEFAULT),
                 repetition: 0,
                 seed: 1,
                 metrics: None,
@@ -814,6 +1081,7 @@ mod tests {
             condition: Condition::low_quality(),
             protocol: protocol.into(),
             reliable: false,
+            tbf: Some(TbfSetting::DEFAULT),
             repetition: 0,
             seed: 1,
             metrics: Some(Metrics {
@@ -870,12 +1138,12 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "axis,loss,delay_s,rate_bytes_per_s,protocol,repetition,sent,received,loss_pct,\
-                 latency_mean_s,latency_median_s,latency_p95_s,wire_bytes,wire_packets,\
+                "axis,loss,delay_s,rate_bytes_per_s,tbf_burst_bytes,tbf_latency_ms,protocol,\
+                 repetition,sent,received,loss_pct,latency_mean_s,latency_median_s,latency_p95_s,wire_bytes,wire_packets,\
                  data_bytes,repeated_messages,overhead_per_100,error,setup_failures",
-                "lowquality,0.1,0.1,6250,CoAP NON,0,100,90,10.00,0.3000,0.3000,0.4000,12345,\
+                "lowquality,0.1,0.1,6250,4096,50,CoAP NON,0,100,90,10.00,0.3000,0.3000,0.4000,12345,\
                  180,73620,0,–,,0",
-                "lowquality,0.1,0.1,6250,DDS reliable,0,,,,,,,,,,,,\"no broker, sorry\",1",
+                "lowquality,0.1,0.1,6250,4096,50,DDS reliable,0,,,,,,,,,,,,\"no broker, sorry\",1",
             ]
         );
     }
@@ -909,6 +1177,65 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("ran 1 trial at each condition"), "{md}");
+    }
+
+    #[test]
+    fn a_tbf_sweep_adds_a_table_of_every_setting_and_how_far_each_moves() {
+        let other = TbfSetting {
+            burst_bytes: 1600,
+            latency_ms: 1000,
+        };
+        let trial = |k, tbf, median_s| {
+            let mut r = measured("DDS reliable (TCP)", 100, 50_000);
+            r.repetition = k;
+            r.tbf = Some(tbf);
+            if let Some(m) = r.metrics.as_mut() {
+                m.latency_median_s = median_s;
+            }
+            r
+        };
+        let main_rows = vec![
+            trial(0, TbfSetting::DEFAULT, 0.20),
+            trial(1, TbfSetting::DEFAULT, 0.26),
+        ];
+        let other_rows = vec![trial(0, other, 0.25), trial(1, other, 0.27)];
+        let mut o = outcome_of(main_rows.clone(), 2);
+        o.rows.extend(other_rows.clone());
+        o.tbf_settings = vec![Some(TbfSetting::DEFAULT), Some(other)];
+        o.tbf_sweep = vec![
+            (TbfSetting::DEFAULT, summarise(&main_rows)),
+            (other, summarise(&other_rows)),
+        ];
+        let md = markdown(&o);
+        assert!(md.contains("## tbf's burst and limit (not in 004)"), "{md}");
+        assert!(
+            md.contains("burst 4096 B with latency 50 ms (4408 B of queue"),
+            "{md}"
+        );
+        // limit = 6250 B/s × 1 s + 1600 B.
+        assert!(
+            md.contains(
+                "| 1600 | 1000 | 7850 | DDS reliable (TCP) | 300 [300–300] | 260 [250–270] |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "**DDS reliable (TCP)**: the median latency of the 2 settings spans 230–260 ms \
+                 (30 ms); the main setting's 2 trials alone span 200–260 ms (60 ms)."
+            ),
+            "{md}"
+        );
+        // 004 compared with the TCP variant; mean 300 ms against 234 ms.
+        assert!(
+            md.contains("DDS reliable (TCP): mean latency 300 ms against 004's 234 ms (+28 %)"),
+            "{md}"
+        );
+        assert!(md.contains("(TCP, as 004's OpenDDS)"), "{md}");
+        // A run of one setting says how to sweep.
+        let md = markdown(&outcome_of(main_rows, 2));
+        assert!(md.contains("--set tbf_burst=4096,1600,10000"), "{md}");
+        assert!(!md.contains("### low quality"), "{md}");
     }
 
     #[test]

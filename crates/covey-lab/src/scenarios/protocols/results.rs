@@ -17,6 +17,8 @@ pub struct TrialRow {
     pub protocol: String,
     /// Whether the protocol recovers lost packets.
     pub reliable: bool,
+    /// The tbf's burst and latency the trial ran with, or none for the serialiser.
+    pub tbf: Option<super::TbfSetting>,
     /// Which trial of the point, from 0 (the runner's seed index).
     pub repetition: usize,
     /// The trial's seed (its links' draws).
@@ -235,6 +237,7 @@ mod tests {
             condition: Condition::low_quality(),
             protocol: protocol.into(),
             reliable: false,
+            tbf: None,
             repetition: 0,
             seed: 0,
             metrics: Some(Metrics {

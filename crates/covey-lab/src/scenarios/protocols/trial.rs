@@ -47,8 +47,12 @@ pub struct TrialOutcome {
 /// The DDS interpreter, when the run has one.
 #[derive(Debug, Clone)]
 pub struct Externals {
-    /// Python with `cyclonedds` (for DDS).
+    /// Python with `cyclonedds` (for DDS over UDP).
     pub dds_python: Option<std::path::PathBuf>,
+    /// Python with a `cyclonedds` whose C library has the TCP transport (for DDS over TCP).
+    pub dds_tcp_python: Option<std::path::PathBuf>,
+    /// Whether Mosquitto sets TCP_NODELAY on its client sockets.
+    pub broker_nodelay: bool,
 }
 
 /// A process to start: a covey agent or another program (the DDS script).
@@ -134,7 +138,7 @@ pub fn run(
         }
         Protocol::Mqtt { qos } => {
             // Mosquitto says nothing on stdout; the subscriber's SUBACK shows it is up.
-            server = launcher.mosquitto(network, NODES[1], mqtt::PORT)?;
+            server = launcher.mosquitto(network, NODES[1], mqtt::PORT, externals.broker_nodelay)?;
             subscriber = Launch::Agent(Agent::Mqtt(mqtt::Role::Subscribe {
                 broker: addr(srv, mqtt::PORT),
                 qos: *qos,
@@ -163,8 +167,15 @@ pub fn run(
                 schedule,
             }));
         }
-        Protocol::Dds { reliability } => {
-            let python = externals.dds_python.as_deref().ok_or_else(|| {
+        Protocol::Dds {
+            reliability,
+            transport,
+        } => {
+            let python = match transport {
+                dds::Transport::Udp => externals.dds_python.as_deref(),
+                dds::Transport::Tcp => externals.dds_tcp_python.as_deref(),
+            };
+            let python = python.ok_or_else(|| {
                 LabError::Stack(format!(
                     "DDS needs Cyclone DDS for Python; run `{}`",
                     covey_emu::stacks::programs::SETUP_SCRIPT
@@ -179,6 +190,7 @@ pub fn run(
                     &script,
                     role,
                     *reliability,
+                    *transport,
                     &schedule,
                     secs,
                     own,
