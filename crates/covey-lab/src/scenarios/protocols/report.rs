@@ -98,6 +98,22 @@ fn cell(v: f64, decimals: usize) -> String {
     }
 }
 
+/// An estimate's cell, with its interval in brackets when `with_interval`; "–" when absent.
+fn estimate_cell(e: Option<Estimate>, decimals: usize, with_interval: bool) -> String {
+    e.map_or("–".into(), |e| {
+        if with_interval {
+            format!(
+                "{} [{}–{}]",
+                cell(e.value, decimals),
+                cell(e.low, decimals),
+                cell(e.high, decimals)
+            )
+        } else {
+            cell(e.value, decimals)
+        }
+    })
+}
+
 /// A float with `D` decimals, or `–` when it is not a number, as the CSV has always shown it.
 #[derive(Debug, Clone, Copy)]
 struct Cell<const D: usize>(f64);
@@ -421,18 +437,7 @@ fn condition_table(outcome: &Outcome, condition: &Condition) -> MarkdownTable {
     for p in protocols(outcome) {
         let s = summary(outcome, condition, &p);
         let m = |f: Field, d: usize, with_interval: bool| {
-            s.and_then(f).map_or("–".into(), |e| {
-                if with_interval && spread {
-                    format!(
-                        "{} [{}–{}]",
-                        cell(e.value, d),
-                        cell(e.low, d),
-                        cell(e.high, d)
-                    )
-                } else {
-                    cell(e.value, d)
-                }
-            })
+            estimate_cell(s.and_then(f), d, with_interval && spread)
         };
         let mut row = vec![
             p.clone(),
@@ -642,18 +647,7 @@ fn tbf_section(outcome: &Outcome) -> String {
         for (setting, points) in &outcome.tbf_sweep {
             for s in points.iter().filter(|s| s.condition == *condition) {
                 let m = |e: Option<Estimate>, d: usize, with_interval: bool| {
-                    e.map_or("–".into(), |e| {
-                        if with_interval && spread {
-                            format!(
-                                "{} [{}–{}]",
-                                cell(e.value, d),
-                                cell(e.low, d),
-                                cell(e.high, d)
-                            )
-                        } else {
-                            cell(e.value, d)
-                        }
-                    })
+                    estimate_cell(e, d, with_interval && spread)
                 };
                 t.push(vec![
                     setting.burst_bytes.to_string(),
