@@ -94,3 +94,33 @@ fn moving_the_wifi_sender_away_raises_member_reliability_at_full_load() {
         assert!(f > n, "{}: {near} m {n:.3}, {far} m {f:.3}", mode.name());
     }
 }
+
+/// Capture (SINR reception) keeps a frame that a weaker one overlaps: SMRF's flood, whose
+/// broadcasts are never retried, reaches more members than under the overlap model.
+#[test]
+fn capture_lets_more_multicast_members_answer_under_interference() {
+    let params = Params {
+        queries: 10,
+        ..Params::defaults(true)
+    };
+    let member = |experiment| {
+        let point = RunPoint {
+            experiment,
+            members: 20,
+            load_mbps: 28.5,
+            mode: Mode::Multicast,
+            ack_timeout: params.ack_timeout(),
+            wifi_m: None,
+            seed_index: 0,
+            run_seed: 1,
+        };
+        let run = run_point(&point, &params).expect("the run runs");
+        assert_eq!(run.outcome.creation_failures, 0);
+        run.outcome.member_reliability()
+    };
+    let (overlap, capture) = (member(Experiment::Main), member(Experiment::Capture));
+    assert!(
+        capture > overlap,
+        "overlap {overlap:.3}, capture {capture:.3}"
+    );
+}

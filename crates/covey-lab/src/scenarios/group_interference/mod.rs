@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::group::hop_profile::RING_STEP_M;
 use super::group::outcome::deserialize_secs;
+use super::group::params::Reception;
 use super::group::sweep_outcome::{PointRun, SweepOutcome};
 use super::group::testbed::{addr, sensor_uris};
 use super::group::wifi::OPEN_ROOM_WIFI_M;
@@ -90,6 +91,9 @@ pub enum Experiment {
     /// bearing ([`WIFI_DISTANCES_M`]).
     #[serde(rename = "wifi-position")]
     WifiPosition,
+    /// The main sweep's G, loads and modes with capture: reception by SINR, the Wi-Fi bursts
+    /// in the same sum (`reception=sinr`), beside the default overlap model.
+    Capture,
 }
 
 /// The Wi-Fi sender's distances from the gateway of the position sweep, metres, along the
@@ -180,6 +184,8 @@ pub struct Sweep {
     pub office: bool,
     /// The Wi-Fi position sweep.
     pub position: PositionSweep,
+    /// Group sizes and loads run again with capture (SINR reception).
+    pub capture: (Vec<usize>, Vec<f64>),
     /// Seeds per point.
     pub seeds: usize,
 }
@@ -197,6 +203,7 @@ impl Sweep {
                 loads_mbps: vec![15.0, 28.5],
                 distances_m: WIFI_DISTANCES_M.to_vec(),
             },
+            capture: (vec![20, 30], vec![0.0, 15.0, 28.5]),
             seeds,
         }
     }
@@ -213,6 +220,7 @@ impl Sweep {
                 loads_mbps: vec![28.5],
                 distances_m: QUICK_WIFI_DISTANCES_M.to_vec(),
             },
+            capture: (vec![20], vec![28.5]),
             seeds,
         }
     }
@@ -278,6 +286,21 @@ impl Sweep {
                 }
             }
         }
+        let (sizes, loads) = &self.capture;
+        for &g in sizes {
+            for &load in loads {
+                for mode in [Mode::Unicast, Mode::Multicast] {
+                    points.push(SweepPoint {
+                        experiment: Experiment::Capture,
+                        members: g,
+                        load_mbps: load,
+                        mode,
+                        ack_timeout,
+                        wifi_m: None,
+                    });
+                }
+            }
+        }
         points
     }
 }
@@ -306,7 +329,11 @@ pub fn run_point(point: &RunPoint, params: &Params) -> Result<RunResult, LabErro
         queue_frames: params.queue,
         ack_timeout: point.ack_timeout,
         wifi: Some(wifi),
-        reception: params.reception.model(),
+        reception: if point.experiment == Experiment::Capture {
+            Reception::Sinr.model()
+        } else {
+            params.reception.model()
+        },
         run_seed: point.run_seed,
     };
     let mut testbed = Testbed::build(&spec, |gateways, members| {
@@ -367,7 +394,13 @@ pub fn variant(point: &RunPoint) -> String {
         Experiment::WifiPosition => {
             position_variant(point.mode, point.wifi_m.unwrap_or(OPEN_ROOM_WIFI_M))
         }
+        Experiment::Capture => capture_variant(point.mode),
     }
+}
+
+/// The variant label of the capture runs of `mode`.
+pub fn capture_variant(mode: Mode) -> String {
+    format!("{}, capture (SINR)", mode.name())
 }
 
 /// The variant label of the position sweep's `mode` with the Wi-Fi sender `wifi_m` metres
@@ -463,7 +496,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_position_sweep_comes_last_and_leaves_the_default_distance_to_the_main_sweep() {
+    fn the_position_sweep_comes_after_the_papers_runs_and_leaves_the_default_distance_to_the_main_sweep(
+    ) {
         for quick in [true, false] {
             let sweep = Sweep::of(quick, 1);
             let points = sweep.points(Duration::from_secs(2));
@@ -472,10 +506,15 @@ mod tests {
                 .position(|p| p.experiment == Experiment::WifiPosition)
                 .expect("position points");
             assert!(points[..first].iter().all(|p| p.wifi_m.is_none()));
-            let moved = &points[first..];
-            assert!(moved
+            // Then only the capture runs, added last so earlier points keep their seeds.
+            let moved: Vec<&SweepPoint> = points[first..]
                 .iter()
-                .all(|p| p.experiment == Experiment::WifiPosition));
+                .take_while(|p| p.experiment == Experiment::WifiPosition)
+                .collect();
+            let rest = &points[first + moved.len()..];
+            assert!(rest.iter().all(|p| p.experiment == Experiment::Capture));
+            let (sizes, loads) = &sweep.capture;
+            assert_eq!(rest.len(), sizes.len() * loads.len() * 2);
             let p = &sweep.position;
             let others = p.distances_m.len() - 1;
             assert_eq!(moved.len(), others * p.sizes.len() * p.loads_mbps.len() * 2);
