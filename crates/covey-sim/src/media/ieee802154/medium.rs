@@ -562,6 +562,28 @@ impl Ieee802154Medium {
         }
     }
 
+    /// Judges `frame` at `to` and, if it arrived, receives it now or leaves it in the
+    /// receiver's radio FIFO; a failure is counted at the receiver.
+    fn take_in(
+        &mut self,
+        now: Instant,
+        tx: &Transmission,
+        to: NodeId,
+        air_bytes: usize,
+        kind: FrameKind,
+        frame: MacFrame,
+    ) -> Reception {
+        let admitted = self
+            .reception(tx, to, air_bytes, kind)
+            .and_then(|()| self.rx_fifo_admit(now, to, tx.from, frame));
+        match admitted {
+            Ok(RxAdmission::Now) => self.receive(now, to, tx.from, frame),
+            Ok(RxAdmission::Stored) => {}
+            Err(cause) => self.count_rx_failure(to, cause),
+        }
+        admitted.map(|_| ())
+    }
+
     /// Counts a failed reception at the receiver.
     fn count_rx_failure(&mut self, to: NodeId, cause: LossCause) {
         if let Some(mac) = self.nodes.get_mut(to) {
@@ -828,15 +850,7 @@ impl Ieee802154Medium {
         let air_bytes = phy.phy_header_bytes + frame.mpdu_bytes;
         match frame.hop_to {
             Some(to) => {
-                let admitted = self
-                    .reception(&tx, to, air_bytes, FrameKind::Data)
-                    .and_then(|()| self.rx_fifo_admit(now, to, node, frame));
-                match admitted {
-                    Ok(RxAdmission::Now) => self.receive(now, to, node, frame),
-                    Ok(RxAdmission::Stored) => {}
-                    Err(cause) => self.count_rx_failure(to, cause),
-                }
-                let outcome = admitted.map(|_| ());
+                let outcome = self.take_in(now, &tx, to, air_bytes, FrameKind::Data, frame);
                 if self.config.mac.ack_unicast {
                     if let Some(mac) = self.nodes.get_mut(node) {
                         mac.state = MacState::AwaitingAck;
@@ -879,14 +893,7 @@ impl Ieee802154Medium {
             None => {
                 let listeners: Vec<NodeId> = self.topology.neighbours(node).collect();
                 for to in listeners {
-                    let admitted = self
-                        .reception(&tx, to, air_bytes, FrameKind::Broadcast)
-                        .and_then(|()| self.rx_fifo_admit(now, to, node, frame));
-                    match admitted {
-                        Ok(RxAdmission::Now) => self.receive(now, to, node, frame),
-                        Ok(RxAdmission::Stored) => {}
-                        Err(cause) => self.count_rx_failure(to, cause),
-                    }
+                    let _ = self.take_in(now, &tx, to, air_bytes, FrameKind::Broadcast, frame);
                 }
                 self.finish_frame(now, node, Some(phy.ifs(frame.mpdu_bytes)), None);
             }
