@@ -1,22 +1,14 @@
 //! `covey`: the command line of the Covey CoAP stack.
 
-mod commands;
-mod exit;
-mod input;
-mod logging;
-mod output;
-mod render;
-mod resources;
-mod web;
-
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::client::discover_args::{DiscoverArgs, DISCOVER_EXAMPLES};
-use commands::client::{ClientArgs, Verb};
-use exit::EXIT_CODES_HELP;
+use covey_cli::commands;
+use covey_cli::commands::client::discover_args::{DiscoverArgs, DISCOVER_EXAMPLES};
+use covey_cli::commands::client::{ClientArgs, Verb};
+use covey_cli::exit::EXIT_CODES_HELP;
+use covey_cli::sibling::{self, PassThrough};
 
 /// Covey: CoAP (RFC 7252) tools.
 #[derive(Debug, Parser)]
@@ -50,16 +42,20 @@ enum Command {
     Decode(commands::decode::DecodeArgs),
     /// Load a CoAP server (closed loop) and print requests/s and latency; --against libcoap
     /// compares covey serve with libcoap's server.
-    Bench(commands::bench::BenchArgs),
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Bench(PassThrough),
     /// Measure the gateway's HTTP-CoAP proxy against direct CoAP on loopback: added p50
     /// latency and requests/s, in one run.
-    BenchProxy(commands::bench_proxy::BenchProxyArgs),
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    BenchProxy(PassThrough),
     /// Run an Entity Manager: clients create entities (groups of resources) under /e.
-    Gateway(commands::gateway::GatewayArgs),
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Gateway(PassThrough),
     /// Create, list, show, delete and query entities on a gateway.
     Entity(commands::entity::EntityArgs),
     /// Run the lab's scenarios: the seed papers' experiments on the simulator.
-    Lab(commands::lab::LabArgs),
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Lab(PassThrough),
 }
 
 fn main() -> ExitCode {
@@ -74,21 +70,13 @@ fn main() -> ExitCode {
         Command::Discover(a) => commands::client::run(Verb::Discover, a.into()),
         Command::Serve(a) => commands::serve::run(a),
         Command::Decode(a) => commands::decode::run(&a),
-        Command::Bench(a) => commands::bench::run(a),
-        Command::BenchProxy(a) => commands::bench_proxy::run(a),
-        Command::Gateway(a) => commands::gateway::run(a),
+        Command::Bench(a) => sibling::run("covey-bench", &["coap"], a.args),
+        Command::BenchProxy(a) => sibling::run("covey-bench", &["proxy"], a.args),
+        Command::Gateway(a) => sibling::run("covey-gateway", &[], a.args),
         Command::Entity(a) => commands::entity::run(a),
-        Command::Lab(a) => commands::lab::run(a),
+        Command::Lab(a) => sibling::run("covey-lab", &[], a.args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            // One line, whatever the error chain; a closed stderr leaves nothing to tell.
-            let message = failure.message.replace('\n', " ");
-            let _ = writeln!(std::io::stderr(), "covey: {message}");
-            failure.exit_code()
-        }
-    }
+    covey_cli::finish(result)
 }
 
 #[cfg(test)]

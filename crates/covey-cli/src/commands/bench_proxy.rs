@@ -78,7 +78,7 @@ impl CoapServer {
             .and_then(|s| s.local_addr())
             .map_err(|e| other(format!("no free port: {e}")))?
             .port();
-        let exe = std::env::current_exe().map_err(|e| other(e.to_string()))?;
+        let exe = crate::sibling::program("covey")?;
         let child = Command::new(exe)
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .stdin(Stdio::null())

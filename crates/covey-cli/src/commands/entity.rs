@@ -3,7 +3,7 @@
 //! JSON object with `--json` — with the exit codes of the other client commands.
 //! `covey entity bench` measures the EM's fan-out.
 
-mod bench;
+pub mod bench;
 mod render;
 
 use std::io::Write;
@@ -41,7 +41,8 @@ enum EntityCommand {
     /// Query an entity: fan out to its members and combine their replies.
     Query(QueryArgs),
     /// Measure the EM's fan-out on loopback: queries/s and latency for groups of members.
-    Bench(bench::BenchArgs),
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Bench(crate::sibling::PassThrough),
 }
 
 /// The gateway and the output flags every subcommand takes.
@@ -172,7 +173,7 @@ impl Gateway {
 /// Runs a `covey entity` subcommand.
 pub fn run(args: EntityArgs) -> Result<(), Failure> {
     if let EntityCommand::Bench(b) = args.command {
-        return bench::run(b);
+        return crate::sibling::run("covey-bench", &["entity"], b.args);
     }
     let verbose = match &args.command {
         EntityCommand::Create(a) => a.gateway.verbose,

@@ -12,14 +12,14 @@ use crate::EmuError;
 /// Where the programs are and where a run's files go.
 #[derive(Debug, Clone)]
 pub struct Launcher {
-    /// The `covey` binary (its `lab agent` subcommand runs the agents).
+    /// The `covey-lab` program (its `agent` subcommand runs the agents).
     pub covey: PathBuf,
     /// A folder for configuration files and scripts.
     pub work_dir: PathBuf,
 }
 
 impl Launcher {
-    /// Agents run by the program running now (the `covey` binary), files in `work_dir`.
+    /// Agents run by the program running now (`covey-lab`), files in `work_dir`.
     pub fn from_current_exe(work_dir: &Path) -> Result<Launcher, EmuError> {
         let covey = std::env::current_exe()
             .map_err(|e| EmuError::Stack(format!("cannot find the covey binary: {e}")))?;
@@ -44,7 +44,7 @@ impl Launcher {
         agent: &Agent,
     ) -> Result<AgentProcess, EmuError> {
         let mut command = Command::new(&self.covey);
-        command.args(["lab", "agent"]).arg(agent.to_arg());
+        command.arg("agent").arg(agent.to_arg());
         network.spawn(node, &format!("{node} agent"), command)
     }
 

@@ -103,7 +103,9 @@ pub fn spawn(
             c
         }
         (ServerKind::Covey, _) => {
-            let mut c = Command::new(std::env::current_exe()?);
+            let covey = crate::sibling::program("covey")
+                .map_err(|f| io::Error::new(io::ErrorKind::NotFound, f.message))?;
+            let mut c = Command::new(covey);
             c.args(["serve", "--bind", &addr.to_string()]);
             if let Some(us) = busy_poll_us {
                 c.args(["--busy-poll-us", &us.to_string()]);
