@@ -114,6 +114,16 @@ async fn fill(c: &Client, css: &str, text: &str) {
     e.send_keys(text).await.expect(css);
 }
 
+/// The `aria-invalid` mark of the create form's `field`.
+async fn invalid(c: &Client, field: &str) -> Option<String> {
+    c.find(Locator::Css(&format!("#create-form [name={field}]")))
+        .await
+        .expect(field)
+        .attr("aria-invalid")
+        .await
+        .expect(field)
+}
+
 async fn select(c: &Client, css: &str, label: &str) {
     let e = c.find(Locator::Css(css)).await.expect(css);
     e.select_by_label(label).await.expect(css);
@@ -204,10 +214,30 @@ async fn the_papers_gui_session_runs_in_chromium() {
     click(&c, "#create").await;
     let error = text_when(&c, "#err-er", |t| !t.is_empty()).await;
     assert!(
-        error.contains("4.00") && error.contains("/nothere"),
+        error.contains("4.00") && error.contains("/nothere") && !error.contains("\"reason\""),
+        "the report's text beside the field it names: {error}"
+    );
+    assert_eq!(invalid(&c, "er").await, Some("true".into()));
+    screenshot(&c, "01-create-refused").await;
+
+    // Too many replies for one member: the report names enr, whose line shows it.
+    fill(&c, "#create-form [name=er]", &uris[0]).await;
+    fill(&c, "#create-form [name=enr]", "3").await;
+    click(&c, "#create").await;
+    let error = text_when(&c, "#err-enr", |t| !t.is_empty()).await;
+    assert!(
+        error.contains("3 replies cannot come from 1 member"),
         "{error}"
     );
-    screenshot(&c, "01-create-refused").await;
+    assert_eq!(invalid(&c, "enr").await, Some("true".into()));
+    assert_eq!(
+        invalid(&c, "er").await,
+        None,
+        "marks of the last try are gone"
+    );
+    let er_line = c.find(Locator::Css("#err-er")).await.unwrap();
+    assert_eq!(er_line.text().await.unwrap(), "");
+    fill(&c, "#create-form [name=enr]", "").await;
 
     // Create: three members, operations lst and avg.
     fill(&c, "#create-form [name=er]", &uris.join("\n")).await;

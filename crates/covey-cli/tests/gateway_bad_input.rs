@@ -1,7 +1,8 @@
 //! Bad input through `covey gateway`: malformed JSON and CBOR, unknown fields, bad URIs,
 //! cycles, duplicate names, `ect` at use time, non-numeric members, members that do not
-//! answer — each a 4.xx or 5.xx whose diagnostic names the problem, and `covey entity`
-//! exiting non-zero with one line.
+//! answer — each a 4.xx or 5.xx whose diagnostic names the problem (for a JSON request an
+//! error report naming the field), and `covey entity` exiting non-zero with one line that
+//! names the field.
 
 mod gateway_support;
 mod support;
@@ -46,21 +47,29 @@ fn bad_input_is_refused_with_a_diagnostic() {
     fails(&out, 3, &["4.00", "malformed CBOR"]);
     let out = post(&["-t", "text", "-e", "name=x"]);
     fails(&out, 3, &["4.15"]);
-    // Unknown, repeated and mistyped fields.
+    // Unknown, repeated and mistyped fields: a JSON request gets the error report.
     let out = post(&[
         "-t",
         "json",
         "-e",
         &format!(r#"{{"name":"x","er":["{t1}"],"colour":"red"}}"#),
     ]);
-    fails(&out, 3, &["4.00", "unknown field \"colour\""]);
+    fails(
+        &out,
+        3,
+        &[
+            "4.00",
+            r#"{"error":"unknown field \"colour\""#,
+            r#""field":"colour","reason":"unknown_field"}"#,
+        ],
+    );
     let out = post(&[
         "-t",
         "json",
         "-e",
         &format!(r#"{{"name":"x","er":["{t1}"],"enr":"two"}}"#),
     ]);
-    fails(&out, 3, &["4.00", "field \"enr\""]);
+    fails(&out, 3, &["4.00", r#""field":"enr","reason":"wrong_type""#]);
     let out = post(&["-t", "json", "-e", r#"{"er":[]}"#]);
     fails(&out, 3, &["4.00", "\"er\""]);
 
@@ -73,22 +82,47 @@ fn bad_input_is_refused_with_a_diagnostic() {
         ("coap://[::1/x", "not a valid CoAP URI"),
     ] {
         let out = entity(&["create", &base, "bad", "--member", uri]);
-        fails(&out, 3, &["4.00", uri, why]);
+        fails(&out, 3, &["4.00", uri, why, "[field: er, reason: "]);
     }
     let out = entity(&["create", &base, "dup", "--member", &t1, "--member", &t1]);
-    fails(&out, 3, &["4.00", "listed twice"]);
-    let out = entity(&["create", &base, "x", "--member", &t1, "--enr", "3"]);
-    fails(&out, 3, &["4.00", "field \"enr\""]);
-    let out = entity(&["create", &base, "x", "--member", &t1, "--eo", "mean"]);
-    fails(&out, 3, &["4.00", "\"mean\" is not an operation"]);
-    let out = entity(&["create", &base, "x", "--member", &t1, "--ect", "broadcast"]);
     fails(
         &out,
         3,
-        &["4.00", "\"broadcast\" is not unicast or multicast"],
+        &["4.00", "listed twice", "[field: er, reason: duplicate]"],
+    );
+    let out = entity(&["create", &base, "x", "--member", &t1, "--enr", "3"]);
+    let line = fails(&out, 3, &["4.00", "field \"enr\""]);
+    assert!(
+        line.ends_with("[field: enr, reason: out_of_range]\n"),
+        "{line}"
+    );
+    // With --json the report is printed as well.
+    let out = entity(&[
+        "create", &base, "x", "--member", &t1, "--enr", "3", "--json",
+    ]);
+    fails(&out, 3, &["[field: enr, reason: out_of_range]"]);
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        (&report["field"], &report["reason"]),
+        (
+            &serde_json::json!("enr"),
+            &serde_json::json!("out_of_range")
+        )
+    );
+    // Values the EM's own rules refuse are caught before anything is sent: exit 2, the
+    // option and the EM's diagnostic.
+    let out = entity(&["create", &base, "x", "--member", &t1, "--eo", "mean"]);
+    fails(&out, 2, &["--eo", "\"mean\" is not an operation"]);
+    let out = entity(&["create", &base, "x", "--member", &t1, "--ect", "broadcast"]);
+    fails(
+        &out,
+        2,
+        &["--ect", "\"broadcast\" is not unicast or multicast"],
     );
     let out = entity(&["create", &base, "x", "--member", &t1, "--delay", "soon"]);
-    fails(&out, 3, &["4.00", "delay"]);
+    fails(&out, 2, &["--delay", "neither a number of milliseconds"]);
+    let out = entity(&["create", &base, "x", "--member", &t1, "--enr", "0"]);
+    fails(&out, 2, &["--enr", "0 is not a positive number"]);
     // Mistakes caught before anything is sent: exit 2.
     let out = entity(&["create", &base, "bad name", "--member", &t1]);
     fails(&out, 2, &["bad entity name"]);
@@ -102,7 +136,15 @@ fn bad_input_is_refused_with_a_diagnostic() {
         "create", &base, "room", "--member", &t1, "--member", &t2,
     ]));
     let out = entity(&["create", &base, "room", "--member", &t1]);
-    fails(&out, 3, &["4.00", "an entity named room already exists"]);
+    fails(
+        &out,
+        3,
+        &[
+            "4.00",
+            "an entity named room already exists",
+            "[field: name, reason: exists]",
+        ],
+    );
     let out = entity(&["create", &base, "room", "--member", &t1, "--if-none-match"]);
     fails(&out, 3, &["4.12", "already exists"]);
 

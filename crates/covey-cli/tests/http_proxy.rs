@@ -131,10 +131,31 @@ fn entities_are_created_and_deleted_through_the_proxy() {
         format!("/hc/{}/e/t", gateway.base())
     );
 
-    // The EM's diagnostic reaches the HTTP client as text.
-    let r = create(format!(
-        r#"{{"name":"u","er":["coap://127.0.0.1:{port}/nothere"]}}"#
-    ));
+    // The EM's refusal of a JSON request reaches the HTTP client as its JSON error report.
+    let refused = format!(r#"{{"name":"u","er":["coap://127.0.0.1:{port}/nothere"]}}"#);
+    let r = create(refused.clone());
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(header(&r, "content-type").starts_with("application/json"));
+    let report: serde_json::Value = r.json().unwrap();
+    assert!(
+        report["error"].as_str().unwrap().contains("/nothere"),
+        "{report}"
+    );
+    assert_eq!(
+        (&report["field"], &report["reason"]),
+        (
+            &serde_json::json!("er"),
+            &serde_json::json!("member_refused")
+        )
+    );
+    // A client that asks for text gets the diagnostic as text.
+    let r = client
+        .post(format!("{em}/e"))
+        .header("content-type", "application/json")
+        .header("accept", "text/plain")
+        .body(refused)
+        .send()
+        .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert!(header(&r, "content-type").starts_with("text/plain"));
     assert!(r.text().unwrap().contains("/nothere"));

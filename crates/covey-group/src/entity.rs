@@ -87,7 +87,8 @@ impl Entity {
         EntityRecord {
             name: self.name.clone(),
             state,
-            profile: self.profile.to_stored_json(&self.name).to_string(),
+            profile: serde_json::to_string(&self.profile.stored_document(&self.name))
+                .unwrap_or_default(),
             group: self.group,
             nested: self
                 .members

@@ -39,6 +39,15 @@ impl IncomingRequest {
         )
     }
 
+    /// Whether the client asked for JSON: Accept `application/json`, or no Accept and a
+    /// payload in `application/json`. Its errors are then [`crate::ErrorReport`]s.
+    pub fn wants_json(&self) -> bool {
+        match self.accept {
+            Some(accept) => accept == ContentFormat::JSON,
+            None => self.content_format == Some(ContentFormat::JSON),
+        }
+    }
+
     /// Copies request `id` from the engine.
     pub fn read(ep: &Endpoint, id: IncomingId) -> Option<IncomingRequest> {
         let r = ep.request(id)?;

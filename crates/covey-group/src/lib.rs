@@ -26,6 +26,7 @@ pub mod delay;
 pub mod document;
 pub mod entity;
 mod entity_manager;
+pub mod error_report;
 mod fanout;
 #[cfg(feature = "gateway")]
 pub mod gateway;
@@ -55,10 +56,11 @@ pub mod visited;
 pub use config::{EmConfig, CONCURRENT_QUERIES};
 pub use entity::Entity;
 pub use entity_manager::{EmError, EntityManager};
+pub use error_report::{ErrorReport, Reason};
 pub use membership_resource::GroupMembershipResource;
 pub use multicast_pool::{GroupPool, MulticastPool};
 pub use operation::Operation;
-pub use profile::{Delay, Ect, Emt, Profile};
+pub use profile::{Delay, Ect, Emt, Profile, ProfileDocument};
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 pub use store::{BackgroundStore, EntityRecord, MemoryStore, Store, StoreError};

@@ -1,5 +1,6 @@
 //! A member resource of an entity: its `coap://` or `coaps://` URI and where and how to reach it.
 
+use crate::error_report::Reason;
 use covey_core::uri::{Host, Scheme, Uri};
 use covey_core::OptionNumber;
 use std::net::{IpAddr, SocketAddr};
@@ -34,6 +35,18 @@ pub enum MemberUriError {
     /// The unspecified address or port 0.
     #[error("the address {0} cannot be reached")]
     Unreachable(SocketAddr),
+}
+
+impl MemberUriError {
+    /// Why, as data.
+    pub fn reason(&self) -> Reason {
+        match self {
+            MemberUriError::Syntax(_) => Reason::NotAUri,
+            MemberUriError::HostName => Reason::HostName,
+            MemberUriError::Multicast => Reason::MulticastAddress,
+            MemberUriError::Unreachable(_) => Reason::Unreachable,
+        }
+    }
 }
 
 impl Member {

@@ -4,6 +4,7 @@
 //! that answer with numbers.
 
 use crate::entity::Entity;
+use crate::error_report::Reason;
 use crate::member::Member;
 use crate::member_value::extract;
 use crate::operation::Operation;
@@ -11,6 +12,7 @@ use crate::profile::{parse_change, PayloadFormat};
 use crate::response::MemberResponse;
 use crate::task_io::TaskIo;
 use crate::timers::TimerKey;
+use crate::validation::ValidationError;
 use covey_core::{uint, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, Duration, Failure, Request, RequestId, RequestParams};
 use std::collections::BTreeMap;
@@ -97,7 +99,7 @@ enum Pending {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeOutcome {
     /// Every problem found; empty when the entity is valid.
-    pub problems: Vec<String>,
+    pub problems: Vec<ValidationError>,
     /// Per member, whether it is an entity.
     pub nested: Vec<bool>,
     /// Per member, the size of its validation reply (0 when none).
@@ -110,7 +112,7 @@ pub struct Probe {
     spec: ProbeSpec,
     /// Requests outstanding, cancelled in request order at the deadline.
     pending: BTreeMap<RequestId, Pending>,
-    problems: Vec<String>,
+    problems: Vec<ValidationError>,
     nested: Vec<bool>,
     sizes: Vec<usize>,
     visited: Vec<Member>,
@@ -132,6 +134,12 @@ impl Probe {
         }
     }
 
+    /// Notes a problem with the members.
+    fn problem(&mut self, reason: Reason, message: String) {
+        self.problems
+            .push(ValidationError::new("er", reason, message));
+    }
+
     /// Asks every member (or looks up this EM's own entities).
     pub fn start(&mut self, io: &mut TaskIo<'_>, local: &LocalEntities<'_>) {
         for i in 0..self.spec.members.len() {
@@ -144,11 +152,14 @@ impl Probe {
                 Lookup::Found { er, default_op } => {
                     self.found_entity(io, local, i, &er, default_op)
                 }
-                Lookup::Missing => self.problems.push(format!(
-                    "member {}: this EM has no entity named {}",
-                    m.uri,
-                    m.entity_name().unwrap_or_default()
-                )),
+                Lookup::Missing => self.problem(
+                    Reason::NoSuchEntity,
+                    format!(
+                        "member {}: this EM has no entity named {}",
+                        m.uri,
+                        m.entity_name().unwrap_or_default()
+                    ),
+                ),
                 Lookup::NotLocal => {
                     self.send(io, &m, true, Pending::TopProfile(i));
                 }
@@ -187,9 +198,10 @@ impl Probe {
             Ok(id) => {
                 self.pending.insert(id, pending);
             }
-            Err(e) => self
-                .problems
-                .push(format!("member {}: request not sent ({e})", m.uri)),
+            Err(e) => self.problem(
+                Reason::Unreachable,
+                format!("member {}: request not sent ({e})", m.uri),
+            ),
         }
     }
 
@@ -207,25 +219,33 @@ impl Probe {
         // This EM's own entity is queried in-process with the overrides of the URI's query.
         let is_local = local.lookup(&m) != Lookup::NotLocal;
         match crate::query::parse_overrides(&m.query) {
-            Err(e) if is_local => self.problems.push(format!("member {}: {e}", m.uri)),
-            Ok(o) if is_local && o.fanout => self.problems.push(format!(
-                "member {}: ?fanout has no place in a member's URI",
-                m.uri
-            )),
+            Err(e) if is_local => {
+                self.problem(Reason::UnknownValue, format!("member {}: {e}", m.uri))
+            }
+            Ok(o) if is_local && o.fanout => self.problem(
+                Reason::Conflict,
+                format!("member {}: ?fanout has no place in a member's URI", m.uri),
+            ),
             _ => {}
         }
         if let Some(op) = self.spec.numbers_for.filter(|_| !default_op.is_scalar()) {
-            self.problems.push(format!(
-                "member {} is an entity whose default operation {default_op} gives a list, \
+            self.problem(
+                Reason::NotANumber,
+                format!(
+                    "member {} is an entity whose default operation {default_op} gives a list, \
                  but eo includes {op}, which needs one number per member",
-                m.uri
-            ));
+                    m.uri
+                ),
+            );
         }
         if 2 > self.spec.depth_limit {
-            self.problems.push(format!(
-                "nesting deeper than {} levels: {} contains entity {}",
-                self.spec.depth_limit, self.spec.name, m.uri
-            ));
+            self.problem(
+                Reason::TooDeep,
+                format!(
+                    "nesting deeper than {} levels: {} contains entity {}",
+                    self.spec.depth_limit, self.spec.name, m.uri
+                ),
+            );
             return;
         }
         self.visited.push(m.clone());
@@ -255,13 +275,15 @@ impl Probe {
         };
         if self.spec.own.iter().any(|o| o.same_entity(&m)) {
             let text = self.chain_text(&chain, uri);
-            self.problems.push(format!("cycle: {text}"));
+            self.problem(Reason::Cycle, format!("cycle: {text}"));
             return;
         }
         if chain.iter().any(|c| c.same_entity(&m)) {
             let text = self.chain_text(&chain, uri);
-            self.problems
-                .push(format!("cycle among the nested entities: {text}"));
+            self.problem(
+                Reason::Cycle,
+                format!("cycle among the nested entities: {text}"),
+            );
             return;
         }
         if m.entity_name().is_none() || self.visited.iter().any(|v| v.same_entity(&m)) {
@@ -269,10 +291,13 @@ impl Probe {
         }
         if level > self.spec.depth_limit {
             let text = self.chain_text(&chain, uri);
-            self.problems.push(format!(
-                "nesting deeper than {} levels: {text}",
-                self.spec.depth_limit
-            ));
+            self.problem(
+                Reason::TooDeep,
+                format!(
+                    "nesting deeper than {} levels: {text}",
+                    self.spec.depth_limit
+                ),
+            );
             return;
         }
         self.visited.push(m.clone());
@@ -330,19 +355,25 @@ impl Probe {
                 let uri = self.spec.members[i].uri.clone();
                 if !response.code.is_success() {
                     let diag = response.diagnostic();
-                    self.problems.push(format!(
-                        "member {uri} answered {}{}{diag}",
-                        response.code,
-                        if diag.is_empty() { "" } else { ": " }
-                    ));
+                    self.problem(
+                        Reason::MemberRefused,
+                        format!(
+                            "member {uri} answered {}{}{diag}",
+                            response.code,
+                            if diag.is_empty() { "" } else { ": " }
+                        ),
+                    );
                 } else {
                     self.sizes[i] = response.size;
                     let value = extract(response.content_format, &response.payload);
                     if let (Some(op), None) = (self.spec.numbers_for, value.number()) {
-                        self.problems.push(format!(
+                        self.problem(
+                            Reason::NotANumber,
+                            format!(
                             "member {uri} replied {}, which is not a number, but eo includes {op}",
                             value.describe()
-                        ));
+                        ),
+                        );
                     }
                 }
             }
@@ -372,7 +403,7 @@ impl Probe {
     pub fn on_failed(&mut self, io: &mut TaskIo<'_>, id: RequestId, failure: Failure) {
         if let Some(p) = self.pending.remove(&id) {
             let problem = self.silent(&p, &failure.to_string());
-            self.problems.push(problem);
+            self.problem(Reason::NoAnswer, problem);
         }
         self.cleanup(io);
     }
@@ -402,7 +433,7 @@ impl Probe {
         for (id, p) in std::mem::take(&mut self.pending) {
             io.cancel(id);
             let problem = self.silent(&p, &why);
-            self.problems.push(problem);
+            self.problem(Reason::NoAnswer, problem);
         }
     }
 

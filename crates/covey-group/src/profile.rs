@@ -1,12 +1,17 @@
-//! Entity profiles (`er`, `emt`, `ect`, `enr`, `eo`, `delay`): strict parsing from JSON and
-//! CBOR, and the profile document the EM shows and stores.
+//! Entity profiles (`er`, `emt`, `ect`, `enr`, `eo`, `delay`): the [`ProfileDocument`] clients
+//! send and the EM shows and stores, its strict parsing from JSON and CBOR, and the
+//! [`Profile`] the EM runs an entity by.
 
 use crate::document::{DocumentError, Node};
+use crate::error_report::{Problem, Reason};
 use crate::member::{Member, MemberUriError};
 use crate::operation::Operation;
 use covey_core::ContentFormat;
-use serde_json::{json, Map, Value};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
 use std::fmt;
+use std::str::FromStr;
 
 /// Longest entity name in bytes.
 pub const MAX_NAME_LEN: usize = 63;
@@ -41,6 +46,21 @@ impl Emt {
     }
 }
 
+/// `con` / `non` with the EM's diagnostic for anything else.
+impl FromStr for Emt {
+    type Err = ProfileError;
+
+    fn from_str(text: &str) -> Result<Emt, ProfileError> {
+        Emt::from_name(text).ok_or_else(|| {
+            ProfileError::invalid(
+                "emt",
+                Reason::UnknownValue,
+                format!("\"{text}\" is not con or non"),
+            )
+        })
+    }
+}
+
 /// Communication type from the EM to the members (`ect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Ect {
@@ -70,6 +90,36 @@ impl Ect {
     }
 }
 
+/// `unicast` / `multicast` with the EM's diagnostic for anything else.
+impl FromStr for Ect {
+    type Err = ProfileError;
+
+    fn from_str(text: &str) -> Result<Ect, ProfileError> {
+        Ect::from_name(text).ok_or_else(|| {
+            ProfileError::invalid(
+                "ect",
+                Reason::UnknownValue,
+                format!("\"{text}\" is not unicast or multicast"),
+            )
+        })
+    }
+}
+
+/// An operation name (`lst`, `avg`, ...) with the EM's diagnostic for anything else.
+impl FromStr for Operation {
+    type Err = ProfileError;
+
+    fn from_str(text: &str) -> Result<Operation, ProfileError> {
+        Operation::from_name(text).ok_or_else(|| {
+            ProfileError::invalid(
+                "eo",
+                Reason::UnknownValue,
+                format!("\"{text}\" is not an operation (lst, avg, min, max, sum, count, median)"),
+            )
+        })
+    }
+}
+
 /// Delay between successive unicast member requests (`delay`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delay {
@@ -82,17 +132,41 @@ pub enum Delay {
 impl Delay {
     /// Parses `auto` or a whole number of milliseconds up to [`MAX_DELAY_MS`].
     pub fn from_text(text: &str) -> Option<Delay> {
-        if text.eq_ignore_ascii_case("auto") {
-            return Some(Delay::Auto);
-        }
-        let ms: u64 = text.parse().ok()?;
-        (ms <= MAX_DELAY_MS).then_some(Delay::Millis(ms))
+        text.parse().ok()
     }
 
-    fn to_json(self) -> Value {
-        match self {
-            Delay::Millis(ms) => json!(ms),
-            Delay::Auto => json!("auto"),
+    /// A delay of `ms` milliseconds, 0 to [`MAX_DELAY_MS`].
+    pub fn from_millis(ms: i128) -> Result<Delay, ProfileError> {
+        u64::try_from(ms)
+            .ok()
+            .filter(|ms| *ms <= MAX_DELAY_MS)
+            .map(Delay::Millis)
+            .ok_or_else(|| {
+                ProfileError::invalid(
+                    "delay",
+                    Reason::OutOfRange,
+                    format!("{ms} is not a delay from 0 to {MAX_DELAY_MS} ms"),
+                )
+            })
+    }
+}
+
+/// `auto` (ASCII case ignored) or a whole number of milliseconds, as on a command line or
+/// in a query (`?delay=`); the profile document has the number as a number.
+impl FromStr for Delay {
+    type Err = ProfileError;
+
+    fn from_str(text: &str) -> Result<Delay, ProfileError> {
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(Delay::Auto);
+        }
+        match text.parse::<i128>() {
+            Ok(ms) => Delay::from_millis(ms),
+            Err(_) => Err(ProfileError::invalid(
+                "delay",
+                Reason::UnknownValue,
+                format!("\"{text}\" is neither a number of milliseconds nor \"auto\""),
+            )),
         }
     }
 }
@@ -103,6 +177,241 @@ impl fmt::Display for Delay {
             Delay::Millis(ms) => write!(f, "{ms}"),
             Delay::Auto => f.write_str("auto"),
         }
+    }
+}
+
+/// `enr`: a positive number of replies.
+pub fn enr_from(n: i128) -> Result<u32, ProfileError> {
+    u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
+        ProfileError::invalid(
+            "enr",
+            Reason::OutOfRange,
+            format!("{n} is not a positive number of replies"),
+        )
+    })
+}
+
+// Serde: each value as its profile name (a delay in milliseconds as a number), and read
+// back by the same rules as the EM's parser.
+
+/// A string visitor that parses with `FromStr`.
+struct NamedVisitor<T>(&'static str, std::marker::PhantomData<T>);
+
+impl<T: FromStr<Err = ProfileError>> Visitor<'_> for NamedVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        v.parse().map_err(E::custom)
+    }
+}
+
+macro_rules! serde_by_name {
+    ($t:ty, $expecting:literal) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                d.deserialize_str(NamedVisitor($expecting, std::marker::PhantomData))
+            }
+        }
+    };
+}
+
+serde_by_name!(Emt, "\"con\" or \"non\"");
+serde_by_name!(Ect, "\"unicast\" or \"multicast\"");
+serde_by_name!(Operation, "an operation name");
+
+impl Serialize for Delay {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Delay::Millis(ms) => s.serialize_u64(*ms),
+            Delay::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+struct DelayVisitor;
+
+impl Visitor<'_> for DelayVisitor {
+    type Value = Delay;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("milliseconds or \"auto\"")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Delay, E> {
+        Delay::from_millis(v.into()).map_err(E::custom)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Delay, E> {
+        Delay::from_millis(v.into()).map_err(E::custom)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Delay, E> {
+        if v.eq_ignore_ascii_case("auto") {
+            Ok(Delay::Auto)
+        } else {
+            Err(E::custom(ProfileError::invalid(
+                "delay",
+                Reason::UnknownValue,
+                format!("\"{v}\" is neither a number of milliseconds nor \"auto\""),
+            )))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Delay {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Delay, D::Error> {
+        d.deserialize_any(DelayVisitor)
+    }
+}
+
+/// A profile document: what a client sends to create an entity (`POST /e`: `name` and `er`
+/// at least) or to change one (`PUT /e/<name>/profile`: the fields to change), and what the
+/// EM shows (`GET /e/<name>/profile`: every field with its effective value) and stores (the
+/// fields as given). Absent fields are left out when serialized.
+///
+/// The EM reads requests with [`ProfileDocument::parse`], which is stricter than serde (a
+/// field given twice, an unknown field or a wrong type is refused with the field named);
+/// `Deserialize` reads documents the EM wrote, and ignores fields it does not know.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProfileDocument {
+    /// The entity name (`/e/<name>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Member URIs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub er: Option<Vec<String>>,
+    /// Message type towards the members.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emt: Option<Emt>,
+    /// Communication type (set at creation only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ect: Option<Ect>,
+    /// Member replies to wait for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enr: Option<u32>,
+    /// Operations, the first the default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eo: Option<Vec<Operation>>,
+    /// Delay between member requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Delay>,
+    /// The group URI of a multicast entity: assigned by the EM (a request may only repeat it).
+    #[serde(rename = "mcastURI", skip_serializing_if = "Option::is_none")]
+    pub mcast_uri: Option<String>,
+    /// Shown only: members that failed to rejoin the group at the EM's start. A request
+    /// with it is refused (unknown field).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjoined: Vec<String>,
+}
+
+/// Every field a request may carry, in document order (for diagnostics).
+const KNOWN_FIELDS: &str = "name, er, emt, ect, enr, eo, delay";
+
+impl ProfileDocument {
+    /// A creation request for entity `name` of members `er`, every other field unset.
+    pub fn new(name: impl Into<String>, er: Vec<String>) -> ProfileDocument {
+        ProfileDocument {
+            name: Some(name.into()),
+            er: Some(er),
+            ..ProfileDocument::default()
+        }
+    }
+
+    /// Parses a request payload strictly: every field at most once, of its type and in
+    /// its domain, members well-formed (at most `max_members`).
+    pub fn parse(
+        format: PayloadFormat,
+        payload: &[u8],
+        max_members: usize,
+    ) -> Result<ProfileDocument, ProfileError> {
+        parse_fields(format.decode(payload)?, max_members)
+    }
+
+    /// The creation this document asks for: `name` and `er` required, `mcastURI` refused.
+    pub fn into_spec(self) -> Result<EntitySpec, ProfileError> {
+        if self.mcast_uri.is_some() {
+            return Err(ProfileError::invalid(
+                "mcastURI",
+                Reason::AssignedByEm,
+                "is assigned by the EM, not by the client".into(),
+            ));
+        }
+        let name = self.name.ok_or(ProfileError::Missing("name"))?;
+        let er = self.er.ok_or(ProfileError::Missing("er"))?;
+        Ok(EntitySpec {
+            name,
+            profile: Profile {
+                er,
+                emt: self.emt,
+                ect: self.ect.unwrap_or_default(),
+                enr: self.enr,
+                eo: self.eo,
+                delay: self.delay.unwrap_or(Delay::Millis(0)),
+            },
+        })
+    }
+
+    /// The profile after this change to entity `name`; `name`, `ect` and `mcastURI` may
+    /// only repeat the current values.
+    pub fn apply(
+        &self,
+        name: &str,
+        current: &Profile,
+        mcast_uri: Option<&str>,
+    ) -> Result<Profile, ProfileError> {
+        if let Some(n) = self.name.as_deref().filter(|n| *n != name) {
+            return Err(ProfileError::invalid(
+                "name",
+                Reason::Immutable,
+                format!("an entity cannot be renamed (\"{name}\" to \"{n}\")"),
+            ));
+        }
+        if let Some(ect) = self.ect.filter(|e| *e != current.ect) {
+            return Err(ProfileError::invalid(
+                "ect",
+                Reason::Immutable,
+                format!(
+                    "is set at creation only; this entity is {} and cannot become {}",
+                    current.ect.name(),
+                    ect.name()
+                ),
+            ));
+        }
+        if let Some(uri) = self.mcast_uri.as_deref().filter(|u| Some(*u) != mcast_uri) {
+            return Err(ProfileError::invalid(
+                "mcastURI",
+                Reason::AssignedByEm,
+                format!("is assigned by the EM and cannot be set to \"{uri}\""),
+            ));
+        }
+        let mut p = current.clone();
+        if let Some(er) = &self.er {
+            p.er = er.clone();
+        }
+        if let Some(emt) = self.emt {
+            p.emt = Some(emt);
+        }
+        if let Some(enr) = self.enr {
+            p.enr = Some(enr);
+        }
+        if let Some(eo) = &self.eo {
+            p.eo = Some(eo.clone());
+        }
+        if let Some(delay) = self.delay {
+            p.delay = delay;
+        }
+        Ok(p)
     }
 }
 
@@ -163,41 +472,44 @@ impl Profile {
     }
 
     /// The document shown by `GET /e/<name>/profile`: every field with its effective value.
-    pub fn to_json(&self, name: &str, mcast_uri: Option<&str>) -> Value {
-        let mut doc = Map::new();
-        doc.insert("name".into(), json!(name));
-        doc.insert("er".into(), json!(self.er));
-        doc.insert("emt".into(), json!(self.emt().name()));
-        doc.insert("ect".into(), json!(self.ect.name()));
-        doc.insert("enr".into(), json!(self.enr()));
-        let eo: Vec<&str> = self.operations().iter().map(|o| o.name()).collect();
-        doc.insert("eo".into(), json!(eo));
-        doc.insert("delay".into(), self.delay.to_json());
-        if let Some(uri) = mcast_uri {
-            doc.insert("mcastURI".into(), json!(uri));
+    pub fn document(&self, name: &str, mcast_uri: Option<&str>) -> ProfileDocument {
+        ProfileDocument {
+            name: Some(name.to_string()),
+            er: Some(self.er.clone()),
+            emt: Some(self.emt()),
+            ect: Some(self.ect),
+            enr: Some(u32::try_from(self.enr()).unwrap_or(u32::MAX)),
+            eo: Some(self.operations().to_vec()),
+            delay: Some(self.delay),
+            mcast_uri: mcast_uri.map(str::to_string),
+            unjoined: Vec::new(),
         }
-        Value::Object(doc)
     }
 
     /// The document as given (defaults left out), as the store keeps it; it parses back
     /// with [`parse_entity`].
+    pub fn stored_document(&self, name: &str) -> ProfileDocument {
+        ProfileDocument {
+            name: Some(name.to_string()),
+            er: Some(self.er.clone()),
+            emt: self.emt,
+            ect: Some(self.ect),
+            enr: self.enr,
+            eo: self.eo.clone(),
+            delay: Some(self.delay),
+            mcast_uri: None,
+            unjoined: Vec::new(),
+        }
+    }
+
+    /// [`Profile::document`] as JSON.
+    pub fn to_json(&self, name: &str, mcast_uri: Option<&str>) -> Value {
+        serde_json::to_value(self.document(name, mcast_uri)).unwrap_or_default()
+    }
+
+    /// [`Profile::stored_document`] as JSON.
     pub fn to_stored_json(&self, name: &str) -> Value {
-        let mut doc = Map::new();
-        doc.insert("name".into(), json!(name));
-        doc.insert("er".into(), json!(self.er));
-        if let Some(emt) = self.emt {
-            doc.insert("emt".into(), json!(emt.name()));
-        }
-        doc.insert("ect".into(), json!(self.ect.name()));
-        if let Some(enr) = self.enr {
-            doc.insert("enr".into(), json!(enr));
-        }
-        if let Some(eo) = &self.eo {
-            let eo: Vec<&str> = eo.iter().map(|o| o.name()).collect();
-            doc.insert("eo".into(), json!(eo));
-        }
-        doc.insert("delay".into(), self.delay.to_json());
-        Value::Object(doc)
+        serde_json::to_value(self.stored_document(name)).unwrap_or_default()
     }
 }
 
@@ -208,27 +520,6 @@ pub struct EntitySpec {
     pub name: String,
     /// Its profile.
     pub profile: Profile,
-}
-
-/// A profile change (`PUT /e/<name>/profile`): the fields present replace the current ones.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProfileChange {
-    /// `name`, which must be the entity's own.
-    pub name: Option<String>,
-    /// New members.
-    pub er: Option<Vec<String>>,
-    /// New message type.
-    pub emt: Option<Emt>,
-    /// `ect`, which must not change.
-    pub ect: Option<Ect>,
-    /// New reply count.
-    pub enr: Option<u32>,
-    /// New operations.
-    pub eo: Option<Vec<Operation>>,
-    /// New delay.
-    pub delay: Option<Delay>,
-    /// `mcastURI`, which must be the assigned one (the EM assigns it).
-    pub mcast_uri: Option<String>,
 }
 
 /// The encoding of a profile payload.
@@ -264,20 +555,21 @@ impl PayloadFormat {
     }
 }
 
-/// Why a profile payload was refused; the message names the field and the problem.
+/// Why a profile payload was refused; the message names the field and the problem, and
+/// [`ProfileError::problem`] gives both as data.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProfileError {
     /// Not well-formed JSON or CBOR.
     #[error("{0}")]
     Malformed(DocumentError),
     /// The top level is not an object.
-    #[error("the profile must be an object with the fields name, er, emt, ect, enr, eo, delay (got {0})")]
+    #[error("the profile must be an object with the fields {KNOWN_FIELDS} (got {0})")]
     NotAnObject(&'static str),
     /// A map key that is not a string.
     #[error("field names must be strings (got {0})")]
     KeyNotText(&'static str),
     /// A field this EM does not know.
-    #[error("unknown field \"{0}\" (known: name, er, emt, ect, enr, eo, delay)")]
+    #[error("unknown field \"{0}\" (known: {KNOWN_FIELDS})")]
     UnknownField(String),
     /// A field given twice.
     #[error("field \"{0}\" is given twice")]
@@ -300,6 +592,8 @@ pub enum ProfileError {
     Invalid {
         /// The field.
         field: &'static str,
+        /// Why, as data.
+        reason: Reason,
         /// What is wrong.
         problem: String,
     },
@@ -321,17 +615,31 @@ pub enum ProfileError {
     },
 }
 
-/// Fields read from a payload, each at most once.
-#[derive(Default)]
-struct Fields {
-    name: Option<String>,
-    er: Option<Vec<String>>,
-    emt: Option<Emt>,
-    ect: Option<Ect>,
-    enr: Option<u32>,
-    eo: Option<Vec<Operation>>,
-    delay: Option<Delay>,
-    mcast_uri: Option<String>,
+impl ProfileError {
+    /// A value of `field` out of its domain.
+    pub fn invalid(field: &'static str, reason: Reason, problem: String) -> ProfileError {
+        ProfileError::Invalid {
+            field,
+            reason,
+            problem,
+        }
+    }
+
+    /// The field at fault and why, as data.
+    pub fn problem(&self) -> Problem {
+        match self {
+            ProfileError::Malformed(_) => Problem::general(Reason::Malformed),
+            ProfileError::NotAnObject(_) => Problem::general(Reason::NotAnObject),
+            ProfileError::KeyNotText(_) => Problem::general(Reason::KeyNotText),
+            ProfileError::UnknownField(f) => Problem::field(f.as_str(), Reason::UnknownField),
+            ProfileError::DuplicateField(f) => Problem::field(f.as_str(), Reason::RepeatedField),
+            ProfileError::Missing(f) => Problem::field(*f, Reason::Missing),
+            ProfileError::WrongType { field, .. } => Problem::field(*field, Reason::WrongType),
+            ProfileError::Invalid { field, reason, .. } => Problem::field(*field, *reason),
+            ProfileError::BadUri { problem, .. } => Problem::field("er", problem.reason()),
+            ProfileError::DuplicateMember { .. } => Problem::field("er", Reason::Duplicate),
+        }
+    }
 }
 
 /// Parses a creation payload (`POST /e`).
@@ -340,26 +648,7 @@ pub fn parse_entity(
     payload: &[u8],
     max_members: usize,
 ) -> Result<EntitySpec, ProfileError> {
-    let f = parse_fields(format.decode(payload)?, max_members)?;
-    if f.mcast_uri.is_some() {
-        return Err(ProfileError::Invalid {
-            field: "mcastURI",
-            problem: "is assigned by the EM, not by the client".into(),
-        });
-    }
-    let name = f.name.ok_or(ProfileError::Missing("name"))?;
-    let er = f.er.ok_or(ProfileError::Missing("er"))?;
-    Ok(EntitySpec {
-        name,
-        profile: Profile {
-            er,
-            emt: f.emt,
-            ect: f.ect.unwrap_or_default(),
-            enr: f.enr,
-            eo: f.eo,
-            delay: f.delay.unwrap_or(Delay::Millis(0)),
-        },
-    })
+    ProfileDocument::parse(format, payload, max_members)?.into_spec()
 }
 
 /// Parses a profile change payload (`PUT /e/<name>/profile`).
@@ -367,69 +656,8 @@ pub fn parse_change(
     format: PayloadFormat,
     payload: &[u8],
     max_members: usize,
-) -> Result<ProfileChange, ProfileError> {
-    let f = parse_fields(format.decode(payload)?, max_members)?;
-    Ok(ProfileChange {
-        name: f.name,
-        er: f.er,
-        emt: f.emt,
-        ect: f.ect,
-        enr: f.enr,
-        eo: f.eo,
-        delay: f.delay,
-        mcast_uri: f.mcast_uri,
-    })
-}
-
-impl ProfileChange {
-    /// The profile after this change; `name`, `ect` and `mcastURI` may only repeat the
-    /// current values.
-    pub fn apply(
-        &self,
-        name: &str,
-        current: &Profile,
-        mcast_uri: Option<&str>,
-    ) -> Result<Profile, ProfileError> {
-        if let Some(n) = self.name.as_deref().filter(|n| *n != name) {
-            return Err(ProfileError::Invalid {
-                field: "name",
-                problem: format!("an entity cannot be renamed (\"{name}\" to \"{n}\")"),
-            });
-        }
-        if let Some(ect) = self.ect.filter(|e| *e != current.ect) {
-            return Err(ProfileError::Invalid {
-                field: "ect",
-                problem: format!(
-                    "is set at creation only; this entity is {} and cannot become {}",
-                    current.ect.name(),
-                    ect.name()
-                ),
-            });
-        }
-        if let Some(uri) = self.mcast_uri.as_deref().filter(|u| Some(*u) != mcast_uri) {
-            return Err(ProfileError::Invalid {
-                field: "mcastURI",
-                problem: format!("is assigned by the EM and cannot be set to \"{uri}\""),
-            });
-        }
-        let mut p = current.clone();
-        if let Some(er) = &self.er {
-            p.er = er.clone();
-        }
-        if let Some(emt) = self.emt {
-            p.emt = Some(emt);
-        }
-        if let Some(enr) = self.enr {
-            p.enr = Some(enr);
-        }
-        if let Some(eo) = &self.eo {
-            p.eo = Some(eo.clone());
-        }
-        if let Some(delay) = self.delay {
-            p.delay = delay;
-        }
-        Ok(p)
-    }
+) -> Result<ProfileDocument, ProfileError> {
+    ProfileDocument::parse(format, payload, max_members)
 }
 
 fn wrong(field: &'static str, expected: &'static str, found: &Node) -> ProfileError {
@@ -440,11 +668,19 @@ fn wrong(field: &'static str, expected: &'static str, found: &Node) -> ProfileEr
     }
 }
 
-fn parse_fields(node: Node, max_members: usize) -> Result<Fields, ProfileError> {
+fn text_of<'a>(
+    field: &'static str,
+    expected: &'static str,
+    value: &'a Node,
+) -> Result<&'a str, ProfileError> {
+    value.as_text().ok_or_else(|| wrong(field, expected, value))
+}
+
+fn parse_fields(node: Node, max_members: usize) -> Result<ProfileDocument, ProfileError> {
     let Node::Map(entries) = node else {
         return Err(ProfileError::NotAnObject(node.kind()));
     };
-    let mut f = Fields::default();
+    let mut f = ProfileDocument::default();
     let mut seen: Vec<String> = Vec::new();
     for (key, value) in entries {
         let Node::Text(key) = key else {
@@ -456,43 +692,17 @@ fn parse_fields(node: Node, max_members: usize) -> Result<Fields, ProfileError> 
         match key.as_str() {
             "name" => f.name = Some(parse_name(&value)?),
             "er" => f.er = Some(parse_er(&value, max_members)?),
-            "emt" => {
-                let text = value
-                    .as_text()
-                    .ok_or_else(|| wrong("emt", "\"con\" or \"non\"", &value))?;
-                f.emt = Some(Emt::from_name(text).ok_or_else(|| ProfileError::Invalid {
-                    field: "emt",
-                    problem: format!("\"{text}\" is not con or non"),
-                })?);
-            }
-            "ect" => {
-                let text = value
-                    .as_text()
-                    .ok_or_else(|| wrong("ect", "\"unicast\" or \"multicast\"", &value))?;
-                f.ect = Some(Ect::from_name(text).ok_or_else(|| ProfileError::Invalid {
-                    field: "ect",
-                    problem: format!("\"{text}\" is not unicast or multicast"),
-                })?);
-            }
+            "emt" => f.emt = Some(text_of("emt", "\"con\" or \"non\"", &value)?.parse()?),
+            "ect" => f.ect = Some(text_of("ect", "\"unicast\" or \"multicast\"", &value)?.parse()?),
             "enr" => {
                 let Node::Integer(n) = value else {
                     return Err(wrong("enr", "a positive integer", &value));
                 };
-                f.enr = Some(u32::try_from(n).ok().filter(|n| *n >= 1).ok_or_else(|| {
-                    ProfileError::Invalid {
-                        field: "enr",
-                        problem: format!("{n} is not a positive number of replies"),
-                    }
-                })?);
+                f.enr = Some(enr_from(n)?);
             }
             "eo" => f.eo = Some(parse_eo(&value)?),
             "delay" => f.delay = Some(parse_delay(&value)?),
-            "mcastURI" => {
-                let text = value
-                    .as_text()
-                    .ok_or_else(|| wrong("mcastURI", "a string", &value))?;
-                f.mcast_uri = Some(text.to_string());
-            }
+            "mcastURI" => f.mcast_uri = Some(text_of("mcastURI", "a string", &value)?.into()),
             _ => return Err(ProfileError::UnknownField(key)),
         }
         seen.push(key);
@@ -500,34 +710,47 @@ fn parse_fields(node: Node, max_members: usize) -> Result<Fields, ProfileError> 
     Ok(f)
 }
 
+/// Why an entity name is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{problem}")]
+pub struct NameError {
+    /// Why, as data.
+    pub reason: Reason,
+    /// What is wrong.
+    pub problem: String,
+}
+
 /// Checks an entity name: 1–63 bytes of letters, digits, `-`, `_` and `.`, not starting
 /// with `.`.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), NameError> {
+    let refuse = |reason, problem| Err(NameError { reason, problem });
     if name.is_empty() || name.len() > MAX_NAME_LEN {
-        return Err(format!("must be 1 to {MAX_NAME_LEN} characters"));
+        return refuse(
+            Reason::OutOfRange,
+            format!("must be 1 to {MAX_NAME_LEN} characters"),
+        );
     }
     if name.starts_with('.') {
-        return Err(format!("\"{name}\" may not start with '.'"));
+        return refuse(
+            Reason::ReservedName,
+            format!("\"{name}\" may not start with '.'"),
+        );
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
     {
-        return Err(format!(
-            "\"{name}\" holds '{c}'; use letters, digits, '-', '_' and '.'"
-        ));
+        return refuse(
+            Reason::BadCharacter,
+            format!("\"{name}\" holds '{c}'; use letters, digits, '-', '_' and '.'"),
+        );
     }
     Ok(())
 }
 
 fn parse_name(value: &Node) -> Result<String, ProfileError> {
-    let name = value
-        .as_text()
-        .ok_or_else(|| wrong("name", "a string", value))?;
-    check_name(name).map_err(|problem| ProfileError::Invalid {
-        field: "name",
-        problem,
-    })?;
+    let name = text_of("name", "a string", value)?;
+    check_name(name).map_err(|e| ProfileError::invalid("name", e.reason, e.problem))?;
     Ok(name.to_string())
 }
 
@@ -536,26 +759,26 @@ fn parse_er(value: &Node, max_members: usize) -> Result<Vec<String>, ProfileErro
         return Err(wrong("er", "an array of coap:// URIs", value));
     };
     if items.is_empty() {
-        return Err(ProfileError::Invalid {
-            field: "er",
-            problem: "an entity needs at least one member".into(),
-        });
+        return Err(ProfileError::invalid(
+            "er",
+            Reason::Empty,
+            "an entity needs at least one member".into(),
+        ));
     }
     if items.len() > max_members {
-        return Err(ProfileError::Invalid {
-            field: "er",
-            problem: format!(
+        return Err(ProfileError::invalid(
+            "er",
+            Reason::TooMany,
+            format!(
                 "{} members is more than this EM allows ({max_members})",
                 items.len()
             ),
-        });
+        ));
     }
     let mut uris = Vec::with_capacity(items.len());
     let mut members: Vec<Member> = Vec::with_capacity(items.len());
     for item in items {
-        let uri = item
-            .as_text()
-            .ok_or_else(|| wrong("er", "an array of coap:// URIs", item))?;
+        let uri = text_of("er", "an array of coap:// URIs", item)?;
         let member = Member::parse(uri).map_err(|problem| ProfileError::BadUri {
             uri: uri.to_string(),
             problem,
@@ -573,33 +796,29 @@ fn parse_er(value: &Node, max_members: usize) -> Result<Vec<String>, ProfileErro
 }
 
 fn parse_eo(value: &Node) -> Result<Vec<Operation>, ProfileError> {
+    const EXPECTED: &str = "an operation name or an array of them";
     let names: Vec<&Node> = match value {
         Node::Text(_) => vec![value],
         Node::Array(items) => items.iter().collect(),
-        other => return Err(wrong("eo", "an operation name or an array of them", other)),
+        other => return Err(wrong("eo", EXPECTED, other)),
     };
     if names.is_empty() {
-        return Err(ProfileError::Invalid {
-            field: "eo",
-            problem: "needs at least one operation".into(),
-        });
+        return Err(ProfileError::invalid(
+            "eo",
+            Reason::Empty,
+            "needs at least one operation".into(),
+        ));
     }
     let mut ops = Vec::with_capacity(names.len());
     for n in names {
-        let text = n
-            .as_text()
-            .ok_or_else(|| wrong("eo", "an operation name or an array of them", n))?;
-        let op = Operation::from_name(text).ok_or_else(|| ProfileError::Invalid {
-            field: "eo",
-            problem: format!(
-                "\"{text}\" is not an operation (lst, avg, min, max, sum, count, median)"
-            ),
-        })?;
+        let text = text_of("eo", EXPECTED, n)?;
+        let op: Operation = text.parse()?;
         if ops.contains(&op) {
-            return Err(ProfileError::Invalid {
-                field: "eo",
-                problem: format!("\"{text}\" is listed twice"),
-            });
+            return Err(ProfileError::invalid(
+                "eo",
+                Reason::Duplicate,
+                format!("\"{text}\" is listed twice"),
+            ));
         }
         ops.push(op);
     }
@@ -607,21 +826,14 @@ fn parse_eo(value: &Node) -> Result<Vec<Operation>, ProfileError> {
 }
 
 fn parse_delay(value: &Node) -> Result<Delay, ProfileError> {
-    let out_of_range = |shown: String| ProfileError::Invalid {
-        field: "delay",
-        problem: format!("{shown} is not a delay from 0 to {MAX_DELAY_MS} ms"),
-    };
     match value {
-        Node::Integer(n) => u64::try_from(*n)
-            .ok()
-            .filter(|ms| *ms <= MAX_DELAY_MS)
-            .map(Delay::Millis)
-            .ok_or_else(|| out_of_range(n.to_string())),
+        Node::Integer(n) => Delay::from_millis(*n),
         Node::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(Delay::Auto),
-        Node::Text(t) => Err(ProfileError::Invalid {
-            field: "delay",
-            problem: format!("\"{t}\" is neither a number of milliseconds nor \"auto\""),
-        }),
+        Node::Text(t) => Err(ProfileError::invalid(
+            "delay",
+            Reason::UnknownValue,
+            format!("\"{t}\" is neither a number of milliseconds nor \"auto\""),
+        )),
         other => Err(wrong("delay", "milliseconds or \"auto\"", other)),
     }
 }
@@ -629,6 +841,7 @@ fn parse_delay(value: &Node) -> Result<Delay, ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn json(text: &str) -> Result<EntitySpec, ProfileError> {
         parse_entity(PayloadFormat::Json, text.as_bytes(), 100)
@@ -695,84 +908,237 @@ mod tests {
 
     #[test]
     fn errors_name_field_and_problem() {
+        use Reason as R;
         let cases = [
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"colour":"red"}"#,
                 "unknown field \"colour\"",
+                Some("colour"),
+                R::UnknownField,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"name":"b"}"#,
                 "field \"name\" is given twice",
+                Some("name"),
+                R::RepeatedField,
             ),
-            (r#"{"er":["coap://[::1]/s"]}"#, "missing field \"name\""),
-            (r#"{"name":"a"}"#, "missing field \"er\""),
+            (
+                r#"{"er":["coap://[::1]/s"]}"#,
+                "missing field \"name\"",
+                Some("name"),
+                R::Missing,
+            ),
+            (
+                r#"{"name":"a"}"#,
+                "missing field \"er\"",
+                Some("er"),
+                R::Missing,
+            ),
             (
                 r#"{"name":"a","er":"coap://[::1]/s"}"#,
                 "field \"er\" must be an array",
+                Some("er"),
+                R::WrongType,
             ),
             (
                 r#"{"name":"a","er":[]}"#,
                 "field \"er\": an entity needs at least one member",
+                Some("er"),
+                R::Empty,
             ),
             (
                 r#"{"name":"a","er":["http://[::1]/s"]}"#,
                 "member \"http://[::1]/s\": not a valid CoAP URI",
+                Some("er"),
+                R::NotAUri,
             ),
             (
                 r#"{"name":"a","er":["coap://host/s"]}"#,
                 "the host must be an IP address",
+                Some("er"),
+                R::HostName,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s","coap://[::1]:5683/s"]}"#,
                 "is listed twice",
+                Some("er"),
+                R::Duplicate,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"enr":0}"#,
                 "field \"enr\": 0 is not a positive",
+                Some("enr"),
+                R::OutOfRange,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"enr":"2"}"#,
                 "field \"enr\" must be a positive integer, not a string",
+                Some("enr"),
+                R::WrongType,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"emt":"maybe"}"#,
                 "field \"emt\": \"maybe\" is not con or non",
+                Some("emt"),
+                R::UnknownValue,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"ect":"anycast"}"#,
                 "field \"ect\": \"anycast\"",
+                Some("ect"),
+                R::UnknownValue,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"eo":["avg","mean"]}"#,
                 "field \"eo\": \"mean\" is not an operation",
+                Some("eo"),
+                R::UnknownValue,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"eo":["avg","avg"]}"#,
                 "\"avg\" is listed twice",
+                Some("eo"),
+                R::Duplicate,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"delay":-5}"#,
                 "field \"delay\": -5 is not a delay",
+                Some("delay"),
+                R::OutOfRange,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"delay":1.5}"#,
                 "field \"delay\" must be milliseconds or \"auto\", not a number",
+                Some("delay"),
+                R::WrongType,
             ),
             (
                 r#"{"name":"a b","er":["coap://[::1]/s"]}"#,
                 "field \"name\": \"a b\" holds ' '",
+                Some("name"),
+                R::BadCharacter,
+            ),
+            (
+                r#"{"name":".well-known","er":["coap://[::1]/s"]}"#,
+                "may not start with '.'",
+                Some("name"),
+                R::ReservedName,
             ),
             (
                 r#"{"name":"a","er":["coap://[::1]/s"],"mcastURI":"coap://[ff1e::89:1]/s"}"#,
                 "field \"mcastURI\": is assigned by the EM",
+                Some("mcastURI"),
+                R::AssignedByEm,
             ),
-            (r#"["a"]"#, "must be an object"),
-            (r#"{"name":"a","#, "malformed JSON"),
+            (r#"["a"]"#, "must be an object", None, R::NotAnObject),
+            (r#"{"name":"a","#, "malformed JSON", None, R::Malformed),
         ];
-        for (text, expected) in cases {
-            let err = json(text).unwrap_err().to_string();
-            assert!(err.contains(expected), "{text}: {err}");
+        for (text, expected, field, reason) in cases {
+            let err = json(text).unwrap_err();
+            assert!(err.to_string().contains(expected), "{text}: {err}");
+            let problem = err.problem();
+            assert_eq!(
+                (problem.field.as_deref(), problem.reason),
+                (field, reason),
+                "{text}"
+            );
         }
+    }
+
+    #[test]
+    fn clients_and_the_em_read_values_by_the_same_rules() {
+        // The text forms a command line gives: the EM's diagnostics, field and reason.
+        assert_eq!("NON".parse::<Emt>(), Ok(Emt::Non));
+        assert_eq!("multicast".parse::<Ect>(), Ok(Ect::Multicast));
+        assert_eq!("median".parse::<Operation>(), Ok(Operation::Median));
+        assert_eq!("auto".parse::<Delay>(), Ok(Delay::Auto));
+        assert_eq!("250".parse::<Delay>(), Ok(Delay::Millis(250)));
+        let e = "broadcast".parse::<Ect>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "field \"ect\": \"broadcast\" is not unicast or multicast"
+        );
+        assert_eq!(e.problem(), Problem::field("ect", Reason::UnknownValue));
+        let e = "70000".parse::<Delay>().unwrap_err();
+        assert_eq!(e.problem(), Problem::field("delay", Reason::OutOfRange));
+        let e = "soon".parse::<Delay>().unwrap_err();
+        assert!(e.to_string().contains("neither a number"), "{e}");
+        assert_eq!(
+            enr_from(0).unwrap_err().problem().reason,
+            Reason::OutOfRange
+        );
+        assert_eq!(enr_from(3), Ok(3));
+        // serde reads them alike, and refuses alike.
+        let doc: ProfileDocument =
+            serde_json::from_str(r#"{"emt":"CON","delay":"AUTO","eo":["max"],"new":1}"#).unwrap();
+        assert_eq!(
+            (doc.emt, doc.delay, doc.eo),
+            (
+                Some(Emt::Con),
+                Some(Delay::Auto),
+                Some(vec![Operation::Maximum])
+            )
+        );
+        let err = serde_json::from_str::<ProfileDocument>(r#"{"eo":["mean"]}"#).unwrap_err();
+        assert!(err.to_string().contains("is not an operation"), "{err}");
+        let err = serde_json::from_str::<ProfileDocument>(r#"{"delay":70000}"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not a delay from 0 to 60000 ms"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_document_serializes_to_what_the_em_parses() {
+        let mut doc = ProfileDocument::new(
+            "room",
+            vec!["coap://[::1]/s".into(), "coap://[::2]/s".into()],
+        );
+        assert_eq!(
+            serde_json::to_string(&doc).unwrap(),
+            r#"{"name":"room","er":["coap://[::1]/s","coap://[::2]/s"]}"#
+        );
+        doc.emt = Some(Emt::Non);
+        doc.ect = Some(Ect::Unicast);
+        doc.enr = Some(2);
+        doc.eo = Some(vec![Operation::Average, Operation::List]);
+        doc.delay = Some(Delay::Millis(100));
+        doc.mcast_uri = Some("coap://[ff1e::89:1]/s".into());
+        let json = serde_json::to_vec(&doc).unwrap();
+        assert_eq!(
+            ProfileDocument::parse(PayloadFormat::Json, &json, 10),
+            Ok(doc.clone()),
+            "every field a client serializes is one the EM parses, under the same name"
+        );
+        assert_eq!(
+            serde_json::from_slice::<ProfileDocument>(&json).unwrap(),
+            doc
+        );
+        let cbor = cbor(&serde_json::to_value(&doc).unwrap());
+        assert_eq!(
+            ProfileDocument::parse(PayloadFormat::Cbor, &cbor, 10),
+            Ok(doc.clone())
+        );
+        doc.delay = Some(Delay::Auto);
+        let json = serde_json::to_vec(&doc).unwrap();
+        assert_eq!(
+            ProfileDocument::parse(PayloadFormat::Json, &json, 10)
+                .unwrap()
+                .delay,
+            Some(Delay::Auto)
+        );
+        // `unjoined` is shown, never taken.
+        doc.unjoined = vec!["coap://[::2]/s".into()];
+        let json = serde_json::to_vec(&doc).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<ProfileDocument>(&json).unwrap(),
+            doc
+        );
+        assert_eq!(
+            ProfileDocument::parse(PayloadFormat::Json, &json, 10),
+            Err(ProfileError::UnknownField("unjoined".into()))
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The local sockets the EM sends to members from: a secured one (DTLS, the host's own
 //! credentials) for `coaps://` members, a plain one for `coap://` members, as the host has them.
 
+use crate::error_report::Reason;
 use crate::member::Member;
+use crate::validation::ValidationError;
 use covey_proto::AppContext;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -48,9 +50,10 @@ impl Sources {
     /// (the host has a secured socket of its family), a `coap://` one in the clear (the host
     /// does not speak coaps only); and that a multicast entity (DTLS has no multicast) has
     /// no `coaps://` member.
-    pub fn check(&self, members: &[Member], multicast: bool) -> Result<(), String> {
+    pub fn check(&self, members: &[Member], multicast: bool) -> Result<(), ValidationError> {
+        let refuse = |message| Err(ValidationError::new("er", Reason::Scheme, message));
         if let Some(m) = members.iter().find(|m| m.secure && multicast) {
-            return Err(format!(
+            return refuse(format!(
                 "member \"{}\": a multicast entity's members must be coap:// (DTLS has no multicast)",
                 m.uri
             ));
@@ -58,13 +61,13 @@ impl Sources {
         for m in members {
             let f = family(m.addr);
             if m.secure && self.secure[f].is_none() {
-                return Err(format!(
+                return refuse(format!(
                     "member \"{}\": this EM has no DTLS credentials (no coaps socket for its address family) to reach a coaps:// member",
                     m.uri
                 ));
             }
             if !m.secure && self.secure[f].is_some() && self.plain[f].is_none() {
-                return Err(format!(
+                return refuse(format!(
                     "member \"{}\": this EM listens in coaps only (no plain socket for its address family) and cannot reach a coap:// member; add a plain socket (covey gateway --bind-plain) or name the member coaps://",
                     m.uri
                 ));
@@ -108,6 +111,7 @@ mod tests {
         assert!(mixed
             .check(&v6, false)
             .unwrap_err()
+            .message
             .contains("no DTLS credentials"));
     }
 
@@ -120,16 +124,17 @@ mod tests {
         assert!(clear
             .check(&coaps, false)
             .unwrap_err()
+            .message
             .contains("no DTLS credentials"));
         let secured_only = host(Some("127.0.0.1:5684"), None);
         assert_eq!(secured_only.check(&coaps, false), Ok(()));
-        let e = secured_only.check(&coap, false).unwrap_err();
+        let e = secured_only.check(&coap, false).unwrap_err().message;
         assert!(
             e.contains("coaps only") && e.contains("--bind-plain"),
             "{e}"
         );
         let mixed = host(Some("127.0.0.1:5684"), Some("127.0.0.1:5683"));
-        let e = mixed.check(&coaps, true).unwrap_err();
+        let e = mixed.check(&coaps, true).unwrap_err().message;
         assert!(
             e.contains("multicast entity's members must be coap://"),
             "{e}"

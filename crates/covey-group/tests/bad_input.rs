@@ -1,11 +1,13 @@
-//! Every bad input gets its 4.xx (or 5.xx) and a diagnostic payload naming the problem.
+//! Every bad input gets its 4.xx (or 5.xx) and a diagnostic payload naming the problem:
+//! text for plain clients, an `ErrorReport` (error, field, reason) in JSON for clients that
+//! ask for JSON.
 
 mod support;
 
 use covey_core::{Code, ContentFormat};
-use covey_group::EmConfig;
+use covey_group::{EmConfig, ErrorReport, Reason};
 use covey_proto::Duration;
-use support::client::{Client, Req};
+use support::client::{Answer, Client, Req};
 use support::em::{self, em_addr, em_config};
 use support::member::{sensor, Format};
 use support::{addr, Network};
@@ -51,7 +53,34 @@ fn post(
             ..Req::default()
         },
     );
-    (a.code, a.text())
+    (a.code, diagnostic(&a, cf == Some(ContentFormat::JSON)))
+}
+
+/// The diagnostic of an answer: a JSON client's must be an `ErrorReport` (its `error` text
+/// is returned), any other client's is text.
+fn diagnostic(a: &Answer, json_client: bool) -> String {
+    if a.code.is_success() {
+        return a.text();
+    }
+    match ErrorReport::from_response(a.content_format, &a.payload) {
+        Some(report) => {
+            assert!(
+                json_client,
+                "an error report to a plain client: {}",
+                a.text()
+            );
+            report.error
+        }
+        None => {
+            assert!(
+                !json_client,
+                "a JSON client got no error report: {}",
+                a.text()
+            );
+            assert_eq!(a.content_format, None, "{}", a.text());
+            a.text()
+        }
+    }
 }
 
 fn check(case: &str, got: (Code, String), code: Code, diagnostic: &str) {
@@ -262,7 +291,7 @@ fn use_time_refusals() {
     );
     let get = |net: &mut Network, target: &str, accept: Option<ContentFormat>| {
         let a = c.get(net, em_addr(), target, accept);
-        (a.code, a.text())
+        (a.code, diagnostic(&a, accept == Some(ContentFormat::JSON)))
     };
     check(
         "ect at use time",
@@ -355,7 +384,7 @@ fn use_time_refusals() {
                 ..Req::default()
             },
         );
-        (a.code, a.text())
+        (a.code, diagnostic(&a, true))
     };
     check(
         "PUT without fanout",
@@ -413,4 +442,197 @@ fn use_time_refusals() {
     // Still there, unchanged.
     let profile = c.get(&mut net, em_addr(), "/e/a/profile", None).json();
     assert_eq!(profile["eo"], serde_json::json!(["lst", "count"]));
+}
+
+/// A refusal as a JSON client gets it: code, Content-Format and report.
+fn refusal(
+    net: &mut Network,
+    c: &Client,
+    method: Code,
+    target: &str,
+    accept: Option<ContentFormat>,
+    cf: Option<ContentFormat>,
+    payload: &[u8],
+) -> (Code, Option<ContentFormat>, Vec<u8>) {
+    let a = c.call(
+        net,
+        em_addr(),
+        method,
+        Req {
+            target,
+            accept,
+            content_format: cf,
+            payload,
+            ..Req::default()
+        },
+    );
+    (a.code, a.content_format, a.payload)
+}
+
+#[test]
+fn json_clients_get_the_field_and_reason_as_data() {
+    let (mut net, c) = setup();
+    let json = Some(ContentFormat::JSON);
+    let post = |net: &mut Network, body: String| {
+        refusal(net, &c, Code::POST, "/e", None, json, body.as_bytes())
+    };
+    let report = |(code, cf, payload): (Code, Option<ContentFormat>, Vec<u8>)| {
+        assert_eq!(cf, json, "{}", String::from_utf8_lossy(&payload));
+        let r = ErrorReport::from_response(cf, &payload).expect("an error report");
+        (code, r.field.clone(), r.reason, r.error)
+    };
+    let cases = [
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}"],"enr":"2"}}"#),
+            Some("enr"),
+            Reason::WrongType,
+            "field \"enr\" must be a positive integer",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}"],"enr":2}}"#),
+            Some("enr"),
+            Reason::OutOfRange,
+            "entity a not created: field \"enr\": 2 replies cannot come from 1 member",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}"],"delay":70000}}"#),
+            Some("delay"),
+            Reason::OutOfRange,
+            "70000 is not a delay",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}"],"colour":"red"}}"#),
+            Some("colour"),
+            Reason::UnknownField,
+            "unknown field \"colour\"",
+        ),
+        (
+            r#"{"name":"a","er":["http://[::1]/s"]}"#.to_string(),
+            Some("er"),
+            Reason::NotAUri,
+            "member \"http://[::1]/s\": not a valid CoAP URI",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}","{NUMBER}"]}}"#),
+            Some("er"),
+            Reason::Duplicate,
+            "is listed twice",
+        ),
+        (
+            r#"{"name":".hidden","er":["coap://[::1]/s"]}"#.to_string(),
+            Some("name"),
+            Reason::ReservedName,
+            "may not start with '.'",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}","{NOBODY}"]}}"#),
+            Some("er"),
+            Reason::NoAnswer,
+            "did not answer",
+        ),
+        (
+            format!(r#"{{"name":"a","er":["{NUMBER}","{WORD}"],"eo":["avg"]}}"#),
+            Some("er"),
+            Reason::NotANumber,
+            "which is not a number",
+        ),
+        (
+            r#"{"name":"a","#.to_string(),
+            None,
+            Reason::Malformed,
+            "malformed JSON",
+        ),
+    ];
+    for (body, field, reason, text) in cases {
+        let (code, f, r, error) = report(post(&mut net, body.clone()));
+        assert_eq!(code, Code::BAD_REQUEST, "{body}: {error}");
+        assert_eq!((f.as_deref(), r), (field, reason), "{body}: {error}");
+        assert!(error.contains(text), "{body}: {error:?} lacks {text:?}");
+    }
+    // The report is one JSON object with exactly these members, `field` null when none.
+    let (_, _, payload) = post(&mut net, "[1]".into());
+    let doc: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(
+        doc,
+        serde_json::json!({
+            "error": "the profile must be an object with the fields name, er, emt, ect, enr, eo, delay (got an array)",
+            "field": null,
+            "reason": "not_an_object",
+        })
+    );
+
+    // A name taken, and a profile change: the same form.
+    let ok = format!(r#"{{"name":"a","er":["{NUMBER}","{WORD}"]}}"#);
+    assert_eq!(post(&mut net, ok.clone()).0, Code::CREATED);
+    let (code, f, r, _) = report(post(&mut net, ok.clone()));
+    assert_eq!(
+        (code, f.as_deref(), r),
+        (Code::BAD_REQUEST, Some("name"), Reason::Exists)
+    );
+    let put = refusal(
+        &mut net,
+        &c,
+        Code::PUT,
+        "/e/a/profile",
+        None,
+        json,
+        br#"{"ect":"multicast"}"#,
+    );
+    let (code, f, r, error) = report(put);
+    assert_eq!(
+        (code, f.as_deref(), r),
+        (Code::BAD_REQUEST, Some("ect"), Reason::Immutable)
+    );
+    assert!(
+        error.starts_with("profile of a not changed: field \"ect\""),
+        "{error}"
+    );
+    // Other refusals too, with the reason of their code and no field.
+    let (code, f, r, error) = report(refusal(&mut net, &c, Code::GET, "/e/zz", json, None, b""));
+    assert_eq!((code, f, r), (Code::NOT_FOUND, None, Reason::NotFound));
+    assert_eq!(error, "no entity named zz");
+
+    // Plain clients keep the text diagnostic: no Accept and a CBOR or unlabelled payload,
+    // or Accept text/plain with a JSON payload.
+    let bad = format!(r#"{{"name":"b","er":["{NUMBER}"],"enr":2}}"#);
+    let cbor = {
+        let v: serde_json::Value = serde_json::from_str(&bad).unwrap();
+        let mut out = Vec::new();
+        ciborium::ser::into_writer(&v, &mut out).unwrap();
+        out
+    };
+    for (accept, cf, payload) in [
+        (None, None, bad.as_bytes().to_vec()),
+        (None, Some(ContentFormat::CBOR), cbor.clone()),
+        (
+            Some(ContentFormat::TEXT_PLAIN),
+            json,
+            bad.as_bytes().to_vec(),
+        ),
+    ] {
+        let (code, got_cf, payload) = refusal(&mut net, &c, Code::POST, "/e", accept, cf, &payload);
+        assert_eq!(
+            (code, got_cf),
+            (Code::BAD_REQUEST, None),
+            "{accept:?} {cf:?}"
+        );
+        assert_eq!(
+            String::from_utf8(payload).unwrap(),
+            "entity b not created: field \"enr\": 2 replies cannot come from 1 member"
+        );
+    }
+    // Accept application/json asks for the report whatever the payload is in.
+    let (code, f, r, _) = report(refusal(
+        &mut net,
+        &c,
+        Code::POST,
+        "/e",
+        json,
+        Some(ContentFormat::CBOR),
+        &cbor,
+    ));
+    assert_eq!(
+        (code, f.as_deref(), r),
+        (Code::BAD_REQUEST, Some("enr"), Reason::OutOfRange)
+    );
 }

@@ -5,6 +5,7 @@
 mod support;
 
 use covey_core::{Code, ContentFormat, Message, MessageType};
+use covey_group::{ErrorReport, Reason};
 use covey_proto::Duration;
 use std::net::{IpAddr, SocketAddr};
 use support::client::{Client, Req};
@@ -173,7 +174,13 @@ fn creation_rolls_back_when_a_member_refuses() {
         &create_body("mc", &[10, 11, 12], ""),
     );
     assert_eq!(a.code, Code::BAD_GATEWAY, "{}", a.text());
-    let text = a.text();
+    // A JSON request: the report names the members as the field at fault.
+    let report = ErrorReport::from_response(a.content_format, &a.payload).expect("a report");
+    assert_eq!(
+        (report.field.as_deref(), report.reason),
+        (Some("er"), Reason::MemberRefused)
+    );
+    let text = report.error;
     assert!(
         text.starts_with("entity mc not created: not every member joined ff1e::89:1\n"),
         "{text}"

@@ -58,7 +58,7 @@ fn cold_store_room_floor_building() {
             sensors,
             r#","ect":"multicast","eo":["avg"],"enr":2"#,
         );
-        assert_eq!(a.code, Code::CREATED, "{}", a.text());
+        assert_eq!(a.code, Code::CREATED, "{}", a.diagnostic());
     }
     for f in 0..2 {
         let er = vec![
@@ -66,7 +66,7 @@ fn cold_store_room_floor_building() {
             entity_uri(&format!("room{}", 2 * f + 1)),
         ];
         let a = create(&mut net, &c, em_addr(), &format!("floor{f}"), &er, "");
-        assert_eq!(a.code, Code::CREATED, "{}", a.text());
+        assert_eq!(a.code, Code::CREATED, "{}", a.diagnostic());
     }
     let a = create(
         &mut net,
@@ -76,7 +76,7 @@ fn cold_store_room_floor_building() {
         &[entity_uri("floor0"), entity_uri("floor1")],
         "",
     );
-    assert_eq!(a.code, Code::CREATED, "{}", a.text());
+    assert_eq!(a.code, Code::CREATED, "{}", a.diagnostic());
 
     // A room alone: the average of two of its sensors.
     let room = c.get(&mut net, em_addr(), "/e/room2", None).text();
@@ -90,7 +90,7 @@ fn cold_store_room_floor_building() {
         "/e/building",
         Some(ContentFormat::SENML_JSON),
     );
-    assert_eq!(a.code, Code::CONTENT, "{}", a.text());
+    assert_eq!(a.code, Code::CONTENT, "{}", a.diagnostic());
     assert!(
         a.at - start < Duration::from_secs(8),
         "multicast rooms answer within the leisure"
@@ -141,9 +141,10 @@ fn cold_store_room_floor_building() {
     let a = c.get(&mut net, em_addr(), "/e/building?eo=avg", None);
     assert_eq!(a.code, Code::BAD_GATEWAY);
     assert!(
-        a.text().contains("replied 2 values, which is not a number"),
+        a.diagnostic()
+            .contains("replied 2 values, which is not a number"),
         "{}",
-        a.text()
+        a.diagnostic()
     );
     // ... and at creation, when the client lists avg.
     let a = create(
@@ -156,10 +157,10 @@ fn cold_store_room_floor_building() {
     );
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert!(
-        a.text()
+        a.diagnostic()
             .contains("whose default operation lst gives a list"),
         "{}",
-        a.text()
+        a.diagnostic()
     );
     // Rooms average; an entity of rooms can average them.
     let a = create(
@@ -170,9 +171,9 @@ fn cold_store_room_floor_building() {
         &[entity_uri("room0"), entity_uri("room3")],
         r#","eo":["avg"]"#,
     );
-    assert_eq!(a.code, Code::CREATED, "{}", a.text());
+    assert_eq!(a.code, Code::CREATED, "{}", a.diagnostic());
     let a = c.get(&mut net, em_addr(), "/e/avgrooms", None);
-    assert!(a.text().starts_with("5.5\n"), "{}", a.text());
+    assert!(a.diagnostic().starts_with("5.5\n"), "{}", a.diagnostic());
 
     // A query forwarded with Hop-Limit 1 cannot go one level further.
     let a = c.call(
@@ -186,7 +187,11 @@ fn cold_store_room_floor_building() {
         },
     );
     assert_eq!(a.code, Code::HOP_LIMIT_REACHED);
-    assert!(a.text().contains("Hop-Limit exhausted"), "{}", a.text());
+    assert!(
+        a.diagnostic().contains("Hop-Limit exhausted"),
+        "{}",
+        a.diagnostic()
+    );
 }
 
 #[test]
@@ -198,10 +203,10 @@ fn cycles_are_refused() {
     let a = create(&mut net, &c, em_addr(), "self", &[entity_uri("self")], "");
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert!(
-        a.text()
+        a.diagnostic()
             .contains("cycle: entity self cannot be a member of itself"),
         "{}",
-        a.text()
+        a.diagnostic()
     );
 
     assert_eq!(
@@ -231,7 +236,7 @@ fn cycles_are_refused() {
     );
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert_eq!(
-        a.text(),
+        a.diagnostic(),
         format!(
             "profile of a not changed: cycle: a -> {} -> {} -> {}",
             entity_uri("c"),
@@ -243,9 +248,9 @@ fn cycles_are_refused() {
     let a = create(&mut net, &c, em_addr(), "d", &[entity_uri("nope")], "");
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert!(
-        a.text().contains("this EM has no entity named nope"),
+        a.diagnostic().contains("this EM has no entity named nope"),
         "{}",
-        a.text()
+        a.diagnostic()
     );
 }
 
@@ -269,7 +274,7 @@ fn cycles_across_two_entity_managers_are_found_through_profiles() {
         std::slice::from_ref(&remote_y),
         "",
     );
-    assert_eq!(a.code, Code::CREATED, "{}", a.text());
+    assert_eq!(a.code, Code::CREATED, "{}", a.diagnostic());
     // x (EM 1) answers through y (EM 2).
     let text = c.get(&mut net, em_addr(), "/e/x", None).text();
     assert!(
@@ -291,7 +296,7 @@ fn cycles_across_two_entity_managers_are_found_through_profiles() {
     );
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert_eq!(
-        a.text(),
+        a.diagnostic(),
         format!(
             "profile of y not changed: cycle: y -> {} -> {remote_y}",
             entity_uri("x")
@@ -311,10 +316,10 @@ fn cycles_behind_a_query_are_refused_on_one_and_across_two_entity_managers() {
     let a = create(&mut net, &c, em_addr(), "a", &[listed(entity_uri("a"))], "");
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert!(
-        a.text()
+        a.diagnostic()
             .contains("cycle: entity a cannot be a member of itself"),
         "{}",
-        a.text()
+        a.diagnostic()
     );
     // Through another entity of the same EM: b -> a?eo=lst, then a -> b?eo=lst.
     assert_eq!(
@@ -328,7 +333,7 @@ fn cycles_behind_a_query_are_refused_on_one_and_across_two_entity_managers() {
     let a = change_members(&mut net, &c, em_addr(), "a", &[listed(entity_uri("b"))]);
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert_eq!(
-        a.text(),
+        a.diagnostic(),
         format!(
             "profile of a not changed: cycle: a -> {} -> {}",
             listed(entity_uri("b")),
@@ -348,7 +353,7 @@ fn cycles_behind_a_query_are_refused_on_one_and_across_two_entity_managers() {
     );
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert_eq!(
-        a.text(),
+        a.diagnostic(),
         format!(
             "profile of a not changed: cycle: a -> {remote_y} -> {}",
             listed(entity_uri("a"))
@@ -406,10 +411,10 @@ fn a_cycle_made_by_two_changes_at_once_ends_at_its_first_repeat() {
     let from = net.log.len();
     let a = c.get(&mut net, em_addr(), "/e/x", None);
     assert!(
-        a.text()
+        a.diagnostic()
             .contains(&format!("{remote_y} 5.08 Hop Limit Reached")),
         "{}",
-        a.text()
+        a.diagnostic()
     );
     let asked_back = net.log[from..]
         .iter()
@@ -491,11 +496,16 @@ fn nesting_depth_is_limited() {
         Code::CREATED
     );
     let a = c.get(&mut net, em_addr(), "/e/e3", None);
-    assert_eq!(a.code, Code::CONTENT, "three levels work: {}", a.text());
+    assert_eq!(
+        a.code,
+        Code::CONTENT,
+        "three levels work: {}",
+        a.diagnostic()
+    );
     let a = create(&mut net, &c, em_addr(), "e4", &[entity_uri("e3")], "");
     assert_eq!(a.code, Code::BAD_REQUEST);
     assert_eq!(
-        a.text(),
+        a.diagnostic(),
         format!(
             "entity e4 not created: nesting deeper than 3 levels: e4 -> {} -> {} -> {}",
             entity_uri("e3"),

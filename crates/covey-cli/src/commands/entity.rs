@@ -13,7 +13,9 @@ use clap::{ArgAction, Args, Subcommand};
 use covey::{Client, ClientBuilder, Response};
 use covey_core::uri::Uri;
 use covey_core::{Code, ContentFormat};
-use serde_json::{json, Map, Value};
+use covey_group::profile::{enr_from, ProfileError};
+use covey_group::{ErrorReport, Operation, ProfileDocument};
+use serde_json::Value;
 
 use crate::exit::{ExitKind, Failure};
 use crate::output::{print, stdout_is_terminal};
@@ -279,11 +281,20 @@ fn call<'a>(g: &'a Gateway, method: Code, path: &str) -> Result<Call<'a>, Failur
     })
 }
 
-/// Success for 2.xx; otherwise the exit code of the class and the gateway's diagnostic.
-fn outcome(response: &Response) -> Result<(), Failure> {
+/// Success for 2.xx; otherwise the exit code of the class and the gateway's diagnostic: an
+/// EM's error report gives the text and names the field at fault (with `--json`, the report
+/// is printed on standard output too).
+fn outcome(response: &Response, mode: Mode) -> Result<(), Failure> {
     let Some(kind) = Failure::for_code(response.code) else {
         return Ok(());
     };
+    if let Some(report) = ErrorReport::from_response(response.content_format(), &response.payload) {
+        if mode == Mode::Json {
+            let line = serde_json::to_string(&report).unwrap_or_default();
+            print(&format!("{line}\n")).map_err(Failure::from)?;
+        }
+        return Err(Failure::new(kind, refusal_line(response.code, &report)));
+    }
     let diagnostic = match response.payload_text().trim() {
         // An EM explains every 4.04 and 4.05; a bare one comes from some other server.
         "" if matches!(response.code, Code::NOT_FOUND | Code::METHOD_NOT_ALLOWED) => {
@@ -302,6 +313,30 @@ fn outcome(response: &Response) -> Result<(), Failure> {
         kind,
         format!("{}{diagnostic}", code_label(response.code)),
     ))
+}
+
+/// One line for an EM's error report: code, text and, when it names one, the field and why,
+/// e.g. `4.00 Bad Request: entity x not created: ... [field: enr, reason: out_of_range]`.
+fn refusal_line(code: Code, report: &ErrorReport) -> String {
+    let text = report
+        .error
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let about = match &report.field {
+        Some(field) => format!(
+            " [field: {}, reason: {}]",
+            safe_for_terminal(field),
+            report.reason
+        ),
+        None => String::new(),
+    };
+    let text = if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", safe_for_terminal(&text))
+    };
+    format!("{}{text}{about}", code_label(code))
 }
 
 /// Prints the payload as received (piped); a text payload (plain, JSON, link format) that
@@ -348,6 +383,22 @@ fn json_payload(r: &Response) -> Result<Value, Failure> {
     })
 }
 
+/// A profile document (JSON, or CBOR) as the EM's own type.
+fn profile_payload(r: &Response) -> Result<ProfileDocument, Failure> {
+    let parsed = match r.content_format() {
+        Some(ContentFormat::CBOR) => {
+            ciborium::de::from_reader(r.payload.as_slice()).map_err(|e| e.to_string())
+        }
+        _ => serde_json::from_slice(&r.payload).map_err(|e| e.to_string()),
+    };
+    parsed.map_err(|e| {
+        Failure::new(
+            ExitKind::Other,
+            format!("the gateway's reply is not a profile document: {e}"),
+        )
+    })
+}
+
 fn print_text(text: &str) -> Result<(), Failure> {
     let mut text = safe_for_terminal(text).into_owned();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -361,11 +412,13 @@ async fn create(client: &Client, a: CreateArgs) -> Result<(), Failure> {
     let body = create_payload(&a)?;
     let mode = a.gateway.mode();
     let mut c = call(&a.gateway, Code::POST, "/e")?;
-    c.payload = Some((ContentFormat::JSON, body.to_string().into_bytes()));
+    let body =
+        serde_json::to_vec(&body).map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
+    c.payload = Some((ContentFormat::JSON, body));
     c.accept = (mode == Mode::Json).then_some(ContentFormat::JSON);
     c.if_none_match = a.if_none_match;
     let r = c.send(client).await?;
-    outcome(&r)?;
+    outcome(&r, mode)?;
     match mode {
         Mode::Json => print_json(&r),
         Mode::Pretty => print_text(&r.payload_text()),
@@ -373,42 +426,46 @@ async fn create(client: &Client, a: CreateArgs) -> Result<(), Failure> {
     }
 }
 
-/// The creation payload: `{"name", "er", ...}` with the fields given.
-fn create_payload(a: &CreateArgs) -> Result<Value, Failure> {
-    let mut doc = Map::new();
-    doc.insert("name".into(), json!(a.name));
-    doc.insert("er".into(), json!(a.members));
-    if let Some(ect) = &a.ect {
-        doc.insert("ect".into(), json!(ect));
+/// The creation payload: the EM's profile document with the fields given, each checked by
+/// the EM's own rules first (a bad value is a usage error naming its option).
+fn create_payload(a: &CreateArgs) -> Result<ProfileDocument, Failure> {
+    fn field<T: std::str::FromStr<Err = ProfileError>>(
+        value: Option<&str>,
+    ) -> Result<Option<T>, Failure> {
+        value.map(str::parse).transpose().map_err(bad_option)
     }
-    if let Some(emt) = &a.emt {
-        doc.insert("emt".into(), json!(emt));
-    }
-    if let Some(enr) = a.enr {
-        doc.insert("enr".into(), json!(enr));
-    }
-    let eo: Vec<&str> =
+    let eo =
         a.eo.iter()
             .map(|s| s.trim())
             .filter(|s| !s.is_empty())
-            .collect();
-    if !eo.is_empty() {
-        doc.insert("eo".into(), json!(eo));
-    }
-    if let Some(d) = &a.delay {
-        let value = match d.parse::<u64>() {
-            Ok(ms) => json!(ms),
-            Err(_) => json!(d),
-        };
-        doc.insert("delay".into(), value);
-    }
-    Ok(Value::Object(doc))
+            .map(str::parse)
+            .collect::<Result<Vec<Operation>, _>>()
+            .map_err(bad_option)?;
+    Ok(ProfileDocument {
+        ect: field(a.ect.as_deref())?,
+        emt: field(a.emt.as_deref())?,
+        enr: a
+            .enr
+            .map(|n| enr_from(n.into()))
+            .transpose()
+            .map_err(bad_option)?,
+        eo: (!eo.is_empty()).then_some(eo),
+        delay: field(a.delay.as_deref())?,
+        ..ProfileDocument::new(&a.name, a.members.clone())
+    })
+}
+
+/// A usage error for an option whose value the EM would refuse, e.g.
+/// `--ect: field "ect": "broadcast" is not unicast or multicast`.
+fn bad_option(e: ProfileError) -> Failure {
+    let option = e.problem().field.unwrap_or_default();
+    usage(format!("--{option}: {e}"))
 }
 
 async fn list(client: &Client, g: Gateway) -> Result<(), Failure> {
     let mode = g.mode();
     let r = call(&g, Code::GET, "/e")?.send(client).await?;
-    outcome(&r)?;
+    outcome(&r, mode)?;
     let base = base_uri(&g.gateway)?;
     match mode {
         Mode::Raw => print_raw(&r),
@@ -428,11 +485,11 @@ async fn show(client: &Client, a: NameArgs) -> Result<(), Failure> {
     let mode = a.gateway.mode();
     let path = format!("/e/{}/profile", a.name);
     let r = call(&a.gateway, Code::GET, &path)?.send(client).await?;
-    outcome(&r)?;
+    outcome(&r, mode)?;
     match mode {
         Mode::Raw => print_raw(&r),
         Mode::Json => print_json(&r),
-        Mode::Pretty => print_text(&render::profile(&json_payload(&r)?)),
+        Mode::Pretty => print_text(&render::profile(&profile_payload(&r)?)),
     }
 }
 
@@ -442,7 +499,7 @@ async fn delete(client: &Client, a: NameArgs) -> Result<(), Failure> {
     let mut c = call(&a.gateway, Code::DELETE, &format!("/e/{}", a.name))?;
     c.accept = (mode == Mode::Json).then_some(ContentFormat::JSON);
     let r = c.send(client).await?;
-    outcome(&r)?;
+    outcome(&r, mode)?;
     match mode {
         Mode::Json => print_json(&r),
         Mode::Pretty => print_text(&r.payload_text()),
@@ -505,7 +562,7 @@ async fn query(client: &Client, a: QueryArgs) -> Result<(), Failure> {
             ),
         ));
     }
-    outcome(&r)
+    outcome(&r, mode)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use super::respond::{Reply, Responder};
 use super::{EntityManager, Input, Task};
 use crate::entity::Entity;
+use crate::error_report::{Problem, Reason};
 use crate::incoming::IncomingRequest;
 use crate::membership::{Action, MemberReport, MembershipChange};
 use crate::probe::{LocalEntities, Probe, ProbeSpec};
@@ -12,7 +13,7 @@ use crate::profile::{parse_entity, Ect, PayloadFormat};
 use crate::store::{RecordState, StoreError};
 use crate::task_io::TaskIo;
 use crate::timers::TaskId;
-use crate::validation::{check_profile, numeric_operation, own_uris};
+use crate::validation::{check_profile, numeric_operation, own_uris, ValidationError};
 use covey_core::{Code, ContentFormat};
 use covey_proto::{Endpoint, Instant, LogLevel};
 use serde_json::json;
@@ -98,16 +99,33 @@ impl CreateTask {
 /// If-None-Match (RFC 7252 §5.10.8.2), 4.00 otherwise.
 pub(super) fn duplicate(name: &str, if_none_match: bool) -> Reply {
     if if_none_match {
-        Reply::error(
+        Reply::refused(
             Code::PRECONDITION_FAILED,
             format!("entity {name} already exists (If-None-Match)"),
+            Problem::field("name", Reason::PreconditionFailed),
         )
     } else {
-        Reply::error(
+        Reply::refused(
             Code::BAD_REQUEST,
             format!("an entity named {name} already exists"),
+            Problem::field("name", Reason::Exists),
         )
     }
+}
+
+/// The reply to a creation refused by a validation rule.
+fn not_created(name: &str, e: &ValidationError) -> Reply {
+    Reply::refused(
+        Code::BAD_REQUEST,
+        format!("entity {name} not created: {e}"),
+        e.problem(),
+    )
+}
+
+/// Validation problems as one diagnostic line.
+pub(super) fn joined(problems: &[ValidationError]) -> String {
+    let texts: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    texts.join("; ")
 }
 
 /// Member (URI, address) pairs of an entity.
@@ -134,12 +152,8 @@ impl EntityManager {
         let spec = match parse_entity(format, &req.payload, self.config.max_members) {
             Ok(s) => s,
             Err(e) => {
-                return self.send_reply(
-                    ep,
-                    now,
-                    &to,
-                    Reply::error(Code::BAD_REQUEST, e.to_string()),
-                )
+                let reply = Reply::refused(Code::BAD_REQUEST, e.to_string(), e.problem());
+                return self.send_reply(ep, now, &to, reply);
             }
         };
         let name = spec.name.clone();
@@ -167,16 +181,11 @@ impl EntityManager {
         let own = own_uris(&name, &self.config.authorities);
         let members = match check_profile(&name, &spec.profile, &own) {
             Ok(m) => m,
-            Err(e) => {
-                let reply =
-                    Reply::error(Code::BAD_REQUEST, format!("entity {name} not created: {e}"));
-                return self.send_reply(ep, now, &to, reply);
-            }
+            Err(e) => return self.send_reply(ep, now, &to, not_created(&name, &e)),
         };
         let multicast = spec.profile.ect == Ect::Multicast;
         if let Err(e) = self.sources.check(&members, multicast) {
-            let reply = Reply::error(Code::BAD_REQUEST, format!("entity {name} not created: {e}"));
-            return self.send_reply(ep, now, &to, reply);
+            return self.send_reply(ep, now, &to, not_created(&name, &e));
         }
         let entity = Entity::new(
             name.clone(),
@@ -216,11 +225,12 @@ impl EntityManager {
                 CreateStage::Probe(p) => {
                     let outcome = p.outcome();
                     let name = t.entity.name.clone();
-                    if !outcome.problems.is_empty() {
+                    if let Some(first) = outcome.problems.first() {
                         self.busy.remove(&name);
-                        let reply = Reply::error(
+                        let reply = Reply::refused(
                             Code::BAD_REQUEST,
-                            format!("entity {name} not created: {}", outcome.problems.join("; ")),
+                            format!("entity {name} not created: {}", joined(&outcome.problems)),
+                            first.problem(),
                         );
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
@@ -331,7 +341,9 @@ impl EntityManager {
                         LogLevel::Warn,
                         text.lines().next().unwrap_or_default().to_string(),
                     );
-                    self.send_reply(ep, now, &t.to, Reply::error(Code::BAD_GATEWAY, text));
+                    let problem = Problem::field("er", Reason::MemberRefused);
+                    let reply = Reply::refused(Code::BAD_GATEWAY, text, problem);
+                    self.send_reply(ep, now, &t.to, reply);
                     return None;
                 }
                 CreateStage::Done => return None,

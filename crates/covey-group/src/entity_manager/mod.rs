@@ -19,6 +19,7 @@ use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
+use crate::profile::ProfileDocument;
 use crate::response::MemberResponse;
 use crate::sources::Sources;
 use crate::store::{RecordState, Store, StoreError};
@@ -298,7 +299,10 @@ impl EntityManager {
         let Some(req) = IncomingRequest::read(ep, id) else {
             return;
         };
-        let to = Responder { id };
+        let to = Responder {
+            id,
+            json_errors: req.wants_json(),
+        };
         let action = action_of(&req);
         if let Err(denial) = self.config.access.check(who, &action) {
             let reply = Reply::error(denial.code, denial.message);
@@ -542,16 +546,15 @@ fn action_of(req: &IncomingRequest) -> Action {
 }
 
 /// The profile document `GET /e/<name>/profile` shows.
-fn profile_document(e: &Entity) -> serde_json::Value {
-    let mut doc = e.profile.to_json(&e.name, e.mcast_uri().as_deref());
-    if !e.unjoined.is_empty() {
-        doc["unjoined"] = serde_json::json!(e.unjoined);
+fn profile_document(e: &Entity) -> ProfileDocument {
+    ProfileDocument {
+        unjoined: e.unjoined.clone(),
+        ..e.profile.document(&e.name, e.mcast_uri().as_deref())
     }
-    doc
 }
 
 /// The profile's ETag: the same whatever format it is shown in.
-fn profile_etag(doc: &serde_json::Value) -> [u8; 4] {
+fn profile_etag(doc: &ProfileDocument) -> [u8; 4] {
     respond::etag(&serde_json::to_vec(doc).unwrap_or_default())
 }
 

@@ -1,7 +1,9 @@
-//! Answering clients: codes, Content-Format, Location-Path, Max-Age, diagnostics, and the
-//! ETag of large replies (the engine keeps their body for the later Block2 requests).
+//! Answering clients: codes, Content-Format, Location-Path, Max-Age, diagnostics (text, or
+//! an [`ErrorReport`] for clients that ask for JSON), and the ETag of large replies (the
+//! engine keeps their body for the later Block2 requests).
 
 use super::EntityManager;
+use crate::error_report::{ErrorReport, Problem, Reason};
 use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, Endpoint, IncomingId, Instant, Response};
 
@@ -9,6 +11,8 @@ use covey_proto::{opt, Endpoint, IncomingId, Instant, Response};
 #[derive(Debug, Clone)]
 pub(crate) struct Responder {
     pub id: IncomingId,
+    /// The client asked for JSON: a diagnostic goes to it as an [`ErrorReport`].
+    pub json_errors: bool,
 }
 
 /// A reply to a client.
@@ -21,6 +25,9 @@ pub(crate) struct Reply {
     pub max_age: Option<u32>,
     /// The ETag of a representation that conditional requests can name (a profile).
     pub etag: Option<[u8; 4]>,
+    /// What an error is about (the field and why), for clients that ask for JSON; without
+    /// it the reason follows from the code.
+    pub problem: Option<Problem>,
     pub body: Vec<u8>,
 }
 
@@ -33,7 +40,16 @@ impl Reply {
             location: None,
             max_age: None,
             etag: None,
+            problem: None,
             body: diagnostic.into_bytes(),
+        }
+    }
+
+    /// An error about `problem` (a profile field and why) with a diagnostic naming it.
+    pub fn refused(code: Code, diagnostic: String, problem: Problem) -> Reply {
+        Reply {
+            problem: Some(problem),
+            ..Reply::error(code, diagnostic)
         }
     }
 
@@ -50,6 +66,7 @@ impl Reply {
             location: None,
             max_age: None,
             etag: None,
+            problem: None,
             body,
         }
     }
@@ -77,7 +94,18 @@ impl EntityManager {
         mut reply: Reply,
     ) {
         let limit = error_payload_limit(ep);
-        if !reply.code.is_success() && reply.body.len() > limit {
+        let diagnostic = !reply.code.is_success() && reply.content_format.is_none();
+        if diagnostic && to.json_errors {
+            let problem = reply
+                .problem
+                .take()
+                .unwrap_or_else(|| Problem::general(Reason::of_code(reply.code)));
+            let text = String::from_utf8_lossy(&reply.body);
+            let report = ErrorReport::new(text.trim_end(), &problem);
+            // The engine sends error responses in one datagram only: the text is cut to fit.
+            reply.body = report.to_json_within(limit);
+            reply.content_format = Some(ContentFormat::JSON);
+        } else if !reply.code.is_success() && reply.body.len() > limit {
             // The engine sends error responses in one datagram only: cut the diagnostic.
             reply.body = truncate_text(&reply.body, limit);
         }

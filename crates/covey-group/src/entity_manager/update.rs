@@ -2,10 +2,11 @@
 //! at creation; for a multicast entity, new members join first (all or nothing), then the
 //! change is stored, then removed members leave.
 
-use super::create::{feed_membership, feed_probe};
+use super::create::{feed_membership, feed_probe, joined};
 use super::respond::{Reply, Responder};
 use super::{unknown_entity, EntityManager, Input, Task};
 use crate::entity::Entity;
+use crate::error_report::{Problem, Reason};
 use crate::incoming::IncomingRequest;
 use crate::membership::{Action, MemberReport, MembershipChange};
 use crate::probe::{LocalEntities, Probe, ProbeSpec};
@@ -82,26 +83,27 @@ impl EntityManager {
             );
             return self.send_reply(ep, now, &to, reply);
         };
-        let bad = |e: String| {
-            Reply::error(
+        let bad = |e: &dyn std::fmt::Display, problem: Problem| {
+            Reply::refused(
                 Code::BAD_REQUEST,
                 format!("profile of {name} not changed: {e}"),
+                problem,
             )
         };
         let profile = match parse_change(format, &req.payload, self.config.max_members)
             .and_then(|c| c.apply(name, &old.profile, old.mcast_uri().as_deref()))
         {
             Ok(p) => p,
-            Err(e) => return self.send_reply(ep, now, &to, bad(e.to_string())),
+            Err(e) => return self.send_reply(ep, now, &to, bad(&e, e.problem())),
         };
         let own = own_uris(name, &self.config.authorities);
         let members = match check_profile(name, &profile, &own) {
             Ok(m) => m,
-            Err(e) => return self.send_reply(ep, now, &to, bad(e.to_string())),
+            Err(e) => return self.send_reply(ep, now, &to, bad(&e, e.problem())),
         };
         let multicast = profile.ect == Ect::Multicast;
         if let Err(e) = self.sources.check(&members, multicast) {
-            return self.send_reply(ep, now, &to, bad(e));
+            return self.send_reply(ep, now, &to, bad(&e, e.problem()));
         }
         let mut new = Entity::new(
             name.to_string(),
@@ -178,14 +180,15 @@ impl EntityManager {
             match std::mem::replace(&mut t.stage, UpdateStage::Done) {
                 UpdateStage::Probe(p) => {
                     let outcome = p.outcome();
-                    if !outcome.problems.is_empty() {
+                    if let Some(first) = outcome.problems.first() {
                         self.busy.remove(&name);
-                        let reply = Reply::error(
+                        let reply = Reply::refused(
                             Code::BAD_REQUEST,
                             format!(
                                 "profile of {name} not changed: {}",
-                                outcome.problems.join("; ")
+                                joined(&outcome.problems)
                             ),
+                            first.problem(),
                         );
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
@@ -239,7 +242,9 @@ impl EntityManager {
                     for line in change.report() {
                         text.push_str(&format!("rolled back: {line}\n"));
                     }
-                    self.send_reply(ep, now, &t.to, Reply::error(Code::BAD_GATEWAY, text));
+                    let problem = Problem::field("er", Reason::MemberRefused);
+                    let reply = Reply::refused(Code::BAD_GATEWAY, text, problem);
+                    self.send_reply(ep, now, &t.to, reply);
                     return None;
                 }
                 UpdateStage::Leave(change) => {
@@ -293,7 +298,7 @@ impl EntityManager {
     fn reply_updated(&mut self, ep: &mut Endpoint, now: Instant, t: &UpdateTask) {
         let e = &t.new;
         let reply = if t.accept == Some(ContentFormat::JSON) {
-            let doc = e.profile.to_json(&e.name, e.mcast_uri().as_deref());
+            let doc = e.profile.document(&e.name, e.mcast_uri().as_deref());
             Reply::with(
                 Code::CHANGED,
                 ContentFormat::JSON,

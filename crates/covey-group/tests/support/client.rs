@@ -39,6 +39,13 @@ impl Answer {
         String::from_utf8_lossy(&self.payload).into_owned()
     }
 
+    /// The diagnostic of a refusal: the `error` of an error report (the EM's answer to a
+    /// client that asked for JSON), else the payload as text.
+    pub fn diagnostic(&self) -> String {
+        covey_group::ErrorReport::from_response(self.content_format, &self.payload)
+            .map_or_else(|| self.text(), |r| r.error)
+    }
+
     /// The payload as JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.payload)

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use covey_core::link_format::links;
+use covey_group::ProfileDocument;
 use serde_json::{json, Map, Value};
 
 use crate::exit::{ExitKind, Failure};
@@ -61,27 +62,29 @@ pub fn list_table(entities: &[Value]) -> String {
     out
 }
 
-/// A profile document, one field a line, members one a line.
-pub fn profile(doc: &Value) -> String {
+/// A profile document, one field a line in document order, members one a line.
+pub fn profile(doc: &ProfileDocument) -> String {
+    let one = |v: Option<String>| v.into_iter().collect::<Vec<_>>();
+    let eo = doc
+        .eo
+        .as_ref()
+        .map(|eo| eo.iter().map(|o| o.name()).collect::<Vec<_>>().join(" "));
+    let fields = [
+        ("name", one(doc.name.clone())),
+        ("er", doc.er.clone().unwrap_or_default()),
+        ("emt", one(doc.emt.map(|e| e.name().to_string()))),
+        ("ect", one(doc.ect.map(|e| e.name().to_string()))),
+        ("enr", one(doc.enr.map(|n| n.to_string()))),
+        ("eo", one(eo)),
+        ("delay", one(doc.delay.map(|d| d.to_string()))),
+        ("mcastURI", one(doc.mcast_uri.clone())),
+        ("unjoined", doc.unjoined.clone()),
+    ];
     let mut out = String::new();
-    let Some(fields) = doc.as_object() else {
-        return format!("{doc}\n");
-    };
-    for (key, value) in fields {
-        match value {
-            Value::Array(items) if key == "er" || key == "unjoined" => {
-                for (i, item) in items.iter().enumerate() {
-                    let label = if i == 0 { key.as_str() } else { "" };
-                    let _ = writeln!(out, "{label:9} {}", text(item));
-                }
-            }
-            Value::Array(items) => {
-                let words: Vec<String> = items.iter().map(text).collect();
-                let _ = writeln!(out, "{key:9} {}", words.join(" "));
-            }
-            other => {
-                let _ = writeln!(out, "{key:9} {}", text(other));
-            }
+    for (key, values) in fields {
+        for (i, value) in values.iter().enumerate() {
+            let label = if i == 0 { key } else { "" };
+            let _ = writeln!(out, "{label:9} {value}");
         }
     }
     out
@@ -218,11 +221,16 @@ mod tests {
         assert_eq!(list_table(&[]), "no entities\n");
 
         let p = profile(
-            &json!({"name":"r","er":["coap://a/x","coap://b/x"],"eo":["avg","lst"],"enr":2}),
+            &serde_json::from_value(
+                json!({"name":"r","er":["coap://a/x","coap://b/x"],"eo":["avg","lst"],"enr":2,
+                       "delay":"auto","mcastURI":"coap://[ff1e::89:1]/x"}),
+            )
+            .unwrap(),
         );
         assert_eq!(
             p,
-            "name      r\ner        coap://a/x\n          coap://b/x\neo        avg lst\nenr       2\n"
+            "name      r\ner        coap://a/x\n          coap://b/x\nenr       2\n\
+             eo        avg lst\ndelay     auto\nmcastURI  coap://[ff1e::89:1]/x\n"
         );
 
         let c = combined(&json!({

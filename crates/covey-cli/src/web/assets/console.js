@@ -108,16 +108,24 @@ async function loadEntities() {
   }
 }
 
-// Which form field an EM diagnostic is about.
-function fieldOf(diagnostic) {
-  const d = diagnostic.toLowerCase();
-  for (const f of ["enr", "emt", "ect", "delay", "eo", "name"]) {
-    if (new RegExp("\\b" + f + "\\b").test(d)) return f;
+// A refusal as the EM reports it to a JSON client: {error, field, reason}; a text
+// diagnostic (from another server, or a proxy failure) is the error of no field.
+function refusal(r) {
+  if (r.type.split(";")[0].trim() === "application/json") {
+    try {
+      const d = JSON.parse(r.text);
+      if (d && typeof d.error === "string") return { error: d.error, field: d.field || null, reason: d.reason || null };
+    } catch { /* not a report */ }
   }
-  if (/member|coap:\/\/|\ber\b/.test(d)) return "er";
-  if (/operation/.test(d)) return "eo";
-  if (/entity \S+ (already|exists)/.test(d)) return "name";
-  return "form";
+  return { error: r.text, field: null, reason: null };
+}
+
+// The refusal as one line: "4.00: <error>".
+function refusalText(r) { return `${r.code}: ${refusal(r).error}`; }
+
+// The create form's error line for a profile field: its own, or the form's.
+function errorLineOf(field) {
+  return (field && document.getElementById("err-" + field)) || $("#err-form");
 }
 
 function profileFromForm(form) {
@@ -136,6 +144,7 @@ function profileFromForm(form) {
 $("#create-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   document.querySelectorAll("#create-form .error").forEach((e) => (e.textContent = ""));
+  document.querySelectorAll("#create-form [aria-invalid]").forEach((e) => e.removeAttribute("aria-invalid"));
   const form = ev.target;
   const button = $("#create");
   button.disabled = true;
@@ -147,7 +156,10 @@ $("#create-form").addEventListener("submit", async (ev) => {
       form.reset();
       await loadEntities();
     } else {
-      $("#err-" + fieldOf(r.text)).textContent = `${r.code}: ${r.text}`;
+      const why = refusal(r);
+      errorLineOf(why.field).textContent = `${r.code}: ${why.error}`;
+      const input = why.field && form.elements.namedItem(why.field);
+      if (input) input.setAttribute("aria-invalid", "true");
     }
   } finally {
     button.disabled = false;
@@ -161,14 +173,14 @@ async function openProfile(name) {
   let text = r.text;
   try { text = JSON.stringify(JSON.parse(r.text), null, 2); } catch { /* shown as sent */ }
   $("#profile-text").value = text;
-  $("#profile-error").textContent = r.ok ? "" : `${r.code}: ${r.text}`;
+  $("#profile-error").textContent = r.ok ? "" : refusalText(r);
   $("#profile-panel").hidden = false;
 }
 
 $("#profile-save").addEventListener("click", async () => {
   const name = $("#profile-name").textContent;
   const r = await coap("PUT", `${em}/e/${name}/profile`, { format: "50", body: $("#profile-text").value });
-  $("#profile-error").textContent = r.ok ? "" : `${r.code}: ${r.text}`;
+  $("#profile-error").textContent = r.ok ? "" : refusalText(r);
   if (r.ok) { show($("#entity-result"), `profile of ${name} saved (${r.code})`); await loadEntities(); }
 });
 $("#profile-close").addEventListener("click", () => ($("#profile-panel").hidden = true));
@@ -196,7 +208,7 @@ async function runQuery(extra) {
   $("#query-error").textContent = "";
   if (!name) { $("#query-error").textContent = "no entity to query: create one first"; return; }
   const r = await coap("GET", `${em}/e/${name}${queryString(f, extra)}`, { accept: "50" });
-  if (!r.ok) { $("#query-error").textContent = `${r.code}: ${r.text}`; $("#query-result").hidden = true; return; }
+  if (!r.ok) { $("#query-error").textContent = refusalText(r); $("#query-result").hidden = true; return; }
   const doc = JSON.parse(r.text);
   $("#query-op").textContent = doc.op;
   $("#query-value").textContent = doc.value === null || doc.value === undefined ? "(list)" : doc.value;
