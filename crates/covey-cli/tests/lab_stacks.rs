@@ -39,7 +39,7 @@ fn every_protocol_delivers_every_message_on_a_clean_network() {
     }
     let externals = externals();
     let dir = work_dir("clean");
-    let launcher = Launcher::new(Path::new(env!("CARGO_BIN_EXE_covey")), &dir).unwrap();
+    let launcher = Launcher::new(Path::new(env!("CARGO_BIN_EXE_covey-lab")), &dir).unwrap();
     let network =
         TestbedNetwork::star(NODES[1], &[NODES[0], NODES[2]], &LinkCondition::CLEAN, 1).unwrap();
     let schedule = Schedule {
