@@ -1,5 +1,7 @@
 //! `covey`: the command line of the Covey CoAP stack.
 
+mod no_libm;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
