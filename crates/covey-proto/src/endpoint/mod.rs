@@ -9,7 +9,7 @@ pub use crate::message::datagram::{LocalAddr, Received, Reception, Transmit};
 pub(crate) use crate::storage::timer_layout::TimerKind;
 use crate::storage::timer_layout::TimerLayout;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, SeededState};
@@ -129,13 +129,13 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint whose tables and buffers grow on demand up to the `Config` bounds;
     /// `seed` drives its PRNG (message IDs, tokens, timeouts, leisure), so runs with the
-    /// same seed are identical.
-    pub fn new(config: Config, seed: u64) -> Endpoint {
+    /// same seed are identical. Fails when `config` breaks a rule of [`Config::validate`].
+    pub fn new(config: Config, seed: u64) -> Result<Endpoint, ConfigError> {
+        config.validate()?;
         let mut rng = Rng::new(seed);
         let transmissions = config.max_exchanges + config.max_incoming;
-        let held = config.max_events.max(1);
         let timer_layout = TimerLayout::new(&config);
-        Endpoint {
+        Ok(Endpoint {
             hasher: SeededState::with_seed(rng.next_u64()),
             peers: PeerTable::new(&config, rng.next_u64()),
             exchanges: Slab::with_capacity(config.max_exchanges),
@@ -148,7 +148,7 @@ impl Endpoint {
             incoming_bufs: SlotBufs::default(),
             incoming_shared_fairly: false,
             incoming_refusals: RefusalMemo::default(),
-            held: Slab::with_capacity(held),
+            held: Slab::with_capacity(config.max_events),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
             dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
@@ -184,7 +184,7 @@ impl Endpoint {
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
             config,
             rng,
-        }
+        })
     }
 
     /// The configuration.
@@ -545,7 +545,7 @@ impl Endpoint {
     /// A fresh random token not used by any outstanding request.
     pub(crate) fn new_token(&mut self) -> Token {
         loop {
-            let token = Token::from_u64(self.rng.next_u64(), self.config.token_length.clamp(1, 8));
+            let token = Token::from_u64(self.rng.next_u64(), self.config.token_length);
             if !self.tokens.contains_key(&token) {
                 return token;
             }

@@ -98,11 +98,13 @@ impl Endpoint {
                 } else {
                     Vec::new()
                 },
-                upload_block: if upload {
-                    Block::new(0, true, self.config.block_szx).ok()
-                } else {
-                    None
-                },
+                // The validated block_szx is 0 to 6: the first block always exists (it
+                // cannot fall to `None`, which would send the request without its body).
+                upload_block: upload.then_some(Block {
+                    num: 0,
+                    more: true,
+                    szx: self.config.block_szx,
+                }),
                 download_block: early_block2,
                 ..BlockTransfer::default()
             })
@@ -395,7 +397,7 @@ impl Endpoint {
 
     /// Spends `bytes` of an unresponsive peer's PROBING_RATE budget.
     fn charge_probe(&mut self, now: Instant, peer: PeerKey, bytes: usize) {
-        let rate = self.config.transmission.probing_rate.max(1) as u64;
+        let rate = u64::from(self.config.transmission.probing_rate);
         if let Some(p) = self.peers.get_mut(peer) {
             if p.unresponsive {
                 let wait =

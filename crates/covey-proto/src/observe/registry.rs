@@ -188,7 +188,7 @@ impl Endpoint {
             // Still CON when one is unconfirmed: it is replaced, not doubled.
             NotificationType::NonConfirmable => o.in_flight.is_some(),
             NotificationType::Auto => {
-                let periodic = o.since_con + 1 >= self.config.observe_con_every.max(1)
+                let periodic = o.since_con + 1 >= self.config.observe_con_every
                     || now.saturating_duration_since(o.last_con)
                         >= self.config.observe_con_interval;
                 o.in_flight.is_some()
