@@ -3,6 +3,7 @@
 mod invalid_code;
 mod peer_share;
 mod receive;
+mod transmissions;
 
 pub use crate::exchange::error::{RequestError, RespondError};
 pub use crate::message::datagram::{LocalAddr, Received, Reception, Transmit};
@@ -37,8 +38,8 @@ use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
-use crate::message::transmission::{Transmission, TransmissionOwner};
-use crate::message::transmission_index::TransmissionIndex;
+use crate::message::reliability::Transmissions;
+use crate::message::transmission::TransmissionOwner;
 use crate::observe::notification_mids::NotificationMids;
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
@@ -70,10 +71,8 @@ pub struct Endpoint {
     pub(crate) exchanges: Slab<ClientExchange>,
     pub(crate) exchange_bufs: SlotBufs,
     pub(crate) tokens: Map<Token, SlabKey>,
-    pub(crate) transmissions: Slab<Transmission>,
-    pub(crate) transmission_bufs: SlotBufs,
-    /// Transmissions by (destination, message ID), for ACK and RST matching.
-    pub(crate) transmission_index: TransmissionIndex,
+    /// CON messages awaiting their ACK.
+    pub(crate) transmissions: Transmissions,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: SlotBufs,
     /// The incoming table was found full with every holder within its share, and nothing
@@ -141,9 +140,7 @@ impl Endpoint {
             exchanges: Slab::with_capacity(config.max_exchanges),
             exchange_bufs: SlotBufs::default(),
             tokens: seeded_map(rng.next_u64()),
-            transmissions: Slab::with_capacity(transmissions),
-            transmission_bufs: SlotBufs::default(),
-            transmission_index: TransmissionIndex::new(rng.next_u64()),
+            transmissions: Transmissions::new(transmissions, rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
             incoming_shared_fairly: false,
@@ -284,10 +281,7 @@ impl Endpoint {
                 None => {
                     let bytes: &[u8] = match source {
                         OutSource::Slot(slot) => self.outbox.buf(slot),
-                        OutSource::Transmission(key) => match self.transmissions.get(key) {
-                            Some(_) => self.transmission_bufs.get(key.index()),
-                            None => &[],
-                        },
+                        OutSource::Transmission(key) => self.transmissions.bytes(key),
                         OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
                         OutSource::Incoming(key) => match self.incoming.get(key) {
                             Some(_) => self.incoming_bufs.get(key.index()),

@@ -335,7 +335,7 @@ impl Endpoint {
             ExchangeKind::Ping => TransmissionOwner::Ping(key),
         };
         if confirmable {
-            let Some(tx) = self.reserve_transmission(peer, remote) else {
+            let Some(tx) = self.transmissions.reserve(peer, remote) else {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             };
@@ -344,20 +344,20 @@ impl Endpoint {
                     ex,
                     self.exchange_bufs.get(key.index()),
                     mid,
-                    self.transmission_bufs.slot(tx.index()),
+                    self.transmissions.buf_mut(tx),
                     &mut self.pool,
                 ),
                 None => false,
             };
             if !encoded {
-                self.transmissions.remove(tx);
+                self.transmissions.unreserve(tx);
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             }
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingAck(tx);
             }
-            let size = self.transmission_bufs.get(tx.index()).len();
+            let size = self.transmissions.bytes(tx).len();
             self.charge_probe(now, peer, size);
             self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
