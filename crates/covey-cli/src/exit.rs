@@ -10,7 +10,7 @@ use covey_core::Code;
 pub enum ExitKind {
     /// 1: anything else (I/O, an unreadable payload file, a server that cannot start).
     Other = 1,
-    /// 2: bad command line or bad URI.
+    /// 2: bad command line, bad URI or an engine configuration the flags made invalid.
     Usage = 2,
     /// 3: the server answered 4.xx.
     ClientError = 3,
@@ -71,11 +71,32 @@ impl From<covey::Error> for Failure {
     fn from(e: covey::Error) -> Failure {
         use covey::Error as E;
         let kind = match &e {
-            E::InvalidUri { .. } | E::InvalidRequest(_) => ExitKind::Usage,
+            E::InvalidUri { .. } | E::InvalidRequest(_) | E::Config(_) => ExitKind::Usage,
             E::Timeout(_) => ExitKind::Timeout,
             E::Resolve { .. } | E::Unreachable { .. } | E::Reset(_) => ExitKind::Unreachable,
             _ => ExitKind::Other,
         };
         Failure::new(kind, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_configuration_is_a_one_line_usage_error() {
+        let config = covey::Config {
+            max_buffers: 1,
+            ..covey::Config::default()
+        };
+        let error = covey::Error::from(config.validate().unwrap_err());
+        let failure = Failure::from(error);
+        assert_eq!(failure.kind, ExitKind::Usage);
+        assert_eq!(
+            failure.message,
+            "bad configuration: max_buffers is 1, but must be at least 2"
+        );
+        assert!(!failure.message.contains('\n'));
     }
 }

@@ -39,7 +39,8 @@ fn main() {
     sim.add_node(
         config(server_config(NODES, params.max_retransmit)),
         CcNode::Server(ResourceServer::default()),
-    );
+    )
+    .expect("valid configuration");
     for _ in 1..NODES {
         let client = WorkloadClient::new(
             ClientKind::Continuous,
@@ -50,7 +51,8 @@ fn main() {
         sim.add_node(
             config(client_config(Algorithm::Cocoa, params.max_retransmit)),
             CcNode::Client(client),
-        );
+        )
+        .expect("valid configuration");
     }
     let built = rss_bytes().unwrap_or(0);
     let started = std::time::Instant::now();
@@ -87,7 +89,8 @@ fn main() {
     );
     // For comparison: one endpoint with covey-proto's default capacities.
     let base = rss_bytes().unwrap_or(0);
-    let default = covey_proto::Endpoint::new(covey_proto::Config::default(), 1);
+    let default = covey_proto::Endpoint::new(covey_proto::Config::default(), 1)
+        .expect("the default Config is valid");
     let grown = rss_bytes().unwrap_or(0);
     println!(
         "one Endpoint with Config::default(): +{:.2} MiB RSS",

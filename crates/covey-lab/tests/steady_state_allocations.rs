@@ -70,7 +70,8 @@ fn a_warm_simulation_allocates_nothing_per_event() {
     sim.add_node(
         server_config(10, params.max_retransmit),
         CcNode::Server(ResourceServer::default()),
-    );
+    )
+    .unwrap();
     for _ in &clients {
         let c = WorkloadClient::new(
             ClientKind::Continuous,
@@ -81,7 +82,8 @@ fn a_warm_simulation_allocates_nothing_per_event() {
         sim.add_node(
             client_config(Algorithm::Cocoa, params.max_retransmit),
             CcNode::Client(c),
-        );
+        )
+        .unwrap();
     }
     // The counter sees allocations at all.
     assert!(allocations(|| drop(std::hint::black_box(vec![1u8; 64]))) > 0);

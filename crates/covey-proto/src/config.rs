@@ -1,12 +1,17 @@
 //! Endpoint configuration: transmission parameters, the congestion-control algorithm and the
 //! capacity of every table, so memory is bounded by configuration.
 
+use core::fmt;
+
 use crate::amplification_limit::AmplificationLimit;
 use crate::cc::Algorithm;
-use crate::transmission_parameters::TransmissionParameters;
+use crate::transmission_parameters::{InvalidParameter, TransmissionParameters};
 use crate::Duration;
 
 /// Everything an [`crate::Endpoint`] needs to know up front. Defaults follow RFC 7252.
+///
+/// [`Config::validate`] checks the fields against each other; every constructor that takes a
+/// `Config` (`Endpoint::new`) runs it and refuses a configuration that breaks a rule.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// ACK_TIMEOUT, ACK_RANDOM_FACTOR, MAX_RETRANSMIT, NSTART, leisure, ...
@@ -14,25 +19,27 @@ pub struct Config {
     /// Retransmission-timeout estimator used for every peer.
     pub congestion_control: Algorithm,
     /// Largest datagram sent or accepted (bytes); larger input is dropped, a unicast CON
-    /// request after a 4.13 answer.
+    /// request after a 4.13 answer. At least [`min_message_size`](Self::min_message_size)
+    /// (a block with its headers), at most 65 535.
     pub max_message_size: usize,
-    /// Peers with state (MIDs, RTO estimators, queues) at once.
+    /// Peers with state (MIDs, RTO estimators, queues) at once (at least 1).
     pub max_peers: usize,
     /// Outgoing requests (client exchanges) at once, queued ones included.
     pub max_exchanges: usize,
     /// Incoming requests the application has not answered yet.
     pub max_incoming: usize,
-    /// Deduplication entries (peer, message ID) remembered at once.
+    /// Deduplication entries (peer, message ID) remembered at once (1 to 2^32 − 1).
     pub max_dedup_entries: usize,
     /// Datagram buffers: outgoing queue, retransmission copies, cached replies, received
-    /// messages awaiting the application.
+    /// messages awaiting the application. Half bound the outgoing queue, half the reply
+    /// cache, so at least 2.
     pub max_buffers: usize,
     /// Bytes of freed datagram buffers kept for reuse (beyond, they are returned to the
     /// allocator): enough for the steady state to allocate nothing.
     pub pool_retain_bytes: usize,
     /// Requests waiting for an NSTART slot, per peer.
     pub max_queued_per_peer: usize,
-    /// Events waiting for the application.
+    /// Events waiting for the application (at least 1).
     pub max_events: usize,
     /// Application timers at once.
     pub max_app_timers: usize,
@@ -51,15 +58,17 @@ pub struct Config {
     /// Max-Age (seconds) sent with 5.03 when a table is full.
     pub overload_max_age: u32,
     /// Block size exponent used for block-wise transfers this endpoint starts or slices
-    /// (size 2^(szx+4): 6 is 1024 bytes).
+    /// (size 2^(szx+4): 0 to 6, 16 to 1024 bytes; 7 is reserved).
     pub block_szx: u8,
     /// Largest response payload sent in one message when the client asked for no block;
     /// larger ones go block-wise. `None`: one block (`block_size()`), as RFC 7959
-    /// implementations do; a constrained link may prefer one fragmented datagram.
+    /// implementations do; a constrained link may prefer one fragmented datagram. Between one
+    /// block and `max_message_size`.
     pub single_message_payload: Option<usize>,
     /// Largest body assembled or uploaded block-wise (bytes).
     pub max_body_size: usize,
-    /// Block1 uploads being reassembled at once (server side).
+    /// Block1 uploads being reassembled at once (server side), and Block2 bodies kept (at
+    /// least 1).
     pub max_uploads: usize,
     /// Bytes held by all Block1 reassemblies together.
     pub max_reassembly_bytes: usize,
@@ -69,7 +78,7 @@ pub struct Config {
     pub max_observers: usize,
     /// What one peer and one source may hold of each shared table once it is full.
     pub fair_share: FairShare,
-    /// Every n-th notification to an observer is sent CON (the others NON).
+    /// Every n-th notification to an observer is sent CON (the others NON); at least 1.
     pub observe_con_every: u32,
     /// A CON notification is sent at least this often to each observer (RFC 7641: 24 h).
     pub observe_con_interval: Duration,
@@ -78,9 +87,9 @@ pub struct Config {
     /// Leisure for responses to multicast requests; `None` derives it from `group_size`
     /// and `target_rate` when both are set, else DEFAULT_LEISURE.
     pub leisure: Option<Duration>,
-    /// Estimated group size G for the leisure lower bound S·G/R.
+    /// Estimated group size G for the leisure lower bound S·G/R (at least 1).
     pub group_size: Option<u32>,
-    /// Target data rate R in bytes/s for the leisure lower bound S·G/R.
+    /// Target data rate R in bytes/s for the leisure lower bound S·G/R (at least 1).
     pub target_rate: Option<u32>,
     /// What peers whose address is not verified may be sent (RFC 9175 Echo).
     pub amplification: AmplificationLimit,
@@ -134,10 +143,80 @@ impl Default for Config {
 /// peer, else the source, most beyond its share. Shares under 7 % may miss a heavy holder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FairShare {
-    /// Percent of a full table one peer may hold.
+    /// Percent of a full table one peer may hold (1 to 100).
     pub peer_percent: u8,
-    /// Percent of a full table one source may hold (at least the peer's share).
+    /// Percent of a full table one source may hold (the peer's share to 100).
     pub source_percent: u8,
+}
+
+/// Bytes a message carrying one block adds to it besides the token: the 4-byte header, a
+/// Block2 option of up to 5 bytes (option header with extended delta, 3-byte value) and the
+/// payload marker.
+const BLOCK_MESSAGE_OVERHEAD: usize = 4 + 5 + 1;
+
+/// Why [`Config::validate`] refused a configuration: the field (as a path from `Config`) and
+/// the values it may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `transmission` breaks a constraint of RFC 7252 §4.8.
+    Transmission(InvalidParameter),
+    /// A number outside the range its field allows (`max: u64::MAX` means no upper bound).
+    OutOfRange {
+        /// The field, e.g. `"block_szx"` or `"fair_share.peer_percent"`.
+        field: &'static str,
+        /// The value given.
+        value: u64,
+        /// The smallest value allowed.
+        min: u64,
+        /// The largest value allowed.
+        max: u64,
+    },
+    /// A duration that must be longer than zero is zero.
+    ZeroDuration {
+        /// The field, e.g. `"response_timeout"`.
+        field: &'static str,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ConfigError::Transmission(p) => write!(f, "bad transmission parameter: {p}"),
+            ConfigError::OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            } => {
+                write!(f, "{field} is {value}, but must be ")?;
+                match max {
+                    u64::MAX => write!(f, "at least {min}")?,
+                    _ => write!(f, "{min} to {max}")?,
+                }
+                match field {
+                    "max_message_size" => {
+                        f.write_str(" (a block of block_size() bytes with its header and token)")
+                    }
+                    "single_message_payload" => f.write_str(" (one block to max_message_size)"),
+                    "fair_share.source_percent" => {
+                        f.write_str(" (at least fair_share.peer_percent)")
+                    }
+                    _ => Ok(()),
+                }
+            }
+            ConfigError::ZeroDuration { field } => write!(f, "{field} must be longer than zero"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ConfigError::Transmission(p) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 impl Default for FairShare {
@@ -152,7 +231,8 @@ impl Default for FairShare {
 impl Config {
     /// A profile for constrained nodes (the lab's motes, small boards): a handful of peers
     /// and exchanges, 1 152-byte datagrams so a 1 024-byte payload fits one message
-    /// (block-wise beyond), and small tables. Holds under 8 KiB of heap when idle.
+    /// (block-wise beyond), and small tables, the amplification limit's included. Holds under
+    /// 8 KiB of heap when idle.
     pub fn constrained() -> Config {
         Config {
             max_message_size: 1152,
@@ -174,13 +254,132 @@ impl Config {
                 peer_percent: 50,
                 source_percent: 75,
             },
+            // As many verified and counted addresses as peers, not the default's thousand.
+            amplification: AmplificationLimit {
+                max_verified_peers: 4,
+                max_unverified_peers: 4,
+                ..AmplificationLimit::default()
+            },
             ..Config::default()
         }
     }
 
-    /// Block size in bytes for transfers this endpoint starts or slices.
+    /// Block size in bytes for transfers this endpoint starts or slices (for the
+    /// `block_szx` of 0 to 6 that [`validate`](Self::validate) allows).
     pub fn block_size(&self) -> usize {
-        16 << self.block_szx.min(6)
+        16usize
+            .checked_shl(u32::from(self.block_szx))
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The smallest `max_message_size` that carries one block of
+    /// [`block_size`](Self::block_size) bytes: the 4-byte header, the token, a Block2 option
+    /// (up to 5 bytes) and the payload marker come on top.
+    pub fn min_message_size(&self) -> usize {
+        self.block_size()
+            .saturating_add(BLOCK_MESSAGE_OVERHEAD)
+            .saturating_add(self.token_length)
+    }
+
+    /// Checks every field and the fields against each other: the first rule broken, or
+    /// `Ok`. `Endpoint::new` runs it, so an endpoint only ever holds a valid configuration.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use ConfigError::{OutOfRange, ZeroDuration};
+        self.transmission
+            .validate()
+            .map_err(ConfigError::Transmission)?;
+        let at_least = |field, value: usize, min: u64| match value as u64 >= min {
+            true => Ok(()),
+            false => Err(OutOfRange {
+                field,
+                value: value as u64,
+                min,
+                max: u64::MAX,
+            }),
+        };
+        let within = |field, value: u64, min: u64, max: u64| match (min..=max).contains(&value) {
+            true => Ok(()),
+            false => Err(OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            }),
+        };
+        let positive = |field, value: Duration| match value.is_zero() {
+            true => Err(ZeroDuration { field }),
+            false => Ok(()),
+        };
+        within("block_szx", self.block_szx.into(), 0, 6)?;
+        within("token_length", self.token_length as u64, 1, 8)?;
+        within(
+            "max_message_size",
+            self.max_message_size as u64,
+            self.min_message_size() as u64,
+            u64::from(u16::MAX),
+        )?;
+        if let Some(single) = self.single_message_payload {
+            within(
+                "single_message_payload",
+                single as u64,
+                self.block_size() as u64,
+                self.max_message_size as u64,
+            )?;
+        }
+        at_least("max_peers", self.max_peers, 1)?;
+        within(
+            "max_dedup_entries",
+            self.max_dedup_entries as u64,
+            1,
+            u64::from(u32::MAX),
+        )?;
+        at_least("max_buffers", self.max_buffers, 2)?;
+        at_least("max_events", self.max_events, 1)?;
+        at_least("max_uploads", self.max_uploads, 1)?;
+        positive("response_timeout", self.response_timeout)?;
+        within(
+            "observe_con_every",
+            self.observe_con_every.into(),
+            1,
+            u32::MAX.into(),
+        )?;
+        let share = self.fair_share;
+        within("fair_share.peer_percent", share.peer_percent.into(), 1, 100)?;
+        within(
+            "fair_share.source_percent",
+            share.source_percent.into(),
+            share.peer_percent.into(),
+            100,
+        )?;
+        if let Some(g) = self.group_size {
+            within("group_size", g.into(), 1, u32::MAX.into())?;
+        }
+        if let Some(r) = self.target_rate {
+            within("target_rate", r.into(), 1, u32::MAX.into())?;
+        }
+        let limit = &self.amplification;
+        if limit.enabled {
+            within(
+                "amplification.factor",
+                limit.factor.into(),
+                1,
+                u32::MAX.into(),
+            )?;
+            positive("amplification.echo_lifetime", limit.echo_lifetime)?;
+            positive("amplification.verified_lifetime", limit.verified_lifetime)?;
+            positive("amplification.account_lifetime", limit.account_lifetime)?;
+            at_least(
+                "amplification.max_verified_peers",
+                limit.max_verified_peers,
+                1,
+            )?;
+            at_least(
+                "amplification.max_unverified_peers",
+                limit.max_unverified_peers,
+                1,
+            )?;
+        }
+        Ok(())
     }
 
     /// How long a multicast request collects responses: the leisure plus one
@@ -215,6 +414,298 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn the_profiles_are_valid() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        assert_eq!(Config::constrained().validate(), Ok(()));
+        let off = Config {
+            amplification: AmplificationLimit {
+                factor: 0,
+                max_verified_peers: 0,
+                ..AmplificationLimit::off()
+            },
+            ..Config::default()
+        };
+        assert_eq!(off.validate(), Ok(()), "a limit that is off is not checked");
+        // Tables a client-only or server-only endpoint leaves empty.
+        let empty = Config {
+            max_exchanges: 0,
+            max_incoming: 0,
+            max_queued_per_peer: 0,
+            max_app_timers: 0,
+            max_observers: 0,
+            max_body_size: 0,
+            max_reassembly_bytes: 0,
+            pool_retain_bytes: 0,
+            ..Config::constrained()
+        };
+        assert_eq!(empty.validate(), Ok(()));
+        let smallest = Config {
+            block_szx: 0,
+            token_length: 1,
+            max_message_size: 16 + 10 + 1,
+            single_message_payload: Some(16),
+            ..Config::default()
+        };
+        assert_eq!(smallest.validate(), Ok(()));
+    }
+
+    #[test]
+    fn each_rule_refuses_a_bad_value_with_its_message() {
+        let ok = Config::default;
+        let amp = AmplificationLimit::default;
+        let cases: [(Config, &str); 25] = [
+            (
+                Config {
+                    transmission: TransmissionParameters {
+                        nstart: 0,
+                        ..TransmissionParameters::default()
+                    },
+                    ..ok()
+                },
+                "bad transmission parameter: NSTART must be at least 1",
+            ),
+            (
+                Config {
+                    transmission: TransmissionParameters {
+                        ack_random_factor: 0.5,
+                        ..TransmissionParameters::default()
+                    },
+                    ..ok()
+                },
+                "bad transmission parameter: ACK_RANDOM_FACTOR must be a finite number of at least 1.0",
+            ),
+            (
+                Config {
+                    block_szx: 7,
+                    ..ok()
+                },
+                "block_szx is 7, but must be 0 to 6",
+            ),
+            (
+                Config {
+                    token_length: 0,
+                    ..ok()
+                },
+                "token_length is 0, but must be 1 to 8",
+            ),
+            (
+                Config {
+                    token_length: 9,
+                    ..ok()
+                },
+                "token_length is 9, but must be 1 to 8",
+            ),
+            (
+                Config {
+                    max_message_size: 1041,
+                    ..ok()
+                },
+                "max_message_size is 1041, but must be 1042 to 65535 \
+                 (a block of block_size() bytes with its header and token)",
+            ),
+            (
+                Config {
+                    max_message_size: 65536,
+                    ..ok()
+                },
+                "max_message_size is 65536, but must be 1042 to 65535 \
+                 (a block of block_size() bytes with its header and token)",
+            ),
+            (
+                Config {
+                    single_message_payload: Some(512),
+                    ..ok()
+                },
+                "single_message_payload is 512, but must be 1024 to 1280 \
+                 (one block to max_message_size)",
+            ),
+            (
+                Config {
+                    single_message_payload: Some(1281),
+                    ..ok()
+                },
+                "single_message_payload is 1281, but must be 1024 to 1280 \
+                 (one block to max_message_size)",
+            ),
+            (
+                Config {
+                    max_peers: 0,
+                    ..ok()
+                },
+                "max_peers is 0, but must be at least 1",
+            ),
+            (
+                Config {
+                    max_dedup_entries: 0,
+                    ..ok()
+                },
+                "max_dedup_entries is 0, but must be 1 to 4294967295",
+            ),
+            (
+                Config {
+                    max_buffers: 1,
+                    ..ok()
+                },
+                "max_buffers is 1, but must be at least 2",
+            ),
+            (
+                Config {
+                    max_events: 0,
+                    ..ok()
+                },
+                "max_events is 0, but must be at least 1",
+            ),
+            (
+                Config {
+                    max_uploads: 0,
+                    ..ok()
+                },
+                "max_uploads is 0, but must be at least 1",
+            ),
+            (
+                Config {
+                    response_timeout: Duration::ZERO,
+                    ..ok()
+                },
+                "response_timeout must be longer than zero",
+            ),
+            (
+                Config {
+                    observe_con_every: 0,
+                    ..ok()
+                },
+                "observe_con_every is 0, but must be 1 to 4294967295",
+            ),
+            (
+                Config {
+                    fair_share: FairShare {
+                        peer_percent: 0,
+                        source_percent: 50,
+                    },
+                    ..ok()
+                },
+                "fair_share.peer_percent is 0, but must be 1 to 100",
+            ),
+            (
+                Config {
+                    fair_share: FairShare {
+                        peer_percent: 60,
+                        source_percent: 50,
+                    },
+                    ..ok()
+                },
+                "fair_share.source_percent is 50, but must be 60 to 100 \
+                 (at least fair_share.peer_percent)",
+            ),
+            (
+                Config {
+                    fair_share: FairShare {
+                        peer_percent: 25,
+                        source_percent: 101,
+                    },
+                    ..ok()
+                },
+                "fair_share.source_percent is 101, but must be 25 to 100 \
+                 (at least fair_share.peer_percent)",
+            ),
+            (
+                Config {
+                    group_size: Some(0),
+                    ..ok()
+                },
+                "group_size is 0, but must be 1 to 4294967295",
+            ),
+            (
+                Config {
+                    target_rate: Some(0),
+                    ..ok()
+                },
+                "target_rate is 0, but must be 1 to 4294967295",
+            ),
+            (
+                Config {
+                    amplification: AmplificationLimit { factor: 0, ..amp() },
+                    ..ok()
+                },
+                "amplification.factor is 0, but must be 1 to 4294967295",
+            ),
+            (
+                Config {
+                    amplification: AmplificationLimit {
+                        echo_lifetime: Duration::ZERO,
+                        ..amp()
+                    },
+                    ..ok()
+                },
+                "amplification.echo_lifetime must be longer than zero",
+            ),
+            (
+                Config {
+                    amplification: AmplificationLimit {
+                        max_verified_peers: 0,
+                        ..amp()
+                    },
+                    ..ok()
+                },
+                "amplification.max_verified_peers is 0, but must be at least 1",
+            ),
+            (
+                Config {
+                    amplification: AmplificationLimit {
+                        max_unverified_peers: 0,
+                        ..amp()
+                    },
+                    ..ok()
+                },
+                "amplification.max_unverified_peers is 0, but must be at least 1",
+            ),
+        ];
+        for (config, message) in cases {
+            let error = config.validate().expect_err(message);
+            assert_eq!(error.to_string(), message);
+        }
+        let lifetimes = [
+            AmplificationLimit {
+                verified_lifetime: Duration::ZERO,
+                ..amp()
+            },
+            AmplificationLimit {
+                account_lifetime: Duration::ZERO,
+                ..amp()
+            },
+        ];
+        for amplification in lifetimes {
+            let config = Config {
+                amplification,
+                ..ok()
+            };
+            assert!(matches!(
+                config.validate(),
+                Err(ConfigError::ZeroDuration { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn the_message_size_rule_follows_the_block_and_the_token() {
+        let small = Config {
+            block_szx: 3,
+            token_length: 4,
+            ..Config::default()
+        };
+        assert_eq!(small.block_size(), 128);
+        assert_eq!(small.min_message_size(), 128 + 10 + 4);
+        for (size, valid) in [(141, false), (142, true), (256, true)] {
+            let c = Config {
+                max_message_size: size,
+                ..small.clone()
+            };
+            assert_eq!(c.validate().is_ok(), valid, "{size}");
+        }
+    }
 
     #[test]
     fn leisure_lower_bound_matches_g1_to_g4() {

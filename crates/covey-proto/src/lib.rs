@@ -10,7 +10,7 @@
 //! use covey_proto::{opt, Config, Endpoint, Event, Instant, LocalAddr, Request, RequestParams, Response};
 //!
 //! let (c, s) = ("[::1]:40000".parse().unwrap(), "[::1]:5683".parse().unwrap());
-//! let (mut client, mut server) = (Endpoint::new(Config::default(), 1), Endpoint::new(Config::default(), 2));
+//! let (mut client, mut server) = (Endpoint::new(Config::default(), 1)?, Endpoint::new(Config::default(), 2)?);
 //! let (mut now, mut buf) = (Instant::from_secs(0), [0u8; 1152]);
 //! let get = Request { options: &[opt(OptionNumber::URI_PATH, b"hello")], ..Request::new(Code::GET) };
 //! let id = client.send_request(now, s, &get, RequestParams::default()).unwrap();
@@ -33,6 +33,7 @@
 //!     client.handle_timeout(now);
 //!     server.handle_timeout(now);
 //! }
+//! # Ok::<(), covey_proto::ConfigError>(())
 //! ```
 //!
 //! The source tree follows the protocol's layers, each using only those below it (a test
@@ -76,7 +77,7 @@ pub use app::{
     PeerIdentity,
 };
 pub use cc::Algorithm;
-pub use config::Config;
+pub use config::{Config, ConfigError};
 pub use endpoint::{
     Endpoint, LocalAddr, Received, Reception, RequestError, RespondError, Transmit,
 };

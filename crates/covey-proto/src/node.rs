@@ -121,7 +121,7 @@ mod tests {
     fn get_from(server: &mut Node<AppSet<dyn App>>) -> alloc::vec::Vec<Event> {
         let (c, s) = ("[::1]:1".parse().unwrap(), "[::1]:2".parse().unwrap());
         let mut client = Node::new(
-            Endpoint::new(Config::default(), 1),
+            Endpoint::new(Config::default(), 1).unwrap(),
             AppSet::<dyn App>::new(),
         );
         let (now, mut buf) = (Instant::from_secs(1), [0u8; 1152]);
@@ -146,12 +146,12 @@ mod tests {
     #[test]
     fn apps_answer_after_each_input_and_without_apps_events_stay_for_poll_event() {
         let apps = AppSet::<dyn App>::new().with(Box::new(Hello));
-        let mut server = Node::new(Endpoint::new(Config::default(), 2), apps);
+        let mut server = Node::new(Endpoint::new(Config::default(), 2).unwrap(), apps);
         let events = get_from(&mut server);
         assert!(matches!(events[..], [Event::Response { last: true, .. }]));
 
         let mut bare = Node::new(
-            Endpoint::new(Config::default(), 2),
+            Endpoint::new(Config::default(), 2).unwrap(),
             AppSet::<dyn App>::new(),
         );
         assert!(get_from(&mut bare).is_empty(), "no answer without an App");

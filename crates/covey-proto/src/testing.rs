@@ -188,7 +188,8 @@ impl Network {
         }
     }
 
-    /// Adds a node; `app` None means events are collected in `node.events`.
+    /// Adds a node; `app` None means events are collected in `node.events`. Panics on a
+    /// `config` that [`Config::validate`] refuses (a test's mistake).
     pub fn add(
         &mut self,
         addr: SocketAddr,
@@ -200,6 +201,7 @@ impl Network {
     }
 
     /// Adds a node hosting several Apps; `None` means events are collected in `node.events`.
+    /// Panics on an invalid `config`, as [`add`](Self::add).
     pub fn add_apps(
         &mut self,
         addr: SocketAddr,
@@ -207,7 +209,7 @@ impl Network {
         seed: u64,
         apps: Option<AppSet<dyn App>>,
     ) -> usize {
-        let mut node = crate::Node::new(Endpoint::new(config, seed), apps.unwrap_or_default());
+        let mut node = crate::Node::new(endpoint(config, seed), apps.unwrap_or_default());
         let mut host = TestHost {
             addr,
             groups: self.groups.clone(),
@@ -241,10 +243,11 @@ impl Network {
         self.groups.clone()
     }
 
-    /// Replaces node `i`'s endpoint and app (a restart: all engine state is lost).
+    /// Replaces node `i`'s endpoint and app (a restart: all engine state is lost). Panics on
+    /// an invalid `config`, as [`add`](Self::add).
     pub fn restart(&mut self, i: usize, config: Config, seed: u64, app: Option<Box<dyn App>>) {
         let apps = app.map_or_else(AppSet::new, |a| AppSet::new().with(a));
-        let mut node = crate::Node::new(Endpoint::new(config, seed), apps);
+        let mut node = crate::Node::new(endpoint(config, seed), apps);
         node.start(self.now, &mut self.nodes[i].host);
         self.nodes[i].node = node;
         self.flush(i);
@@ -418,4 +421,9 @@ impl Network {
     pub fn sent_by(&self, from: SocketAddr) -> Vec<&Sent> {
         self.log.iter().filter(|s| s.from == from).collect()
     }
+}
+
+/// A test network's endpoint: a refused configuration is the test's mistake.
+fn endpoint(config: Config, seed: u64) -> Endpoint {
+    Endpoint::new(config, seed).unwrap_or_else(|e| panic!("invalid Config for a test node: {e}"))
 }

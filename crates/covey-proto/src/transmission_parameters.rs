@@ -63,6 +63,8 @@ impl fmt::Display for InvalidParameter {
     }
 }
 
+impl core::error::Error for InvalidParameter {}
+
 impl TransmissionParameters {
     /// Checks the constraints RFC 7252 puts on the parameters.
     pub fn validate(&self) -> Result<(), InvalidParameter> {

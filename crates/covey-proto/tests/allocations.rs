@@ -105,7 +105,7 @@ const CONSTRAINED_LIMIT: i64 = 8 << 10;
 
 #[test]
 fn a_default_endpoint_holds_little_heap_when_idle() {
-    let (endpoint, held) = count(|| Endpoint::new(Config::default(), 1));
+    let (endpoint, held) = count(|| Endpoint::new(Config::default(), 1).unwrap());
     let size = std::mem::size_of_val(&endpoint) as i64;
     println!(
         "default endpoint: {} B of heap after construction ({} allocations), {size} B inline",
@@ -120,7 +120,7 @@ fn a_default_endpoint_holds_little_heap_when_idle() {
 
 #[test]
 fn the_constrained_profile_fits_8_kib_and_serves_1024_byte_payloads() {
-    let (boxed, held) = count(|| Box::new(Endpoint::new(Config::constrained(), 1)));
+    let (boxed, held) = count(|| Box::new(Endpoint::new(Config::constrained(), 1).unwrap()));
     // Boxed, so the endpoint's own fields count too: the whole footprint is on the heap.
     println!(
         "constrained endpoint: {} B in total after construction (struct {} B)",
@@ -168,7 +168,7 @@ fn an_observer_costs_at_most_128_bytes_and_a_burst_at_most_16() {
         max_buffers: 2 * OBSERVERS + 1024,
         ..Config::default()
     };
-    let mut server = Endpoint::new(config, 3);
+    let mut server = Endpoint::new(config, 3).unwrap();
     let mut now = Instant::from_secs(10);
     let mut buf = vec![0u8; 1280];
     let mut out = vec![0u8; 1280];

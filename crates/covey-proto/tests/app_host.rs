@@ -218,14 +218,14 @@ fn apps_join_and_leave_groups_through_their_host() {
 #[test]
 fn the_app_random_stream_follows_the_seed_and_leaves_the_engine_alone() {
     let draw = |seed| {
-        let mut ep = Endpoint::new(Config::default(), seed);
+        let mut ep = Endpoint::new(Config::default(), seed).unwrap();
         (0..4).map(|_| ep.app_random_u64()).collect::<Vec<_>>()
     };
     assert_eq!(draw(5), draw(5));
     assert_ne!(draw(5), draw(6));
     // Drawing App randomness does not change the engine's own choices (tokens, MIDs).
     let token = |draws: usize| {
-        let mut ep = Endpoint::new(Config::default(), 9);
+        let mut ep = Endpoint::new(Config::default(), 9).unwrap();
         for _ in 0..draws {
             ep.app_random_u64();
         }

@@ -43,7 +43,7 @@ fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(Transmit, Vec<u8>)> {
 
 #[test]
 fn a_transmit_says_what_it_is_and_which_request_it_serves() {
-    let mut client = Endpoint::new(Config::default(), 1);
+    let mut client = Endpoint::new(Config::default(), 1).unwrap();
     let now = Instant::from_secs(1);
     let (request, params) = get(true);
     let con = client
@@ -87,7 +87,7 @@ fn a_transmit_says_what_it_is_and_which_request_it_serves() {
 
 #[test]
 fn a_request_leaves_from_the_socket_its_params_name_and_so_do_its_retransmissions() {
-    let mut client = Endpoint::new(Config::default(), 3);
+    let mut client = Endpoint::new(Config::default(), 3).unwrap();
     let now = Instant::from_secs(1);
     let secured = addr(1, 5684);
     let (request, params) = get(true);
@@ -126,13 +126,13 @@ fn a_request_leaves_from_the_socket_its_params_name_and_so_do_its_retransmission
 
 #[test]
 fn replies_leave_from_the_socket_the_peer_reached_and_name_the_group() {
-    let mut server = Endpoint::new(Config::default(), 2);
+    let mut server = Endpoint::new(Config::default(), 2).unwrap();
     let socket_a = addr(1, 5683);
     let socket_b = SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 5683);
     let now = Instant::from_secs(1);
     let mut clients = [
-        Endpoint::new(Config::default(), 3),
-        Endpoint::new(Config::default(), 4),
+        Endpoint::new(Config::default(), 3).unwrap(),
+        Endpoint::new(Config::default(), 4).unwrap(),
     ];
     let (request, params) = get(true);
     for (i, client) in clients.iter_mut().enumerate() {
@@ -179,7 +179,7 @@ fn replies_leave_from_the_socket_the_peer_reached_and_name_the_group() {
 
     // A request to a group is answered after the leisure, naming the group.
     let group = IpAddr::V6(Ipv6Addr::new(0xff05, 0, 0, 0, 0, 0, 0, 0xfd));
-    let mut mc_client = Endpoint::new(Config::default(), 5);
+    let mut mc_client = Endpoint::new(Config::default(), 5).unwrap();
     let (request, params) = get(false);
     mc_client
         .send_request(later, SocketAddr::new(group, 5683), &request, params)
@@ -205,7 +205,7 @@ fn replies_leave_from_the_socket_the_peer_reached_and_name_the_group() {
 
 #[test]
 fn handle_datagram_says_what_became_of_each_datagram() {
-    let mut server = Endpoint::new(Config::default(), 2);
+    let mut server = Endpoint::new(Config::default(), 2).unwrap();
     let now = Instant::from_secs(1);
     let mut buf = [0u8; 64];
     let size = {
@@ -248,7 +248,7 @@ fn handle_datagram_says_what_became_of_each_datagram() {
 
 #[test]
 fn a_loopback_source_that_came_in_on_another_interface_is_dropped_unanswered() {
-    let mut server = Endpoint::new(Config::default(), 3);
+    let mut server = Endpoint::new(Config::default(), 3).unwrap();
     let now = Instant::from_secs(1);
     let mut buf = [0u8; 64];
     let size = {
@@ -301,7 +301,7 @@ fn stats_count_bytes_out_and_a_full_outbox() {
         max_buffers: 4,
         ..Config::default()
     };
-    let mut client = Endpoint::new(config, 1);
+    let mut client = Endpoint::new(config, 1).unwrap();
     let now = Instant::from_secs(1);
     let (request, params) = get(true);
     // CON requests to many peers, never polled out: the outbox queue (2 x max_buffers

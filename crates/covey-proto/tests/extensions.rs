@@ -210,6 +210,52 @@ fn block1_server_preferring_smaller_blocks_rescales_the_upload() {
 }
 
 #[test]
+fn block1_uploads_start_at_every_valid_block_size_and_szx_7_is_refused() {
+    // The first block of an upload is never dropped: every SZX the configuration may hold
+    // starts the transfer with its body, and the reserved 7 is refused up front.
+    let body = pattern(1500);
+    for szx in 0..=6u8 {
+        let uploads = Rc::new(RefCell::new(Vec::new()));
+        let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
+        let config = Config {
+            block_szx: szx,
+            ..Config::default()
+        };
+        let client = net.add(addr(1), config, 1, None);
+        net.add(
+            addr(2),
+            Config::default(),
+            2,
+            Some(large_server(Vec::new(), uploads.clone())),
+        );
+        net.request(
+            client,
+            addr(2),
+            &Request {
+                method: Code::PUT,
+                options: &[],
+                payload: &body,
+            },
+            RequestParams::default(),
+        )
+        .unwrap();
+        net.run_for(Duration::from_secs(60));
+        let sent = net.sent_by(addr(1));
+        let first = Message::parse(&sent[0].bytes).unwrap();
+        let block = first.block1().expect("the first request carries Block1");
+        assert_eq!((block.num, block.more, block.szx), (0, true, szx));
+        assert_eq!(first.payload().len(), 16 << szx, "SZX {szx}");
+        assert!(uploads.borrow()[0] == body, "SZX {szx}");
+    }
+    let reserved = Config {
+        block_szx: 7,
+        ..Config::default()
+    };
+    let refused = Endpoint::new(reserved, 1).unwrap_err();
+    assert_eq!(refused.to_string(), "block_szx is 7, but must be 0 to 6");
+}
+
+#[test]
 fn etag_change_in_the_middle_of_a_download_is_an_error() {
     // The server keeps no copy of the body, so each block is a fresh representation.
     let no_cache = Config {
@@ -509,7 +555,7 @@ fn observers_are_told_apart_by_address_and_token() {
         amplification: covey_proto::AmplificationLimit::off(),
         ..Config::default()
     };
-    let mut server = Endpoint::new(config, 7);
+    let mut server = Endpoint::new(config, 7).unwrap();
     let now = Instant::from_secs(1);
     let mut out = vec![0u8; 1280];
     // A NON GET of /temp with token 7, with or without Observe 0, from `from`; returns
@@ -838,7 +884,7 @@ fn large_error_responses_are_sent_block_wise_too() {
 
 #[test]
 fn requests_tell_which_local_socket_they_arrived_on() {
-    let mut ep = Endpoint::new(Config::default(), 1);
+    let mut ep = Endpoint::new(Config::default(), 1).unwrap();
     let local: SocketAddr = "[2001:db8::99]:5683".parse().unwrap();
     let mut buf = [0u8; 16];
     let n = MessageEncoder::new(&mut buf, MessageType::NonConfirmable, Code::GET, 1, &[1])

@@ -437,7 +437,7 @@ fn nstart_queue_is_bounded() {
         max_queued_per_peer: 2,
         ..Config::default()
     };
-    let mut ep = Endpoint::new(config, 1);
+    let mut ep = Endpoint::new(config, 1).unwrap();
     let now = Instant::ZERO;
     let get = Request::new(Code::GET);
     for _ in 0..3 {
@@ -827,8 +827,9 @@ fn sustained_rate(client_config: Config, count: u32, rate: u64) -> (u32, u64, u6
             ..client_config
         },
         1,
-    );
-    let mut server = Endpoint::new(server_config, 2);
+    )
+    .unwrap();
+    let mut server = Endpoint::new(server_config, 2).unwrap();
     let (c, s) = (addr(1), addr(2));
     let mut buf = [0u8; 1500];
     let step = Duration::from_nanos(1_000_000_000 / rate);
@@ -944,7 +945,7 @@ fn a_request_that_finds_no_message_id_free_fails_at_once_instead_of_waiting_unse
     let server = addr(2);
     let now = Instant::from_secs(1);
     let mut buf = [0u8; 1500];
-    let mut client = Endpoint::new(Config::default(), 1);
+    let mut client = Endpoint::new(Config::default(), 1).unwrap();
     let (free, stuck) = take_message_ids(&mut client, now, server, 65_537);
     assert!((65_536 - 4096..=65_536).contains(&free), "{free} IDs");
     let stuck = stuck.expect("the IDs ran out");
@@ -972,7 +973,7 @@ fn a_request_that_finds_no_message_id_free_fails_at_once_instead_of_waiting_unse
     // The same again (same seed, same IDs), but A takes the last free ID while B and C
     // wait behind it for the NSTART slot: when A ends, B starts, finds no ID and fails,
     // and so does C after it.
-    let mut client = Endpoint::new(Config::default(), 1);
+    let mut client = Endpoint::new(Config::default(), 1).unwrap();
     assert_eq!(
         take_message_ids(&mut client, now, server, free - 1).0,
         free - 1

@@ -27,7 +27,7 @@ fn server_with_observers(n: usize) -> (Endpoint, Instant) {
 
 /// A server with `config` and `n` observers registered.
 fn server_with(config: Config, n: usize) -> (Endpoint, Instant) {
-    let mut server = Endpoint::new(config, 3);
+    let mut server = Endpoint::new(config, 3).unwrap();
     let mut now = Instant::from_secs(10);
     let (mut buf, mut out) = (vec![0u8; 1280], vec![0u8; 1280]);
     let response = Response::with_payload(Code::CONTENT, b"12:00:00");
@@ -322,7 +322,7 @@ fn periodic_con_notifications_beyond_the_transmission_slots_go_non_meanwhile() {
         observe_con_every: 1,
         ..Config::default()
     };
-    let mut server = Endpoint::new(config, 3);
+    let mut server = Endpoint::new(config, 3).unwrap();
     let now = Instant::from_secs(10);
     let (mut buf, mut out) = (vec![0u8; 1280], vec![0u8; 1280]);
     let response = Response::with_payload(Code::CONTENT, b"tick");

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use covey_proto::Failure;
+use covey_proto::{ConfigError, Failure};
 
 /// Why a request, a response or the runtime failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,10 @@ pub enum Error {
     /// DTLS cannot be set up as configured.
     #[error("DTLS: {0}")]
     Dtls(String),
+    /// The engine's [`Config`](crate::Config) breaks one of its rules
+    /// ([`Config::validate`](crate::Config::validate)).
+    #[error("bad configuration: {0}")]
+    Config(#[from] ConfigError),
     /// The request was cancelled.
     #[error("request cancelled")]
     Cancelled,

@@ -32,7 +32,7 @@ pub use response::Response;
 pub use server::{Resource, Server, ServerBuilder};
 
 pub use covey_core::{Code, ContentFormat, OptionNumber};
-pub use covey_proto::Config;
+pub use covey_proto::{Config, ConfigError};
 
 /// The default CoAP port (RFC 7252 §6.1).
 pub const DEFAULT_PORT: u16 = 5683;

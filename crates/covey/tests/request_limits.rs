@@ -1,5 +1,6 @@
 //! A request over the client's block-wise body limit fails before anything is sent, and the
-//! error names the limit instead of blaming the datagram size.
+//! error names the limit instead of blaming the datagram size; a configuration that breaks a
+//! rule is refused up front.
 
 use covey::{ClientBuilder, Code, Config, Error};
 
@@ -18,4 +19,18 @@ async fn a_body_over_max_body_size_names_the_limit() {
     assert!(matches!(err, Error::TooLarge), "{err:?}");
     assert!(err.to_string().contains("max_body_size"), "{err}");
     client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_configuration_that_breaks_a_rule_is_refused_before_binding() {
+    let config = Config {
+        block_szx: 7,
+        ..Config::default()
+    };
+    let err = ClientBuilder::new().config(config).build().unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "bad configuration: block_szx is 7, but must be 0 to 6"
+    );
 }

@@ -311,11 +311,14 @@ async fn subscribe(
 }
 
 async fn object_server(listen: SocketAddr, block_szx: u8) -> Result<(), EmuError> {
-    if block_szx > 6 {
-        return Err(EmuError::InvalidOption(format!(
-            "block size exponent {block_szx} is not 0 to 6"
-        )));
-    }
+    let config = Config {
+        block_szx,
+        ..covey_sim::paper_config()
+    };
+    // An option out of range is the caller's mistake, not the stack's.
+    config
+        .validate()
+        .map_err(|e| EmuError::InvalidOption(e.to_string()))?;
     let resource = covey::Resource::new().get(|request: covey::Request| async move {
         match request.path_segments().get(1).map(|s| s.parse::<u64>()) {
             Some(Ok(n)) if n <= MAX_OBJECT_BYTES => {
@@ -327,10 +330,7 @@ async fn object_server(listen: SocketAddr, block_szx: u8) -> Result<(), EmuError
     });
     let _server = Server::builder()
         .bind(listen)
-        .config(Config {
-            block_szx,
-            ..covey_sim::paper_config()
-        })
+        .config(config)
         .subtree("object", resource)
         .start()
         .map_err(stack_error)?;

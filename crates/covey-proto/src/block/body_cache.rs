@@ -39,10 +39,10 @@ impl BodyCache {
         BodyCache {
             map: seeded_map(seed),
             bytes: 0,
-            max_entries: config.max_uploads.max(1),
+            max_entries: config.max_uploads,
             max_bytes: config.max_reassembly_bytes,
             lifetime: config.block_cache_lifetime,
-            entry_share: ShareLimits::new(&config.fair_share, config.max_uploads.max(1)),
+            entry_share: ShareLimits::new(&config.fair_share, config.max_uploads),
             byte_share: ShareLimits::new(&config.fair_share, config.max_reassembly_bytes),
         }
     }

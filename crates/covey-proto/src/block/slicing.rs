@@ -12,7 +12,6 @@ pub(crate) fn slice_block2(
     preferred_szx: u8,
     single_limit: usize,
 ) -> Result<Option<(Block, &[u8])>, ()> {
-    let preferred_szx = preferred_szx.min(6);
     if requested.is_none() && payload.len() <= single_limit.max(16 << preferred_szx) {
         return Ok(None);
     }

@@ -55,11 +55,11 @@ impl Uploads {
             map: seeded_map(seed),
             hasher: SeededState::with_seed(seed ^ 0x5bd1_e995),
             bytes: 0,
-            max_uploads: config.max_uploads.max(1),
+            max_uploads: config.max_uploads,
             max_bytes: config.max_reassembly_bytes,
             max_body: config.max_body_size.min(config.max_reassembly_bytes),
-            preferred_szx: config.block_szx.min(6),
-            slot_share: ShareLimits::new(&config.fair_share, config.max_uploads.max(1)),
+            preferred_szx: config.block_szx,
+            slot_share: ShareLimits::new(&config.fair_share, config.max_uploads),
             byte_share: ShareLimits::new(&config.fair_share, config.max_reassembly_bytes),
         }
     }

@@ -3,7 +3,6 @@
 
 use crate::endpoint::Endpoint;
 use crate::event::Failure;
-use crate::hash::MidKey;
 use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::Instant;
 use core::net::SocketAddr;
@@ -24,10 +23,7 @@ impl Endpoint {
     ) {
         let exchange = match kind {
             MessageType::Acknowledgement => {
-                let Some(tx) = self
-                    .transmission_index
-                    .find(&self.transmissions, MidKey::new(remote, message_id))
-                else {
+                let Some(tx) = self.transmissions.find(remote, message_id) else {
                     return;
                 };
                 let Some(TransmissionOwner::Request(key)) =

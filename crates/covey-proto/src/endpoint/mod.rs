@@ -3,13 +3,14 @@
 mod invalid_code;
 mod peer_share;
 mod receive;
+mod transmissions;
 
 pub use crate::exchange::error::{RequestError, RespondError};
 pub use crate::message::datagram::{LocalAddr, Received, Reception, Transmit};
 pub(crate) use crate::storage::timer_layout::TimerKind;
 use crate::storage::timer_layout::TimerLayout;
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, SeededState};
@@ -37,8 +38,8 @@ use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
-use crate::message::transmission::{Transmission, TransmissionOwner};
-use crate::message::transmission_index::TransmissionIndex;
+use crate::message::reliability::Transmissions;
+use crate::message::transmission::TransmissionOwner;
 use crate::observe::notification_mids::NotificationMids;
 use crate::observe::observer::Observer;
 use crate::observe::observer_index::ObserverIndex;
@@ -70,10 +71,8 @@ pub struct Endpoint {
     pub(crate) exchanges: Slab<ClientExchange>,
     pub(crate) exchange_bufs: SlotBufs,
     pub(crate) tokens: Map<Token, SlabKey>,
-    pub(crate) transmissions: Slab<Transmission>,
-    pub(crate) transmission_bufs: SlotBufs,
-    /// Transmissions by (destination, message ID), for ACK and RST matching.
-    pub(crate) transmission_index: TransmissionIndex,
+    /// CON messages awaiting their ACK.
+    pub(crate) transmissions: Transmissions,
     pub(crate) incoming: Slab<IncomingExchange>,
     pub(crate) incoming_bufs: SlotBufs,
     /// The incoming table was found full with every holder within its share, and nothing
@@ -129,26 +128,24 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint whose tables and buffers grow on demand up to the `Config` bounds;
     /// `seed` drives its PRNG (message IDs, tokens, timeouts, leisure), so runs with the
-    /// same seed are identical.
-    pub fn new(config: Config, seed: u64) -> Endpoint {
+    /// same seed are identical. Fails when `config` breaks a rule of [`Config::validate`].
+    pub fn new(config: Config, seed: u64) -> Result<Endpoint, ConfigError> {
+        config.validate()?;
         let mut rng = Rng::new(seed);
         let transmissions = config.max_exchanges + config.max_incoming;
-        let held = config.max_events.max(1);
         let timer_layout = TimerLayout::new(&config);
-        Endpoint {
+        Ok(Endpoint {
             hasher: SeededState::with_seed(rng.next_u64()),
             peers: PeerTable::new(&config, rng.next_u64()),
             exchanges: Slab::with_capacity(config.max_exchanges),
             exchange_bufs: SlotBufs::default(),
             tokens: seeded_map(rng.next_u64()),
-            transmissions: Slab::with_capacity(transmissions),
-            transmission_bufs: SlotBufs::default(),
-            transmission_index: TransmissionIndex::new(rng.next_u64()),
+            transmissions: Transmissions::new(transmissions, rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
             incoming_shared_fairly: false,
             incoming_refusals: RefusalMemo::default(),
-            held: Slab::with_capacity(held),
+            held: Slab::with_capacity(config.max_events),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
             dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
@@ -184,7 +181,7 @@ impl Endpoint {
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
             config,
             rng,
-        }
+        })
     }
 
     /// The configuration.
@@ -284,10 +281,7 @@ impl Endpoint {
                 None => {
                     let bytes: &[u8] = match source {
                         OutSource::Slot(slot) => self.outbox.buf(slot),
-                        OutSource::Transmission(key) => match self.transmissions.get(key) {
-                            Some(_) => self.transmission_bufs.get(key.index()),
-                            None => &[],
-                        },
+                        OutSource::Transmission(key) => self.transmissions.bytes(key),
                         OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
                         OutSource::Incoming(key) => match self.incoming.get(key) {
                             Some(_) => self.incoming_bufs.get(key.index()),
@@ -545,7 +539,7 @@ impl Endpoint {
     /// A fresh random token not used by any outstanding request.
     pub(crate) fn new_token(&mut self) -> Token {
         loop {
-            let token = Token::from_u64(self.rng.next_u64(), self.config.token_length.clamp(1, 8));
+            let token = Token::from_u64(self.rng.next_u64(), self.config.token_length);
             if !self.tokens.contains_key(&token) {
                 return token;
             }

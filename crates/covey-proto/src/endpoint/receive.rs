@@ -115,10 +115,7 @@ impl Endpoint {
             self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
             return;
         }
-        let Some(tx) = self.transmission_index.find(
-            &self.transmissions,
-            MidKey::new(remote, message.message_id()),
-        ) else {
+        let Some(tx) = self.transmissions.find(remote, message.message_id()) else {
             // An RST may reject a NON notification, ending that observation.
             if !(reset && self.reset_notification(now, remote, message.message_id())) {
                 self.stats.drop(DropCause::Unmatched);

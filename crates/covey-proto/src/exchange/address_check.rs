@@ -65,7 +65,7 @@ impl Endpoint {
         if !self.bodies.contains(&transfer) {
             return false;
         }
-        let Some(tx) = self.reserve_transmission(peer, remote) else {
+        let Some(tx) = self.transmissions.reserve(peer, remote) else {
             self.bodies.take(&transfer);
             return false;
         };
@@ -79,12 +79,12 @@ impl Endpoint {
             payload: &[],
         };
         if self
-            .transmission_bufs
-            .slot(tx.index())
+            .transmissions
+            .buf_mut(tx)
             .encode(&ping, &mut self.pool)
             .is_err()
         {
-            self.transmissions.remove(tx);
+            self.transmissions.unreserve(tx);
             self.bodies.take(&transfer);
             return false;
         }

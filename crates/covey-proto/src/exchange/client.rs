@@ -98,11 +98,13 @@ impl Endpoint {
                 } else {
                     Vec::new()
                 },
-                upload_block: if upload {
-                    Block::new(0, true, self.config.block_szx).ok()
-                } else {
-                    None
-                },
+                // The validated block_szx is 0 to 6: the first block always exists (it
+                // cannot fall to `None`, which would send the request without its body).
+                upload_block: upload.then_some(Block {
+                    num: 0,
+                    more: true,
+                    szx: self.config.block_szx,
+                }),
                 download_block: early_block2,
                 ..BlockTransfer::default()
             })
@@ -333,7 +335,7 @@ impl Endpoint {
             ExchangeKind::Ping => TransmissionOwner::Ping(key),
         };
         if confirmable {
-            let Some(tx) = self.reserve_transmission(peer, remote) else {
+            let Some(tx) = self.transmissions.reserve(peer, remote) else {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             };
@@ -342,20 +344,20 @@ impl Endpoint {
                     ex,
                     self.exchange_bufs.get(key.index()),
                     mid,
-                    self.transmission_bufs.slot(tx.index()),
+                    self.transmissions.buf_mut(tx),
                     &mut self.pool,
                 ),
                 None => false,
             };
             if !encoded {
-                self.transmissions.remove(tx);
+                self.transmissions.unreserve(tx);
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             }
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::AwaitingAck(tx);
             }
-            let size = self.transmission_bufs.get(tx.index()).len();
+            let size = self.transmissions.bytes(tx).len();
             self.charge_probe(now, peer, size);
             self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
@@ -395,7 +397,7 @@ impl Endpoint {
 
     /// Spends `bytes` of an unresponsive peer's PROBING_RATE budget.
     fn charge_probe(&mut self, now: Instant, peer: PeerKey, bytes: usize) {
-        let rate = self.config.transmission.probing_rate.max(1) as u64;
+        let rate = u64::from(self.config.transmission.probing_rate);
         if let Some(p) = self.peers.get_mut(peer) {
             if p.unresponsive {
                 let wait =

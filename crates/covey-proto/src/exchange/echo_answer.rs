@@ -76,7 +76,7 @@ impl Endpoint {
         if !self.put_echo_in_template(key, echo.value()) {
             return false;
         }
-        let block_szx = self.config.block_szx.min(6);
+        let block_szx = self.config.block_szx;
         let Some(ex) = self.exchanges.get_mut(key) else {
             return false;
         };

@@ -217,7 +217,7 @@ impl Endpoint {
             .get(key)
             .is_some_and(|inc| inc.group.is_some());
         let overhead = self.cut_overhead(response, extra, token, requested, 0, false);
-        let largest = requested.map_or(self.config.block_szx, |b| b.szx).min(6);
+        let largest = requested.map_or(self.config.block_szx, |b| b.szx);
         let fit = |overhead: usize| {
             (0..=largest)
                 .rev()

@@ -55,28 +55,27 @@ impl Endpoint {
         };
         let (mut size, mut block) = ([0u8; 4], [0u8; 4]);
         let limit = u32::try_from(self.config.max_body_size).unwrap_or(u32::MAX);
-        let mut options = [
+        // The validated block_szx is 0 to 6, so the hint is always there.
+        let hint = Block {
+            num: 0,
+            more: false,
+            szx: self.config.block_szx,
+        };
+        let options = [
             CoapOption {
                 number: OptionNumber::BLOCK1,
-                value: &[],
+                value: hint.encode(&mut block),
             },
             CoapOption {
                 number: OptionNumber::SIZE1,
                 value: uint::encode(limit, &mut size),
             },
         ];
-        let options = match Block::new(0, false, self.config.block_szx) {
-            Ok(b) => {
-                options[0].value = b.encode(&mut block);
-                &options[..]
-            }
-            Err(_) => &options[1..],
-        };
         self.reply_now(
             now,
             target,
             Code::REQUEST_ENTITY_TOO_LARGE,
-            options,
+            &options,
             b"request larger than one message; send it block-wise",
         );
     }

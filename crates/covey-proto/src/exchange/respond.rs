@@ -275,15 +275,16 @@ impl Endpoint {
         if target.confirmable {
             m.message_type = MessageType::Confirmable;
             let tx = self
-                .reserve_transmission(peer, target.remote)
+                .transmissions
+                .reserve(peer, target.remote)
                 .ok_or(RespondError::Overload)?;
             if self
-                .transmission_bufs
-                .slot(tx.index())
+                .transmissions
+                .buf_mut(tx)
                 .encode(&m, &mut self.pool)
                 .is_err()
             {
-                self.transmissions.remove(tx);
+                self.transmissions.unreserve(tx);
                 return Err(RespondError::TooLarge);
             }
             let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);

@@ -78,7 +78,7 @@ impl Endpoint {
                         // §2.4): the next request echoes the value, so ask for the largest
                         // block up to our own size that starts at this offset; it doubles
                         // at each step back to the preferred size.
-                        while szx < self.config.block_szx.min(6)
+                        while szx < self.config.block_szx
                             && t.download.len() % (32usize << szx) == 0
                         {
                             szx += 1;

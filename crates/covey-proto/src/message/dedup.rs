@@ -69,12 +69,14 @@ fn entry_at(entries: &VecDeque<Option<Entry>>, oldest: u64, sequence: u32) -> Op
 }
 
 impl DedupCache {
+    /// A cache of `capacity` entries: 1 to 2^32 − 1, as `Config::validate` makes it (entries
+    /// are found by the low 32 bits of their sequence number).
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
         DedupCache {
             index: HashTable::new(),
             digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
             entries: VecDeque::new(),
-            capacity: capacity.clamp(1, u32::MAX as usize),
+            capacity,
             oldest: 0,
         }
     }

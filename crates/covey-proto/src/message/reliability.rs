@@ -1,84 +1,113 @@
 //! Confirmable transmissions (RFC 7252 §4.2): retransmission with the peer's RTO estimator,
 //! ACK and RST matching, RTT samples.
+//!
+//! [`Transmissions`] owns every CON awaiting its ACK: its record, its current copy and its
+//! entry in the index by message ID. It knows nothing of who sent the CON; it takes the
+//! peers, timers, buffers and counters it touches as a [`Context`] and tells its caller what
+//! happened, and the endpoint passes that on to the owner (an exchange, an observer, ...).
 
 use crate::cc::RtoEstimator;
-use crate::endpoint::{Endpoint, TimerKind};
 use crate::hash::MidKey;
-use crate::message::outbox::OutSource;
-use crate::message::peer::PeerKey;
+use crate::message::peer::{PeerKey, PeerTable};
 use crate::message::transmission::{Transmission, TransmissionEnd, TransmissionOwner};
-use crate::stats::TRACKED_ATTEMPTS;
-use crate::storage::slab::SlabKey;
+use crate::message::transmission_index::TransmissionIndex;
+use crate::rng::Rng;
+use crate::stats::{Stats, TRACKED_ATTEMPTS};
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::{DatagramBuf, SlotBufs};
+use crate::storage::slab::{Slab, SlabKey};
+use crate::storage::timer_layout::{TimerKind, TimerLayout};
+use crate::storage::timer_queue::TimerQueue;
+use crate::transmission_parameters::TransmissionParameters;
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
 
-impl Endpoint {
-    /// Sends the CON already encoded in `transmission_bufs[key]` and arms its timer.
-    /// `ongoing` is the number of other exchanges in flight to the peer (blind RTO).
-    /// `key` comes from `reserve_transmission`, which fixed the peer and destination.
-    pub(crate) fn start_transmission(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        message_id: u16,
-        owner: TransmissionOwner,
-        ongoing: usize,
-    ) {
-        self.arm_transmission(now, key, message_id, owner, ongoing);
-        if let Some(destination) = self.transmissions.get(key).map(|t| t.destination) {
-            self.queue_datagram(destination, OutSource::Transmission(key));
+/// What the transmissions touch of the endpoint around them.
+pub(crate) struct Context<'a> {
+    pub peers: &'a mut PeerTable,
+    pub timers: &'a mut TimerQueue,
+    pub timer_layout: &'a TimerLayout,
+    pub pool: &'a mut BufferPool,
+    pub stats: &'a mut Stats,
+    pub rng: &'a mut Rng,
+    pub params: &'a TransmissionParameters,
+}
+
+impl Context<'_> {
+    fn set_timer(&mut self, key: SlabKey, at: Instant) {
+        let id = self.timer_layout.id(TimerKind::Transmission, key);
+        self.timers.set(id, at);
+    }
+
+    fn cancel_timer(&mut self, key: SlabKey) {
+        let id = self.timer_layout.id(TimerKind::Transmission, key);
+        self.timers.cancel(id);
+    }
+}
+
+/// What a transmission's timer did.
+#[derive(Debug)]
+pub(crate) enum Timeout {
+    /// Nothing: no transmission at that index.
+    Nothing,
+    /// The CON goes again (its timer is armed): queue its copy for `destination`.
+    Retransmit(SlabKey, SocketAddr),
+    /// MAX_RETRANSMIT reached (or an address check, which is never repeated): end it as
+    /// timed out and tell its owner.
+    GaveUp(SlabKey),
+}
+
+/// The CON messages awaiting their ACK, their current copies and their index by
+/// (destination, message ID).
+#[derive(Debug)]
+pub(crate) struct Transmissions {
+    slab: Slab<Transmission>,
+    bufs: SlotBufs,
+    /// Transmissions by (destination, message ID), for ACK and RST matching.
+    index: TransmissionIndex,
+}
+
+impl Transmissions {
+    /// Room for `capacity` transmissions at once; `seed` keys the index.
+    pub fn new(capacity: usize, seed: u64) -> Transmissions {
+        Transmissions {
+            slab: Slab::with_capacity(capacity),
+            bufs: SlotBufs::default(),
+            index: TransmissionIndex::new(seed),
         }
     }
 
-    /// Like [`Endpoint::start_transmission`] without queueing the first copy: the caller
-    /// sends it (a CON notification goes out with its round).
-    pub(crate) fn arm_transmission(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        message_id: u16,
-        owner: TransmissionOwner,
-        ongoing: usize,
-    ) {
-        let Some((peer, destination)) =
-            self.transmissions.get(key).map(|t| (t.peer, t.destination))
-        else {
-            return;
-        };
-        let draw = self.rng.next_f64();
-        let base_rto = match self.peers.get_mut(peer) {
-            Some(p) => {
-                p.refs += 1;
-                p.last_used = now;
-                p.estimator.base_rto(now, ongoing)
-            }
-            None => self.config.transmission.ack_timeout,
-        };
-        // Dithering: uniform in [RTO, RTO * ACK_RANDOM_FACTOR].
-        let timeout = self.config.transmission.dither(base_rto, draw);
-        if let Some(t) = self.transmissions.get_mut(key) {
-            *t = Transmission {
-                peer,
-                destination,
-                message_id,
-                owner,
-                retransmissions: 0,
-                base_rto,
-                timeout,
-                first_sent: now,
-            };
-        }
-        self.transmission_index.insert(&self.transmissions, key);
-        self.set_timer_for(TimerKind::Transmission, key, now + timeout);
+    pub fn get(&self, key: SlabKey) -> Option<&Transmission> {
+        self.slab.get(key)
     }
 
-    /// Reserves a transmission slot; the caller encodes into `transmission_bufs[key]`.
-    pub(crate) fn reserve_transmission(
-        &mut self,
-        peer: PeerKey,
-        destination: SocketAddr,
-    ) -> Option<SlabKey> {
-        self.transmissions
+    pub fn is_full(&self) -> bool {
+        self.slab.is_full()
+    }
+
+    /// The current copy of transmission `key` (empty when there is none).
+    pub fn bytes(&self, key: SlabKey) -> &[u8] {
+        match self.slab.get(key) {
+            Some(_) => self.bufs.get(key.index()),
+            None => &[],
+        }
+    }
+
+    /// The buffer of transmission `key` to encode its message into.
+    pub fn buf_mut(&mut self, key: SlabKey) -> &mut DatagramBuf {
+        self.bufs.slot(key.index())
+    }
+
+    /// The transmission of the CON with message ID `message_id` sent to `remote`, which an
+    /// ACK or RST from there answers.
+    pub fn find(&self, remote: SocketAddr, message_id: u16) -> Option<SlabKey> {
+        self.index.find(&self.slab, MidKey::new(remote, message_id))
+    }
+
+    /// Reserves a transmission slot; the caller encodes into [`buf_mut`](Self::buf_mut),
+    /// then [`arm`](Self::arm)s it or gives it back with [`unreserve`](Self::unreserve).
+    pub fn reserve(&mut self, peer: PeerKey, destination: SocketAddr) -> Option<SlabKey> {
+        self.slab
             .insert(Transmission {
                 peer,
                 destination,
@@ -92,36 +121,87 @@ impl Endpoint {
             .ok()
     }
 
+    /// Gives back a slot reserved for a message that could not be encoded.
+    pub fn unreserve(&mut self, key: SlabKey) {
+        self.slab.remove(key);
+    }
+
+    /// Arms reserved transmission `key` as message `message_id` of `owner`: its first
+    /// timeout drawn from the peer's RTO (`ongoing` other exchanges in flight to it, for a
+    /// blind RTO) and dithered, and its timer set. The caller queues the first copy.
+    pub fn arm(
+        &mut self,
+        cx: &mut Context<'_>,
+        now: Instant,
+        key: SlabKey,
+        message_id: u16,
+        owner: TransmissionOwner,
+        ongoing: usize,
+    ) {
+        let Some((peer, destination)) = self.slab.get(key).map(|t| (t.peer, t.destination)) else {
+            return;
+        };
+        let draw = cx.rng.next_f64();
+        let base_rto = match cx.peers.get_mut(peer) {
+            Some(p) => {
+                p.refs += 1;
+                p.last_used = now;
+                p.estimator.base_rto(now, ongoing)
+            }
+            None => cx.params.ack_timeout,
+        };
+        // Dithering: uniform in [RTO, RTO * ACK_RANDOM_FACTOR].
+        let timeout = cx.params.dither(base_rto, draw);
+        if let Some(t) = self.slab.get_mut(key) {
+            *t = Transmission {
+                peer,
+                destination,
+                message_id,
+                owner,
+                retransmissions: 0,
+                base_rto,
+                timeout,
+                first_sent: now,
+            };
+        }
+        self.index.insert(&self.slab, key);
+        cx.set_timer(key, now + timeout);
+    }
+
     /// Gives transmission `key` message ID `mid` (a newer notification replacing the one in
     /// flight); returns the ID it had.
-    pub(crate) fn renumber_transmission(&mut self, key: SlabKey, mid: u16) -> Option<u16> {
-        let t = self.transmissions.get_mut(key)?;
+    pub fn renumber(&mut self, key: SlabKey, mid: u16) -> Option<u16> {
+        let t = self.slab.get_mut(key)?;
         let old = MidKey::new(t.destination, t.message_id);
         t.message_id = mid;
-        self.transmission_index.remove(key, old);
-        self.transmission_index.insert(&self.transmissions, key);
+        self.index.remove(key, old);
+        self.index.insert(&self.slab, key);
         Some(old.mid)
     }
 
-    /// Ends a transmission; on ACK an RTT sample goes to the peer's estimator.
-    pub(crate) fn end_transmission(
+    /// Hands transmission `key` to another owner (an error replacing a notification in
+    /// flight keeps its retransmission counter and timer).
+    pub fn set_owner(&mut self, key: SlabKey, owner: TransmissionOwner) {
+        if let Some(t) = self.slab.get_mut(key) {
+            t.owner = owner;
+        }
+    }
+
+    /// Ends a transmission and returns it; on ACK an RTT sample goes to the peer's
+    /// estimator.
+    pub fn end(
         &mut self,
+        cx: &mut Context<'_>,
         now: Instant,
         key: SlabKey,
         end: TransmissionEnd,
     ) -> Option<Transmission> {
-        let t = self.transmissions.remove(key)?;
-        self.transmission_bufs.release(key.index(), &mut self.pool);
-        if let TransmissionOwner::Notification(observer) = t.owner {
-            // Its copy was its round's representation, which it no longer needs.
-            if let Some(resource) = self.observers.get(observer).map(|o| o.resource) {
-                self.rounds.release(resource, &mut self.pool);
-            }
-        }
-        self.transmission_index
+        let t = self.slab.remove(key)?;
+        self.bufs.release(key.index(), cx.pool);
+        self.index
             .remove(key, MidKey::new(t.destination, t.message_id));
-        self.cancel_timer_for(TimerKind::Transmission, key);
-        if let Some(p) = self.peers.get_mut(t.peer) {
+        cx.cancel_timer(key);
+        if let Some(p) = cx.peers.get_mut(t.peer) {
             p.refs = p.refs.saturating_sub(1);
             p.last_used = now;
             if end != TransmissionEnd::TimedOut {
@@ -130,20 +210,22 @@ impl Endpoint {
             if end == TransmissionEnd::Acknowledged {
                 let rtt = now.saturating_duration_since(t.first_sent);
                 p.estimator.on_sample(now, rtt, t.retransmissions);
-                self.stats.rtt_samples += 1;
-                self.stats.rtt_total += rtt;
+                cx.stats.rtt_samples += 1;
+                cx.stats.rtt_total += rtt;
             }
         }
         Some(t)
     }
 
-    pub(crate) fn on_transmission_timeout(&mut self, now: Instant, index: usize) {
-        let Some(key) = self.transmissions.key_at(index) else {
-            return;
+    /// The timer of the transmission at slab index `index` fired: back off and go again, or
+    /// give up.
+    pub fn on_timeout(&mut self, cx: &mut Context<'_>, now: Instant, index: usize) -> Timeout {
+        let Some(key) = self.slab.key_at(index) else {
+            return Timeout::Nothing;
         };
-        let max_retransmit = self.config.transmission.max_retransmit;
-        let Some(t) = self.transmissions.get_mut(key) else {
-            return;
+        let max_retransmit = cx.params.max_retransmit;
+        let Some(t) = self.slab.get_mut(key) else {
+            return Timeout::Nothing;
         };
         let peer = t.peer;
         // An address check is not repeated: its response goes cut to the budget instead.
@@ -153,26 +235,24 @@ impl Endpoint {
             let attempt = t.retransmissions as usize;
             let destination = t.destination;
             let (base, previous) = (t.base_rto, t.timeout);
-            let next = match self.peers.get_mut(peer) {
+            let next = match cx.peers.get_mut(peer) {
                 Some(p) => {
                     p.estimator.on_timeout(now);
                     p.estimator.next_timeout(base, previous)
                 }
                 None => previous * 2,
             };
-            if let Some(t) = self.transmissions.get_mut(key) {
+            if let Some(t) = self.slab.get_mut(key) {
                 t.timeout = next;
             }
-            self.stats.retransmissions[(attempt - 1).min(TRACKED_ATTEMPTS - 1)] += 1;
-            self.queue_datagram(destination, OutSource::Transmission(key));
-            self.set_timer_for(TimerKind::Transmission, key, now + next);
+            cx.stats.retransmissions[(attempt - 1).min(TRACKED_ATTEMPTS - 1)] += 1;
+            cx.set_timer(key, now + next);
+            Timeout::Retransmit(key, destination)
         } else {
-            if let Some(p) = self.peers.get_mut(peer) {
+            if let Some(p) = cx.peers.get_mut(peer) {
                 p.estimator.on_timeout(now);
             }
-            if let Some(t) = self.end_transmission(now, key, TransmissionEnd::TimedOut) {
-                self.on_transmission_ended(now, t, TransmissionEnd::TimedOut);
-            }
+            Timeout::GaveUp(key)
         }
     }
 }

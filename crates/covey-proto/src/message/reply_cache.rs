@@ -52,10 +52,10 @@ pub(crate) struct ReplyCache {
 }
 
 impl ReplyCache {
-    /// Room for the last `capacity` replies of up to `max_message_size` bytes each.
+    /// Room for the last `capacity` replies of up to `max_message_size` bytes each (at
+    /// least 1 and at most 65 535, as `Config::validate` makes them).
     pub fn new(capacity: usize, max_message_size: usize) -> ReplyCache {
-        let capacity = capacity.max(1);
-        let max_reply = max_message_size.clamp(4, u16::MAX as usize);
+        let max_reply = max_message_size;
         let record = LEN_PREFIX + max_reply;
         // A chunk is left only when the next reply does not fit, so it holds at least this
         // many replies; `capacity` replies then span at most `max_chunks` chunks.

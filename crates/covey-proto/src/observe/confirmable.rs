@@ -44,13 +44,13 @@ impl Endpoint {
         };
         match replaced {
             Some(tx) => {
-                if let Some(old) = self.renumber_transmission(tx, mid) {
+                if let Some(old) = self.transmissions.renumber(tx, mid) {
                     // An RST to the replaced copy still ends the observation.
                     self.set_notification_mid(key, MidRole::Replaced, Some(old));
                 }
             }
             None => {
-                let Some(tx) = self.reserve_transmission(peer, remote) else {
+                let Some(tx) = self.transmissions.reserve(peer, remote) else {
                     return false;
                 };
                 let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);

@@ -188,7 +188,7 @@ impl Endpoint {
             // Still CON when one is unconfirmed: it is replaced, not doubled.
             NotificationType::NonConfirmable => o.in_flight.is_some(),
             NotificationType::Auto => {
-                let periodic = o.since_con + 1 >= self.config.observe_con_every.max(1)
+                let periodic = o.since_con + 1 >= self.config.observe_con_every
                     || now.saturating_duration_since(o.last_con)
                         >= self.config.observe_con_interval;
                 o.in_flight.is_some()
@@ -351,17 +351,17 @@ impl Endpoint {
             self.queue_datagram(remote, OutSource::Slot(slot));
             return true;
         }
-        let Some(tx) = replaced.or_else(|| self.reserve_transmission(peer, remote)) else {
+        let Some(tx) = replaced.or_else(|| self.transmissions.reserve(peer, remote)) else {
             return false;
         };
         if self
-            .transmission_bufs
-            .slot(tx.index())
+            .transmissions
+            .buf_mut(tx)
             .encode(&m, &mut self.pool)
             .is_err()
         {
             if replaced.is_none() {
-                self.transmissions.remove(tx);
+                self.transmissions.unreserve(tx);
             }
             return false;
         }
@@ -370,10 +370,9 @@ impl Endpoint {
             Some(tx) => {
                 // RFC 7641 §4.5.2: the error replaces the CON in flight, keeping its
                 // retransmission counter and timer; it has its own copy now.
-                self.renumber_transmission(tx, mid);
-                if let Some(t) = self.transmissions.get_mut(tx) {
-                    t.owner = TransmissionOwner::SeparateResponse;
-                }
+                self.transmissions.renumber(tx, mid);
+                self.transmissions
+                    .set_owner(tx, TransmissionOwner::SeparateResponse);
                 if let Some(resource) = resource {
                     self.rounds.release(resource, &mut self.pool);
                 }

@@ -54,17 +54,16 @@ pub(crate) struct ShareLimits {
 }
 
 impl ShareLimits {
-    /// The limits for a table of `capacity` entries (or bytes).
+    /// The limits for a table of `capacity` entries (or bytes), with the shares of a
+    /// validated `Config` (1 to 100 %, the source's at least the peer's).
     pub fn new(share: &FairShare, capacity: usize) -> ShareLimits {
-        let percent = |p: u8| usize::from(p.clamp(1, 100));
-        let part = |p: u8| (capacity * percent(p) / 100).max(1);
-        let candidates = |p: u8| (100 / percent(p) + 1).min(CANDIDATES);
-        let source_percent = share.source_percent.max(share.peer_percent);
+        let part = |p: u8| (capacity * usize::from(p) / 100).max(1);
+        let candidates = |p: u8| (100 / usize::from(p) + 1).min(CANDIDATES);
         ShareLimits {
             peer: part(share.peer_percent),
-            source: part(source_percent),
+            source: part(share.source_percent),
             peer_candidates: candidates(share.peer_percent),
-            source_candidates: candidates(source_percent),
+            source_candidates: candidates(share.source_percent),
         }
     }
 }

@@ -52,8 +52,8 @@ impl Pair {
     /// Both endpoints with `config`.
     pub fn new(config: Config) -> Pair {
         Pair {
-            client: Endpoint::new(config.clone(), 1),
-            server: Endpoint::new(config, 2),
+            client: Endpoint::new(config.clone(), 1).unwrap(),
+            server: Endpoint::new(config, 2).unwrap(),
             client_addr: addr(1, 40_000),
             server_addr: addr(2, 5683),
             now: Instant::from_secs(1_000),

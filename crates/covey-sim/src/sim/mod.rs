@@ -16,7 +16,7 @@ pub mod random;
 
 use std::net::SocketAddr;
 
-use covey_proto::{Config, Instant, LocalAddr, Stats};
+use covey_proto::{Config, ConfigError, Instant, LocalAddr, Stats};
 
 use crate::media::{Destination, Medium, NodeId, Packet};
 pub use address::{endpoint_addr, node_addr, node_of};
@@ -77,9 +77,10 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
     }
 
     /// Adds a node running `app` on an endpoint configured by `config`; it starts at once.
-    pub fn add_node(&mut self, config: Config, app: A) -> NodeId {
+    /// Fails, adding nothing, when `config` breaks a rule of [`Config::validate`].
+    pub fn add_node(&mut self, config: Config, app: A) -> Result<NodeId, ConfigError> {
         let id = self.nodes.len();
-        self.nodes.push(Node::new(id, config, app, self.run_seed));
+        self.nodes.push(Node::new(id, config, app, self.run_seed)?);
         self.queue.add_slot();
         if self.nodes[id].core.apps.is_done() {
             self.nodes[id].counted_done = true;
@@ -88,7 +89,7 @@ impl<M: Medium, A: NodeApp> Simulator<M, A> {
         }
         self.start_app(id);
         self.process_node(id);
-        id
+        Ok(id)
     }
 
     /// Virtual time.

@@ -2,7 +2,7 @@
 //! applications), its random streams and group memberships, and the counters of endpoints
 //! it has retired.
 
-use covey_proto::{Apps, Config, Endpoint, Stats};
+use covey_proto::{Apps, Config, ConfigError, Endpoint, Stats};
 
 use super::node_app::SimHost;
 use super::random::{derive_seed, Stream};
@@ -22,7 +22,12 @@ pub struct Node<A: Apps> {
 }
 
 impl<A: Apps> Node<A> {
-    pub(crate) fn new(id: NodeId, config: Config, app: A, run_seed: u64) -> Node<A> {
+    pub(crate) fn new(
+        id: NodeId,
+        config: Config,
+        app: A,
+        run_seed: u64,
+    ) -> Result<Node<A>, ConfigError> {
         let seed = derive_seed(
             run_seed,
             Stream::Engine {
@@ -30,14 +35,14 @@ impl<A: Apps> Node<A> {
                 incarnation: 0,
             },
         );
-        Node {
-            core: covey_proto::Node::new(Endpoint::new(config.clone(), seed), app),
+        Ok(Node {
+            core: covey_proto::Node::new(Endpoint::new(config.clone(), seed)?, app),
             host: SimHost::default(),
             config,
             incarnation: 0,
             retired: Stats::default(),
             counted_done: false,
-        }
+        })
     }
 
     /// Replaces the endpoint by a fresh one, keeping the old one's counters.
@@ -50,10 +55,9 @@ impl<A: Apps> Node<A> {
                 incarnation: self.incarnation,
             },
         );
-        let old = std::mem::replace(
-            &mut self.core.endpoint,
-            Endpoint::new(self.config.clone(), seed),
-        );
+        // The configuration passed validation when the node was added.
+        let fresh = Endpoint::new(self.config.clone(), seed).expect("validated by add_node");
+        let old = std::mem::replace(&mut self.core.endpoint, fresh);
         add_stats(&mut self.retired, old.stats());
     }
 

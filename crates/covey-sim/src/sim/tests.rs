@@ -141,7 +141,8 @@ fn pair(
             server: true,
             ..TestApp::default()
         },
-    );
+    )
+    .unwrap();
     sim.add_node(
         Config::default(),
         TestApp {
@@ -149,7 +150,8 @@ fn pair(
             restart_each,
             ..TestApp::default()
         },
-    );
+    )
+    .unwrap();
     sim
 }
 
@@ -228,7 +230,7 @@ fn group_datagrams_reach_members_only() {
         0,
     );
     let mut sim: Simulator<_, TestApp> = Simulator::new(medium, 1);
-    sim.add_node(Config::default(), TestApp::default());
+    sim.add_node(Config::default(), TestApp::default()).unwrap();
     for join in [Some(group), None] {
         sim.add_node(
             Config::default(),
@@ -237,7 +239,8 @@ fn group_datagrams_reach_members_only() {
                 join,
                 ..TestApp::default()
             },
-        );
+        )
+        .unwrap();
     }
     let dest = SocketAddr::new(group, 5683);
     let sent = sim.act(0, |endpoint, _, now| {
@@ -271,8 +274,10 @@ fn an_app_set_runs_on_a_node() {
     sim.add_node(
         Config::default(),
         covey_proto::AppSet::new().with(Box::new(Answer)),
-    );
-    sim.add_node(Config::default(), covey_proto::AppSet::new());
+    )
+    .unwrap();
+    sim.add_node(Config::default(), covey_proto::AppSet::new())
+        .unwrap();
     let sent = sim.act(1, |endpoint, _, now| {
         endpoint.send_request(
             now,

@@ -194,6 +194,8 @@ impl DriverBuilder {
     /// Binds the sockets and starts the driver task on the current tokio runtime.
     pub fn spawn(mut self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        // Refused before any socket is bound.
+        self.config.validate()?;
         let dtls = match self.dtls.take() {
             Some(config) => {
                 Some(SessionTable::new(config).map_err(|e| Error::Dtls(e.to_string()))?)
@@ -236,7 +238,7 @@ impl DriverBuilder {
         if roles.any_secured() && !roles.is_mixed() {
             self.config.amplification.enabled = false;
         }
-        let mut endpoint = Endpoint::new(self.config, seed);
+        let mut endpoint = Endpoint::new(self.config, seed)?;
         for secured in roles.secured_addrs() {
             endpoint.trust_socket(secured);
         }

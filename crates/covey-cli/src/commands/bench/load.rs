@@ -314,7 +314,8 @@ fn generate(
             Ok(Conn {
                 rx: socket.recv_batch(MAX_DATAGRAM),
                 socket,
-                ep: Endpoint::new(client_config(window, spec.mid_reuse), seed),
+                ep: Endpoint::new(client_config(window, spec.mid_reuse), seed)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
                 out: SendBatch::new(SEND_BATCH_MAX, MAX_DATAGRAM),
                 started: Started::with_capacity_and_hasher(window * 2, Default::default()),
                 dtls,

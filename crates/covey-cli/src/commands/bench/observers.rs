@@ -100,7 +100,8 @@ pub fn run(
         clients.push(Client {
             rx: socket.recv_batch(1280),
             socket,
-            ep: Endpoint::new(config, 0x0b5e_0000 + i as u64),
+            ep: Endpoint::new(config, 0x0b5e_0000 + i as u64)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
             to_start: n,
             pending: 0,
             out: SendBatch::new(SEND_BATCH_MAX, 1280),

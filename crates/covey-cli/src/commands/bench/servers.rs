@@ -184,7 +184,9 @@ pub fn probe(
     let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
     let origin = Instant::now();
     let now = || covey_proto::Instant::from_nanos(origin.elapsed().as_nanos() as u64);
-    let mut ep = Endpoint::new(Config::default(), 1);
+    let Ok(mut ep) = Endpoint::new(Config::default(), 1) else {
+        return false;
+    };
     let options: Vec<CoapOption<'_>> = options
         .iter()
         .map(|(number, value)| CoapOption {

@@ -24,7 +24,7 @@ pub fn client_config(algorithm: Algorithm, max_retransmit: u8) -> Config {
         max_retransmit,
         ..TransmissionParameters::default()
     };
-    Config {
+    fit_blocks(Config {
         response_timeout: transmission.max_transmit_wait(),
         transmission,
         congestion_control: algorithm,
@@ -42,7 +42,7 @@ pub fn client_config(algorithm: Algorithm, max_retransmit: u8) -> Config {
         max_reassembly_bytes: 256,
         max_observers: 1,
         ..covey_sim::paper_config()
-    }
+    })
 }
 
 /// The server's configuration: room for every client of the largest run at once, and a
@@ -53,7 +53,7 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
         ..TransmissionParameters::default()
     };
     let room = (2 * clients).max(16);
-    Config {
+    fit_blocks(Config {
         response_timeout: transmission.max_transmit_wait(),
         transmission,
         max_message_size: 256,
@@ -70,18 +70,42 @@ pub fn server_config(clients: usize, max_retransmit: u8) -> Config {
         max_reassembly_bytes: 256,
         max_observers: 1,
         ..covey_sim::paper_config()
-    }
+    })
 }
 
 /// `config` with room for a response of `payload` bytes in one message (the tables above
 /// hold the default 6-byte one in 256-byte datagrams; they grow only for larger payloads).
 pub fn sized_for(config: Config, payload: usize) -> Config {
     let room = payload + 64;
-    Config {
+    fit_blocks(Config {
         max_message_size: config.max_message_size.max(room),
         max_body_size: config.max_body_size.max(room),
         max_reassembly_bytes: config.max_reassembly_bytes.max(room),
         ..config
+    })
+}
+
+/// `config` with the largest block its datagrams hold, and a response payload of up to
+/// 1024 bytes (the default's one block) sent whole when the datagram holds it, as with the
+/// default 1024-byte blocks: small datagrams change no response into a block-wise one.
+fn fit_blocks(config: Config) -> Config {
+    let block_szx = (0..=6u8)
+        .rev()
+        .find(|&szx| {
+            let c = Config {
+                block_szx: szx,
+                ..config.clone()
+            };
+            c.min_message_size() <= c.max_message_size
+        })
+        .unwrap_or(0);
+    let fitted = Config {
+        block_szx,
+        ..config
+    };
+    Config {
+        single_message_payload: Some(1024.clamp(fitted.block_size(), fitted.max_message_size)),
+        ..fitted
     }
 }
 
@@ -137,7 +161,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
             params.payload,
         ),
         CcNode::Server(ResourceServer::with_payload(params.payload)),
-    );
+    )
+    .unwrap_or_else(|e| panic!("cc_bottleneck: {e}"));
     let mut roles = Vec::with_capacity(point.clients);
     for i in 0..point.clients {
         let (kind, algorithm) = client_role(point, i);
@@ -154,7 +179,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
                 params.payload,
             ),
             CcNode::Client(client),
-        );
+        )
+        .unwrap_or_else(|e| panic!("cc_bottleneck: {e}"));
     }
     let finished = sim.run_until(Instant::ZERO + params.time_limit());
     let mut results = Vec::with_capacity(point.clients);

@@ -135,11 +135,13 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     sim.add_node(
         config.clone(),
         GoodputNode::Server(PayloadServer::new(point.payload)),
-    );
+    )
+    .unwrap_or_else(|e| panic!("fading_goodput: {e}"));
     sim.add_node(
         config,
         GoodputNode::Client(TransferClient::new(node_addr(SERVER), params.transactions)),
-    );
+    )
+    .unwrap_or_else(|e| panic!("fading_goodput: {e}"));
     let finished = sim.run_until(Instant::ZERO + params.time_limit());
     let (succeeded, failed, bytes, elapsed_s) = match sim.nodes().get(CLIENT).map(|n| n.app()) {
         Some(GoodputNode::Client(c)) => (c.succeeded, c.failed, c.bytes, c.elapsed_s()),

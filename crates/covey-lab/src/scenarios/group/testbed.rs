@@ -218,7 +218,8 @@ impl Testbed {
                 apps: AppSet::new().with(Box::new(client) as Box<dyn App>),
                 log: Some(log.clone()),
             },
-        );
+        )
+        .map_err(|e| LabError::InvalidOption(format!("engine configuration: {e}")))?;
 
         let mut ems = Vec::new();
         for (i, &gw) in gateways.iter().enumerate() {
@@ -243,7 +244,8 @@ impl Testbed {
                     )) as Box<dyn App>),
                     log: None,
                 },
-            );
+            )
+            .map_err(|e| LabError::InvalidOption(format!("engine configuration: {e}")))?;
             for (k, _) in members[i].iter().enumerate() {
                 let celsius = 20.0 + (k % 10) as f64 * 0.5;
                 let sensor: Box<dyn App> = Box::new(Thermometer::new(celsius));
@@ -255,7 +257,8 @@ impl Testbed {
                         ..covey_sim::paper_config()
                     },
                     GroupNode { apps, log: None },
-                );
+                )
+                .map_err(|e| LabError::InvalidOption(format!("engine configuration: {e}")))?;
             }
         }
         Ok(Testbed {

@@ -123,6 +123,8 @@ pub fn endpoint_config(params: &Params) -> Config {
         transmission,
         response_timeout: params.response_timeout(),
         max_message_size: 256,
+        // The largest block a 256-byte datagram holds; the one-frame response is smaller.
+        block_szx: 3,
         max_peers: 4,
         max_exchanges: room,
         max_incoming: room,
@@ -155,7 +157,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
     sim.add_node(
         engine.clone(),
         WorkloadNode::Server(FullFrameServer::new(payload)),
-    );
+    )
+    .unwrap_or_else(|e| panic!("server_workload: {e}"));
     sim.add_node(
         engine,
         WorkloadNode::Client(RateClient::new(
@@ -163,7 +166,8 @@ pub fn run_point(point: &RunPoint, params: &Params) -> RunResult {
             point.rate,
             params.requests,
         )),
-    );
+    )
+    .unwrap_or_else(|e| panic!("server_workload: {e}"));
     // `as` saturates, so no rate or request count can overflow the span.
     let span =
         Duration::from_nanos((1e9 * f64::from(params.requests) / point.rate.max(1e-3)) as u64);

@@ -17,14 +17,16 @@ pub fn simulate(check: &CrossCheck) -> Completion {
     let link = check.link();
     let medium = PointToPoint::between(&clients, &[SERVER], link, link, check.seed, 0);
     let mut sim: Simulator<_, Lone<Peer>> = Simulator::new(medium, check.seed);
-    sim.add_node(covey_sim::paper_config(), Lone(Peer::server()));
+    sim.add_node(covey_sim::paper_config(), Lone(Peer::server()))
+        .expect("the cross-check configuration is valid");
     let measure_from = Instant::ZERO + check.warmup;
     let stop_at = measure_from + check.duration;
     for _ in &clients {
         sim.add_node(
             covey_sim::paper_config(),
             Lone(Peer::client(node_addr(SERVER), measure_from, stop_at)),
-        );
+        )
+        .expect("the cross-check configuration is valid");
     }
     // Requests sent before the stop may still be retransmitted after it.
     sim.run_to(stop_at + check.duration);
