@@ -7,7 +7,6 @@ pub mod exit;
 mod input;
 pub mod logging;
 mod output;
-mod resources;
 pub mod sibling;
 
 // The commands print messages and payloads as `covey_render` renders them.
