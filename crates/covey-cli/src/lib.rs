@@ -7,10 +7,10 @@ pub mod exit;
 mod input;
 pub mod logging;
 mod output;
-mod render;
-mod resources;
 pub mod sibling;
-mod web;
+
+// The commands print messages and payloads as `covey_render` renders them.
+use covey_render as render;
 
 use std::io::Write;
 use std::process::ExitCode;

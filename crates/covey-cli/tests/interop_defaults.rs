@@ -20,7 +20,7 @@ use plain_client::PlainClient;
 use support::{covey_server, peer, run_limited, stdout};
 
 const LIMIT: Duration = Duration::from_secs(40);
-/// Size of the plugtest's `/large` (crates/covey-cli/src/resources/plugtest/mod.rs).
+/// Size of the plugtest's `/large` (crates/covey-demo/src/plugtest/mod.rs).
 const LARGE_SIZE: usize = 1280;
 
 /// A `covey serve --plugtest` with no other flag.

@@ -21,7 +21,7 @@ use harness::{venv_bin, Direction, Relay, Relayed};
 use support::{covey, covey_server, peer, run_limited, stdout};
 
 const LIMIT: Duration = Duration::from_secs(30);
-/// Size of the demo's `/large` (crates/covey-cli/src/resources/demo.rs).
+/// Size of the demo's `/large` (crates/covey-demo/src/demo.rs).
 const LARGE_SIZE: usize = 2048;
 
 /// The Echo values of responses, and of requests, in the relay's log.

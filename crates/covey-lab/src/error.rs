@@ -19,6 +19,36 @@ pub enum LabError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A folder results are to go to cannot be written.
+    #[error("cannot write results to {dir}: {why}")]
+    OutDir {
+        /// The folder.
+        dir: PathBuf,
+        /// Why not.
+        why: String,
+    },
+    /// Reading a file a run wrote failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Removing a file a run wrote, too large for a report, failed.
+    #[error("cannot remove {path}: {source}")]
+    Remove {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The index of an earlier report lacks what a partial report keeps from it.
+    #[error("{0}")]
+    Index(String),
+    /// Telling a report's progress failed (standard output could not be written).
+    #[error("{0}")]
+    Output(String),
     /// Serialising results to JSON failed.
     #[error("cannot encode results as JSON: {0}")]
     Json(#[from] serde_json::Error),

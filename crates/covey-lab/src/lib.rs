@@ -6,6 +6,7 @@
 
 mod error;
 pub mod framework;
+pub mod pages;
 pub mod report;
 pub mod scenarios;
 

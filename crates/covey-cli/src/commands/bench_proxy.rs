@@ -18,7 +18,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
 use crate::exit::{ExitKind, Failure};
-use crate::web::{
+use covey_web::{
     WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
 };
 
@@ -103,7 +103,7 @@ async fn measure(
     // Both paths use the proxy's client configuration, so they differ only by the proxy;
     // except that message IDs may come round after 100 ms, as `covey bench` lets them: the
     // direct path alone sends more than the 65 536 IDs a second that one second allows.
-    let mut config = crate::web::coap_client::config(concurrency);
+    let mut config = covey_web::coap_client::config(concurrency);
     config.mid_reuse_interval = Some(covey_proto::Duration::from_millis(100));
     let coap = covey::Client::builder()
         .config(config.clone())

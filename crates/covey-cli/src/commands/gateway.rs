@@ -2,7 +2,7 @@
 //! `/e/<name>`, `/e/<name>/profile`, `/.well-known/core`), entities kept in SQLite, until
 //! Ctrl-C or SIGTERM.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use covey_group::{EmConfig, GroupPool, SqliteStore};
 
 use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
-use crate::web::{
+use covey_web::{
     WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
 };
@@ -246,7 +246,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
 /// Starts the web console and the HTTP-CoAP proxy. A busy default port only costs the
 /// console (other gateways may run beside this one); a busy `--http` given by hand is an error.
 async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Result<(), Failure> {
-    let config = crate::web::coap_client::config(args.nstart);
+    let config = covey_web::coap_client::config(args.nstart);
     let max_body = config.max_body_size;
     let mut client = covey::Client::builder().config(config);
     let scheme = match args.dtls.config()? {
@@ -259,14 +259,9 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
     let client = client
         .build()
         .map_err(|e| other(format!("cannot start the HTTP proxy's CoAP client: {e}")))?;
-    let em = gateway
-        .driver
-        .local_addrs()
-        .first()
-        .map(|a| SocketAuthority(reachable(*a)).to_string())
-        .unwrap_or_default();
+    let em = gateway.driver.local_addrs().first().copied();
     let options = WebOptions {
-        em_uri: format!("{scheme}://{em}"),
+        em_uri: covey_web::em_uri(scheme, em),
         max_body,
         host_names: args.http_allow_host.clone(),
         max_connections: args.http_max_connections,
@@ -309,19 +304,6 @@ async fn start_web(args: &GatewayArgs, gateway: &Gateway, access: &Access) -> Re
 /// True when `--http` was given on the command line (not just defaulted).
 fn http_given() -> bool {
     std::env::args().any(|a| a == "--http" || a.starts_with("--http="))
-}
-
-/// `addr` with a wildcard IP replaced by loopback of the same family.
-fn reachable(addr: SocketAddr) -> SocketAddr {
-    match addr.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => {
-            SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
-        }
-        IpAddr::V6(ip) if ip.is_unspecified() => {
-            SocketAddr::new(Ipv6Addr::LOCALHOST.into(), addr.port())
-        }
-        _ => addr,
-    }
 }
 
 /// Opens the SQLite store at `path`, creating its folder; a failure is one line.

@@ -1,15 +1,10 @@
 //! `covey lab`: list, describe, run and report the lab's scenarios, the seed papers'
 //! experiments on the simulator.
 
-mod data_files;
-mod headline;
-mod index_page;
 mod merge;
-mod out_dir;
 mod progress;
 mod report;
 mod run;
-mod scenario_page;
 mod set_param;
 
 use clap::{Args, Subcommand};

@@ -11,9 +11,8 @@ use covey::Server;
 
 use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
-use crate::resources;
-use crate::resources::demo::DemoApp;
-use crate::resources::plugtest::PlugtestApp;
+use covey_demo::demo::DemoApp;
+use covey_demo::plugtest::PlugtestApp;
 
 mod tuning;
 
@@ -181,10 +180,10 @@ fn add_resources(
     plugtest: bool,
     obs_period: Duration,
 ) -> ServerBuilder {
-    let clock = || Box::new(resources::wall_clock::SystemClock);
+    let clock = || Box::new(covey_demo::wall_clock::SystemClock);
     let plugtest_links = if plugtest {
         builder = builder.app(Box::new(PlugtestApp::new(obs_period, clock())));
-        resources::plugtest::links(obs_period)
+        covey_demo::plugtest::links(obs_period)
     } else {
         Vec::new()
     };
@@ -194,7 +193,7 @@ fn add_resources(
             .iter()
             .any(|p| link_path(p) == link_path(link))
     };
-    for link in resources::demo::LINKS {
+    for link in covey_demo::demo::LINKS {
         if !shadowed(link) {
             builder = builder.app_link(link);
         }

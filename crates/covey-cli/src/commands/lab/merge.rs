@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 use covey_lab::framework::registry;
 
-use super::{headline, lab_failure, out_dir};
+use covey_lab::pages::{headline, out_dir};
+
+use super::lab_failure;
 use crate::exit::Failure;
 use crate::output::print;
 
@@ -31,7 +33,7 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("target/lab").join(&name));
-    out_dir::check_writable(&out)?;
+    out_dir::check_writable(&out).map_err(lab_failure)?;
     let summary = scenario.merge(&files, &out).map_err(lab_failure)?;
     let done = format!("{} runs from {} shard files", summary.runs, files.len());
     print(&headline::files_and_table(&summary, &done, &out)).map_err(Failure::from)

@@ -1,13 +1,16 @@
-//! `covey lab report`: every scenario, one page each, and an index linking them.
+//! `covey lab report`: every scenario, one page each, and an index linking them
+//! ([`covey_lab::pages::write_report`]), with a progress bar and a line per scenario.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use covey_lab::scenarios::{self, RunOptions};
+use covey_lab::pages::{write_report, ReportOptions, ReportProgress};
+use covey_lab::scenarios::{ProgressFn, Summary};
+use covey_lab::LabError;
+use indicatif::ProgressBar;
 
-use super::index_page::{self, Entry};
-use super::{data_files, lab_failure, out_dir, progress, scenario_page};
-use crate::exit::{ExitKind, Failure};
+use super::{lab_failure, progress};
+use crate::exit::Failure;
 use crate::output::print;
 
 /// Arguments of `covey lab report`.
@@ -31,131 +34,44 @@ pub struct ReportArgs {
     only: Vec<String>,
 }
 
-/// Runs every scenario into `out/NAME/`, writes its page there as README.md, and the
-/// index as `out/README.md`.
+/// Writes the report, then prints where its index is.
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
-    // Every scenario's folder, so that no sweep dies at its end on a file in the way.
-    out_dir::check_writable(&args.out)?;
-    for info in scenarios::list() {
-        out_dir::check_writable(&args.out.join(info.name))?;
-    }
-    let index = args.out.join("README.md");
-    let kept_rows = kept_rows(args, &index)?;
-    let quick_flag = if args.quick { " --quick" } else { "" };
-    let mut entries = Vec::new();
-    for info in scenarios::list() {
-        if let Some(row) = kept_rows.iter().find(|(name, _)| *name == info.name) {
-            entries.push(Entry {
-                name: info.name,
-                title: info.title,
-                paper: info.paper,
-                page: format!("{}/README.md", info.name),
-                runs: 0,
-                wall_s: 0.0,
-                kept_row: Some(row.1.clone()),
-            });
-            continue;
-        }
-        let dir = args.out.join(info.name);
-        let bar = progress::bar(info.name);
-        let options = RunOptions {
-            quick: args.quick,
-            seed: args.seed,
-            runs: None,
-            out_dir: dir.clone(),
-            params: Vec::new(),
-            shard: None,
-            progress: Some(progress::callback(&bar)),
-        };
-        let result = scenarios::run(info.name, &options);
-        bar.finish_and_clear();
-        let summary = result.map_err(lab_failure)?;
-
-        let files = data_files::sort(&summary)?;
-        let regenerate = format!(
-            "covey lab run {}{quick_flag} --seed {} --out target/lab/{}",
-            info.name, args.seed, info.name
-        );
-        let page = scenario_page::render(&summary.markdown, &files, &regenerate);
-        write(&dir.join("README.md"), &page)?;
-        // One line per scenario as it ends, so a long report shows where it is.
-        print(&format!(
-            "{}: {} runs in {:.1} s\n",
-            info.name, summary.runs, summary.wall_s
-        ))?;
-        entries.push(Entry {
-            name: info.name,
-            title: info.title,
-            paper: info.paper,
-            page: format!("{}/README.md", info.name),
-            runs: summary.runs,
-            wall_s: summary.wall_s,
-            kept_row: None,
-        });
-    }
-    let present: Vec<&str> = index_page::HAND_WRITTEN
-        .iter()
-        .map(|(file, _)| *file)
-        .filter(|file| args.out.join(file).is_file())
-        .collect();
-    write(
-        &index,
-        &index_page::render(&entries, args.quick, args.seed, &present),
-    )?;
+    let options = ReportOptions {
+        quick: args.quick,
+        seed: args.seed,
+        out: args.out.clone(),
+        only: args.only.clone(),
+    };
+    let index = write_report(&options, &mut Shown { bar: None }).map_err(lab_failure)?;
     print(&format!("report in {}\n", index.display())).map_err(Failure::from)
 }
 
-/// With `--only`: the existing index's row of every scenario not named, checked before
-/// anything runs (an unknown name, or no earlier row to keep, is refused).
-fn kept_rows(
-    args: &ReportArgs,
-    index: &std::path::Path,
-) -> Result<Vec<(&'static str, String)>, Failure> {
-    if args.only.is_empty() {
-        return Ok(Vec::new());
-    }
-    for name in &args.only {
-        if !scenarios::list().iter().any(|s| s.name == name) {
-            return Err(Failure::new(
-                ExitKind::Usage,
-                format!("no scenario named {name} (see `covey lab list`)"),
-            ));
-        }
-    }
-    let existing = std::fs::read_to_string(index).map_err(|e| {
-        Failure::new(
-            ExitKind::Other,
-            format!(
-                "--only keeps the other rows of {}, which cannot be read: {e}; run the whole report once",
-                index.display()
-            ),
-        )
-    })?;
-    let mut kept = Vec::new();
-    for info in scenarios::list() {
-        if args.only.iter().any(|n| n == info.name) {
-            continue;
-        }
-        let row = index_page::existing_row(&existing, info.name).ok_or_else(|| {
-            Failure::new(
-                ExitKind::Other,
-                format!(
-                    "{} has no row for {}: run the whole report, or name it with --only",
-                    index.display(),
-                    info.name
-                ),
-            )
-        })?;
-        kept.push((info.name, row));
-    }
-    Ok(kept)
+/// The report's progress on the terminal: a bar while a scenario runs, a line as it ends.
+struct Shown {
+    /// The bar of the scenario under way.
+    bar: Option<ProgressBar>,
 }
 
-fn write(path: &std::path::Path, text: &str) -> Result<(), Failure> {
-    std::fs::write(path, text).map_err(|e| {
-        Failure::new(
-            ExitKind::Other,
-            format!("cannot write {}: {e}", path.display()),
-        )
-    })
+impl ReportProgress for Shown {
+    fn started(&mut self, name: &'static str) -> Option<ProgressFn> {
+        let bar = progress::bar(name);
+        let callback = progress::callback(&bar);
+        self.bar = Some(bar);
+        Some(callback)
+    }
+
+    fn finished(&mut self, _name: &'static str) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn page_written(&mut self, summary: &Summary) -> Result<(), LabError> {
+        // One line per scenario as it ends, so a long report shows where it is.
+        let line = format!(
+            "{}: {} runs in {:.1} s\n",
+            summary.scenario, summary.runs, summary.wall_s
+        );
+        print(&line).map_err(|e| LabError::Output(format!("{e:#}")))
+    }
 }

@@ -6,7 +6,9 @@ use clap::Args;
 use covey_lab::framework::Shard;
 use covey_lab::scenarios::{self, RunOptions};
 
-use super::{headline, known_scenario, lab_failure, out_dir, progress, set_param};
+use covey_lab::pages::{headline, out_dir};
+
+use super::{known_scenario, lab_failure, progress, set_param};
 use crate::exit::{ExitKind, Failure};
 use crate::output::print;
 
@@ -92,7 +94,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("target/lab").join(scenario.name));
-    out_dir::check_writable(&out)?;
+    out_dir::check_writable(&out).map_err(lab_failure)?;
 
     let bar = progress::bar(scenario.name);
     let options = RunOptions {

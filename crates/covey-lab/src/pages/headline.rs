@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use covey_lab::scenarios::Summary;
+use crate::scenarios::Summary;
 
 /// What `covey lab run` and `merge` print: `done` (what ran), the files written into `out`,
 /// and the report's headline table.

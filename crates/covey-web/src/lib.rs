@@ -1,6 +1,10 @@
 //! The HTTP side of `covey gateway`: the web console (entities, queries, live plots, a
 //! resource explorer) and the HTTP–CoAP proxy at `/hc/` that the console and any HTTP
 //! client use to reach CoAP servers, the gateway's own Entity Manager included.
+//!
+//! [`WebServer::bind`] takes the CoAP client the proxy sends with (configured by
+//! [`coap_client::config`]) and [`WebOptions`]; [`WebServer::spawn`] serves on the current
+//! tokio runtime. `covey bench-proxy` runs the same server to measure the proxy.
 
 mod allowed_hosts;
 pub mod coap_client;
@@ -8,6 +12,7 @@ mod connection_limit;
 mod connection_timeouts;
 mod console;
 mod cross_site;
+mod em_uri;
 mod media_type;
 mod observe_events;
 pub mod proxy;
@@ -28,6 +33,7 @@ use tokio::sync::Semaphore;
 use allowed_hosts::AllowedHosts;
 use connection_limit::{ConnectionLimits, LimitedListener};
 use connection_timeouts::{ConnectionActivity, ConnectionTimeouts, TimedListener};
+pub use em_uri::em_uri;
 
 /// How long the proxy waits for a CoAP response: past the longest confirmable exchange
 /// (MAX_TRANSMIT_WAIT, 93 s with RFC 7252's parameters), so the CoAP side times out first.

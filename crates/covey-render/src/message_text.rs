@@ -46,7 +46,7 @@ pub fn render(message: &Message<'_>, terminal: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::parse_hex;
+    use crate::test_hex::parse_hex;
 
     fn text(hex: &str) -> String {
         let bytes = parse_hex(hex).unwrap();

@@ -14,7 +14,7 @@ use covey_core::Code;
 
 use super::proxy::{coap_failure, failure};
 use super::WebState;
-use crate::render::payload::Payload;
+use covey_render::payload::Payload;
 
 /// Observes `target` (resolved as `resolved`) and streams its notifications; at most
 /// `web.observations` at once.

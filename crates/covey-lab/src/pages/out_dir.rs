@@ -3,15 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::exit::{ExitKind, Failure};
+use crate::LabError;
 
 /// Fails unless `dir` is, or can be created as, a writable directory. Creates nothing.
-pub fn check_writable(dir: &Path) -> Result<(), Failure> {
-    let fail = |why: String| {
-        Failure::new(
-            ExitKind::Other,
-            format!("cannot write results to {}: {why}", dir.display()),
-        )
+pub fn check_writable(dir: &Path) -> Result<(), LabError> {
+    let fail = |why: String| LabError::OutDir {
+        dir: dir.to_path_buf(),
+        why,
     };
     // The directory itself, or the nearest ancestor that exists (the run creates the rest).
     let mut existing: PathBuf = if dir.as_os_str().is_empty() {

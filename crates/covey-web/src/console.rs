@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::WebState;
-use crate::render::payload::Payload;
+use covey_render::payload::Payload;
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/console.js");

@@ -1,4 +1,5 @@
-//! Turning CoAP messages and payloads into text for people and JSON for machines.
+//! Turning CoAP messages and payloads into text for people and JSON for machines: what
+//! `covey decode` and the clients print, and what the web console shows.
 
 pub mod cbor_diag;
 pub mod hexdump;
@@ -7,6 +8,8 @@ pub mod message_text;
 pub mod option_value;
 pub mod payload;
 pub mod terminal;
+#[cfg(test)]
+mod test_hex;
 
 #[cfg(test)]
 mod tests {

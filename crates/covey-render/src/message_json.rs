@@ -76,7 +76,7 @@ pub fn option(option: &CoapOption<'_>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::parse_hex;
+    use crate::test_hex::parse_hex;
 
     fn json_of(hex: &str) -> Value {
         let bytes = parse_hex(hex).unwrap();

@@ -53,7 +53,7 @@ pub fn render(markdown: &str, files: &DataFiles, regenerate: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::render;
-    use crate::commands::lab::data_files::{DataFile, DataFiles};
+    use crate::pages::data_files::{DataFile, DataFiles};
 
     #[test]
     fn plots_follow_the_introduction_and_large_data_is_named() {

@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use covey_lab::scenarios::Summary;
-
-use crate::exit::{ExitKind, Failure};
+use crate::scenarios::Summary;
+use crate::LabError;
 
 /// Raw data larger than this stays out of a report (`covey lab run` regenerates it).
 pub const LARGE_BYTES: u64 = 200 * 1024;
@@ -32,14 +31,12 @@ pub struct DataFiles {
 
 /// Sorts the files `summary` lists. Deletes the large ones and the scenario's own Markdown
 /// page, which the report page includes whole.
-pub fn sort(summary: &Summary) -> Result<DataFiles, Failure> {
+pub fn sort(summary: &Summary) -> Result<DataFiles, LabError> {
     let mut sorted = DataFiles::default();
     for path in &summary.files {
-        let io = |e: std::io::Error| {
-            Failure::new(
-                ExitKind::Other,
-                format!("cannot read {}: {e}", path.display()),
-            )
+        let io = |source: std::io::Error| LabError::Read {
+            path: path.clone(),
+            source,
         };
         let bytes = std::fs::metadata(path).map_err(io)?.len();
         let file = DataFile {
@@ -82,11 +79,9 @@ fn extension(path: &Path) -> Option<String> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-fn remove(path: &PathBuf) -> Result<(), Failure> {
-    std::fs::remove_file(path).map_err(|e| {
-        Failure::new(
-            ExitKind::Other,
-            format!("cannot remove {}: {e}", path.display()),
-        )
+fn remove(path: &PathBuf) -> Result<(), LabError> {
+    std::fs::remove_file(path).map_err(|source| LabError::Remove {
+        path: path.clone(),
+        source,
     })
 }
