@@ -27,6 +27,7 @@ const CLIENT: usize = 6;
 const HOSTS: usize = 6;
 
 #[test]
+#[ignore = "needs root"]
 fn multicast_entity_life_cycle_in_namespaces() {
     assert!(
         is_root(),
