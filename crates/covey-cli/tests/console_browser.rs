@@ -10,39 +10,50 @@ mod gateway_support;
 mod netns;
 mod support;
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use gateway_support::{free_tcp_port, gateway_with_http, gateway_with_http_and, Scratch};
+use gateway_support::{gateway_with_http, gateway_with_http_and, Scratch};
 use netns::{is_root, ula, Lab};
 use support::{covey_server, peer, run_limited, stderr, stdout};
 
 /// Longest wait for anything to appear on the page.
 const PAGE_WAIT: Duration = Duration::from_secs(30);
 
-/// chromedriver on a free port, killed on drop.
+/// chromedriver on a port of its choosing, killed on drop.
 struct Driver {
     child: Child,
     port: u16,
 }
 
 impl Driver {
+    /// Starts chromedriver on port 0 and reads the port from its start-up line, `ChromeDriver
+    /// was started successfully on port N.`
     fn start() -> Driver {
-        let port = free_tcp_port();
-        let child = peer("chromedriver", "chromium-driver")
-            .arg(format!("--port={port}"))
+        let mut child = peer("chromedriver", "chromium-driver")
+            .arg("--port=0")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("start chromedriver");
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Reads to the end, so chromedriver never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split_once("started successfully on port ") {
+                    let _ = tx.send(rest.1.trim_end_matches('.').parse::<u16>());
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(15))
+            .expect("chromedriver says its port")
+            .expect("a port number");
         Driver { child, port }
     }
 }
