@@ -84,8 +84,13 @@ fn dropping_the_testbed_removes_its_processes_and_namespaces() {
         .exec("y", Command::new("sh").args(["-c", "sleep 600 & wait"]))
         .expect("exec");
     let pid = testbed.process(id).expect("process").id();
-    std::thread::sleep(StdDuration::from_millis(200));
-    let group = process_group_members(pid);
+    // The shell has started its child once the group has two members (bounded wait).
+    let deadline = std::time::Instant::now() + StdDuration::from_secs(10);
+    let mut group = process_group_members(pid);
+    while group.len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(StdDuration::from_millis(10));
+        group = process_group_members(pid);
+    }
     assert!(group.len() >= 2, "shell and sleep run: {group:?}");
     for ns in &names {
         assert!(emu::namespace::namespaces_with_prefix(ns).contains(ns));
@@ -117,8 +122,14 @@ fn an_adopted_process_started_with_ip_netns_exec_is_stopped_with_the_testbed() {
         .expect("ip netns exec");
     let pid = child.id();
     testbed.adopt(child);
-    std::thread::sleep(StdDuration::from_millis(100));
+    // `ip netns exec` has entered the namespace once it has become `sleep` (bounded wait).
+    let deadline = std::time::Instant::now() + StdDuration::from_secs(10);
+    let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    while comm().trim() != "sleep" && std::time::Instant::now() < deadline {
+        std::thread::sleep(StdDuration::from_millis(10));
+    }
     assert!(alive(pid), "sleep runs");
+    assert_eq!(comm().trim(), "sleep");
     drop(testbed);
     assert!(!alive(pid), "sleep is stopped with the testbed");
 }

@@ -137,7 +137,7 @@ impl Drop for GatewayProcess {
 /// A UDP port that swallows every datagram: a member that never answers (and, unlike a
 /// closed port, draws no ICMP error).
 pub struct SilentMember {
-    _socket: UdpSocket,
+    socket: UdpSocket,
     /// Its port.
     pub port: u16,
 }
@@ -147,9 +147,18 @@ impl SilentMember {
     pub fn new() -> SilentMember {
         let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
         let port = socket.local_addr().expect("address").port();
-        SilentMember {
-            _socket: socket,
-            port,
+        SilentMember { socket, port }
+    }
+
+    /// Waits (bounded) until something asks it (a datagram arrives), which it leaves
+    /// unanswered.
+    pub fn wait_until_asked(&self) {
+        self.socket
+            .set_read_timeout(Some(START_LIMIT))
+            .expect("a read timeout");
+        let mut buf = [0u8; 1500];
+        if let Err(e) = self.socket.recv_from(&mut buf) {
+            panic!("nothing asked the silent member within {START_LIMIT:?}: {e}");
         }
     }
 }

@@ -258,6 +258,42 @@ pub fn udp_port_of(process: &mut Background) -> u16 {
     }
 }
 
+/// Bytes waiting in the receive queue of the UDP socket bound to 127.0.0.1:`port`, from
+/// /proc/net/udp; `None` when there is no such socket.
+pub fn udp_queued_bytes(port: u16) -> Option<u64> {
+    let local = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/udp")
+        .ok()?
+        .lines()
+        .skip(1)
+        .find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&local.as_str()) {
+                return None;
+            }
+            let rx = fields.get(4)?.split_once(':')?.1;
+            u64::from_str_radix(rx, 16).ok()
+        })
+}
+
+/// Waits (bounded) until the server on 127.0.0.1:`port` has read every datagram sent to it
+/// so far (its socket's receive queue is empty): what was sent before has been taken in
+/// before anything sent after.
+pub fn wait_until_read(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match udp_queued_bytes(port) {
+            Some(0) => return,
+            Some(queued) => assert!(
+                Instant::now() < deadline,
+                "{queued} bytes still queued at port {port}"
+            ),
+            None => panic!("no socket on 127.0.0.1:{port}"),
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Runs `command` with a hard time limit, returning its output.
 pub fn run_limited(mut command: Command, limit: Duration) -> Output {
     let mut child = command
