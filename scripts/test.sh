@@ -16,6 +16,9 @@ command -v openssl >/dev/null || need_debs+=(openssl)
 # The web console's browser tests: chromium driven through chromedriver.
 command -v chromium >/dev/null || need_debs+=(chromium)
 command -v chromedriver >/dev/null || need_debs+=(chromium-driver)
+# The root-only tests build network namespaces with ip (and lab_interrupt signals with kill).
+command -v ip >/dev/null || need_debs+=(iproute2)
+[ -x /bin/kill ] || [ -x /usr/bin/kill ] || need_debs+=(procps)
 # aiocoap runs in a virtual environment, which needs Python's venv module.
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_debs+=(python3-venv)
 if [ ${#need_debs[@]} -gt 0 ]; then
