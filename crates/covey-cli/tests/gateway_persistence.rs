@@ -46,7 +46,8 @@ fn entities_survive_a_sigkill_and_a_restart() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start a creation");
-    std::thread::sleep(Duration::from_millis(500));
+    // The gateway probing the silent member is the creation under way.
+    silent.wait_until_asked();
     gw.kill_hard();
     let _ = pending.kill();
     let _ = pending.wait();

@@ -17,7 +17,7 @@ use gateway_support::{
 };
 use reqwest::blocking::Client;
 use reqwest::StatusCode;
-use support::{covey_server, free_port, stderr};
+use support::{covey_server, stderr};
 
 fn http() -> Client {
     Client::builder()
@@ -439,13 +439,18 @@ fn no_http_connections_at_all_is_a_usage_error() {
     assert!(stderr(&out).contains("--http-max-connections"));
 }
 
-/// Runs `covey gateway` on a free port with a scratch database and `extra` arguments, for a
-/// start that is expected to fail.
+/// Runs `covey gateway` on port 0 with a scratch database and `extra` arguments, for a start
+/// that is expected to fail.
 fn gateway_started_with(tag: &str, extra: &[&str]) -> std::process::Output {
     let scratch = Scratch::new(tag);
     let db = scratch.join("e.db");
-    let port = format!("127.0.0.1:{}", free_port());
-    let mut args = vec!["gateway", "--bind", &port, "--db", db.to_str().unwrap()];
+    let mut args = vec![
+        "gateway",
+        "--bind",
+        "127.0.0.1:0",
+        "--db",
+        db.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     covey_run(&args)
 }

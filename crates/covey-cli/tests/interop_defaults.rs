@@ -123,6 +123,7 @@ fn exchanges(name: &str, get: impl Fn(&str) -> Command, observe: impl Fn(&str) -
 }
 
 #[test]
+#[ignore = "needs libcoap3-bin"]
 fn libcoap_client_works_at_default_settings() {
     exchanges(
         "coap-client-notls",
@@ -140,6 +141,7 @@ fn libcoap_client_works_at_default_settings() {
 }
 
 #[test]
+#[ignore = "needs aiocoap in target/venv"]
 fn aiocoap_client_works_at_default_settings() {
     exchanges(
         "aiocoap",

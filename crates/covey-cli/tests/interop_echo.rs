@@ -130,6 +130,7 @@ fn fetches_large_through_echo(name: &str, restarts: bool, command: impl FnOnce(&
 /// gets the whole body in blocks that each stay within three times the request that asked
 /// for them, all together.
 #[test]
+#[ignore = "needs aiocoap in target/venv"]
 fn aiocoap_client_does_not_answer_echo_and_gets_the_body_block_by_block() {
     let (_server, port) = covey_server(&[]);
     let relay = relay_losing_resets(format!("127.0.0.1:{port}").parse().unwrap());
@@ -157,6 +158,7 @@ fn aiocoap_client_does_not_answer_echo_and_gets_the_body_block_by_block() {
 }
 
 #[test]
+#[ignore = "needs libcoap3-bin"]
 fn libcoap_client_answers_echo() {
     fetches_large_through_echo("coap-client-notls", false, |uri| {
         let mut cmd = peer("coap-client-notls", "libcoap3-bin");

@@ -13,7 +13,7 @@ use gateway_support::{
     covey_run, entity, fails, gateway_with_http_and, ok, GatewayProcess, Scratch,
 };
 use reqwest::StatusCode;
-use support::{covey, covey_server, free_port};
+use support::{covey, covey_server, listening_lines};
 
 /// Writes policy `text` into `scratch` as `name`.
 fn policy(scratch: &Scratch, name: &str, text: &str) -> PathBuf {
@@ -78,11 +78,11 @@ fn a_bad_policy_file_stops_the_gateway_with_its_line() {
         "[[rule]]\nwho = [\"loopback\"]\nmay = [\"read\", \"rule-the-world\"]\n",
     );
     let db = scratch.join("e.db");
-    let port = format!("127.0.0.1:{}", free_port());
+    let port = "127.0.0.1:0";
     let out = covey_run(&[
         "gateway",
         "--bind",
-        &port,
+        port,
         "--db",
         text(&db),
         "--policy",
@@ -97,7 +97,7 @@ fn a_bad_policy_file_stops_the_gateway_with_its_line() {
     let out = covey_run(&[
         "serve",
         "--bind",
-        &port,
+        port,
         "--mc",
         "--policy",
         "/nonexistent.toml",
@@ -183,13 +183,15 @@ fn the_web_console_acts_under_the_loopback_rules() {
     assert!(r.text().unwrap().contains("creating entities"));
 }
 
-/// `covey serve --mc EXTRA` on a free loopback port with its log in a file: (child, port, log).
+/// `covey serve --mc EXTRA` on loopback port 0 with its log in a file: (child, port, log).
 fn serve_mc(scratch: &Scratch, extra: &[&str]) -> (std::process::Child, u16, PathBuf) {
-    let port = free_port();
-    let log = scratch.join(&format!("serve-{port}.log"));
+    static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let log = scratch.join(&format!("serve-{serial}.log"));
     let file = std::fs::File::create(&log).expect("create the log");
     let child = covey()
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--mc"])
+        .args(["serve", "--bind", "127.0.0.1:0", "--mc"])
+        .env_remove("RUST_LOG")
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -204,6 +206,7 @@ fn serve_mc(scratch: &Scratch, extra: &[&str]) -> (std::process::Child, u16, Pat
         assert!(Instant::now() < deadline, "covey serve did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let port = listening_lines(&std::fs::read_to_string(&log).unwrap())[0].port();
     (child, port, log)
 }
 

@@ -31,6 +31,7 @@ fn succeeds(lab: &Lab, n: usize, uri: &str) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn other_hosts_manage_only_when_management_is_opened() {
     assert!(
         is_root(),

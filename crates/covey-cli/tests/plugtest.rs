@@ -1323,9 +1323,16 @@ async fn td_coap_obs_06_reset_deregisters() {
         .expect("observe");
     check_registration(&next_notification(&mut stream).await.expect("registered"));
     let token = wire.first_request().msg().token_bytes().to_vec();
-    // Forget the observation without telling the server.
+    // Forget the observation without telling the server. The drop queues a cancel for the
+    // client's driver, which takes commands in order: once a later request through the same
+    // client is answered, the observation is forgotten.
     drop(stream);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        send(client.request(Code::GET, server.uri("/test")))
+            .await
+            .code,
+        Code::CONTENT
+    );
     let mark = wire.mark();
     update_obs(&server, "/obs", ContentFormat::TEXT_PLAIN, "unwanted").await;
     let notification = wire
@@ -1444,9 +1451,9 @@ async fn td_coap_obs_10_get_without_observe_deregisters() {
         .await
         .expect("observe");
     check_registration(&next_notification(&mut stream).await.expect("registered"));
-    // The client forgets the observation and then asks again without Observe.
+    // The client forgets the observation and then asks again without Observe (the client's
+    // driver takes the cancel the drop queues before this request).
     drop(stream);
-    tokio::time::sleep(Duration::from_millis(50)).await;
     let r = send(client.request(Code::GET, &uri).token(token.clone())).await;
     assert_eq!(r.code, Code::CONTENT);
     assert_eq!(r.observe(), None);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
-use support::{covey, covey_server, free_port, run_limited, stderr, Background};
+use support::{covey, covey_server, run_limited, stderr, Background};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -71,8 +71,10 @@ fn servers_that_all_share_the_port_start() {
         "--bind",
         &format!("127.0.0.1:{port}"),
     ]);
-    let mut second = Background::start(cmd);
-    std::thread::sleep(Duration::from_millis(500));
+    let mut second = Background::start_logged(cmd);
+    // Saying where it listens means it bound the shared port (a refusal exits instead).
+    let shared = second.listening(1);
+    assert_eq!(shared[0].port(), port);
     assert!(second.running(), "the sharing server exited");
     assert!(first.running());
 }
@@ -80,12 +82,13 @@ fn servers_that_all_share_the_port_start() {
 #[test]
 fn a_free_port_can_be_bound_again_at_once() {
     // No SO_REUSEADDR needed for a quick restart: UDP ports are free as soon as closed.
-    let port = free_port();
-    for _ in 0..2 {
-        let mut cmd = covey();
-        cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}")]);
-        let mut server = Background::start(cmd);
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(server.running(), "restart on {port} failed");
-    }
+    let (first, port) = covey_server(&[]);
+    drop(first); // killed and waited for
+    let mut cmd = covey();
+    cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}")]);
+    let mut again = Background::start_logged(cmd);
+    // It says where it listens once bound; a busy port would make it exit with an error.
+    let listening = again.listening(1);
+    assert_eq!(listening[0].port(), port, "restart on {port} failed");
+    assert!(again.running(), "restart on {port} failed");
 }

@@ -1,16 +1,17 @@
 //! The `covey` commands of README.md's "The `covey` command" block, read from the README
 //! itself and run as a user would: servers start and answer, every client command against a
 //! default `covey serve` exits 0 with output, and the entity commands work on the gateway
-//! started beside it. Only ports are changed (free ones instead of 5683 and 5684, `%lo`
-//! instead of `%eth0`), so the test breaks when the README drifts from what works.
+//! started beside it. Only ports are changed (servers bind port 0 and say where they listen,
+//! instead of 5683 and 5684; `%lo` instead of `%eth0`), so the test breaks when the README
+//! drifts from what works.
 
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use support::{covey, free_port};
+use support::{covey, Background};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -89,37 +90,20 @@ impl Ports {
     }
 }
 
-/// A background process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// Starts a server example in `dir` and returns it and the port it says it listens on.
+fn start(args: &[String], dir: &Path) -> (Background, u16) {
+    let mut cmd = covey();
+    cmd.args(args).current_dir(dir);
+    let mut server = Background::start_logged(cmd);
+    let port = server.listening(1)[0].port();
+    (server, port)
 }
 
-fn start(args: &[String], dir: &Path) -> Running {
-    let child = covey()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start a server");
-    Running(child)
-}
-
-/// Waits until `uri` answers a GET.
-fn wait_for(uri: &str, server: &mut Running, what: &[String]) {
+/// Asks `uri` until it answers a GET (bounded).
+fn wait_for(uri: &str, server: &mut Background, what: &[String]) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        assert!(
-            matches!(server.0.try_wait(), Ok(None)),
-            "covey {} exited",
-            what.join(" ")
-        );
+        assert!(server.running(), "covey {} exited", what.join(" "));
         let out = covey()
             .args(["get", "-B", "0.3", uri])
             .output()
@@ -179,11 +163,12 @@ fn every_readme_example_works_as_written() {
     std::fs::create_dir_all(&dir).expect("create a working folder");
     // The file the `put -e @file.json` example sends.
     std::fs::write(dir.join("file.json"), r#"{"greeting":"hello"}"#).expect("write file.json");
-    let ports = Ports {
-        server: free_port(),
-        gateway: free_port(),
+    // Port 0 until the server in question has started and said which port it got.
+    let mut ports = Ports {
+        server: 0,
+        gateway: 0,
     };
-    let mut kept: Vec<Running> = Vec::new();
+    let mut kept: Vec<Background> = Vec::new();
     let mut default_server_started = false;
     for example in &commands {
         let mut args: Vec<String> = example.iter().map(|w| ports.apply(w)).collect();
@@ -191,12 +176,7 @@ fn every_readme_example_works_as_written() {
             "serve" => {
                 // Each server on a port of its own; the first, `covey serve` as is, stays up.
                 let is_default = args.len() == 1;
-                let port = if is_default {
-                    ports.server
-                } else {
-                    free_port()
-                };
-                let mut probe = format!("[::1]:{port}");
+                let mut probe_host = "[::1]".to_string();
                 match args.iter().position(|a| a == "--bind") {
                     Some(i) => {
                         let host = args[i + 1]
@@ -205,25 +185,28 @@ fn every_readme_example_works_as_written() {
                             .0
                             .to_string();
                         if host == "127.0.0.1" {
-                            probe = format!("127.0.0.1:{port}");
+                            probe_host = host.clone();
                         }
-                        args[i + 1] = format!("{host}:{port}");
+                        args[i + 1] = format!("{host}:0");
                     }
-                    None => args.extend(["--bind".to_string(), format!("[::]:{port}")]),
+                    None => args.extend(["--bind".to_string(), "[::]:0".to_string()]),
                 }
-                let mut server = start(&args, &dir);
+                let (mut server, port) = start(&args, &dir);
                 wait_for(
-                    &format!("coap://{probe}/.well-known/core"),
+                    &format!("coap://{probe_host}:{port}/.well-known/core"),
                     &mut server,
                     &args,
                 );
                 if is_default {
+                    ports.server = port;
                     default_server_started = true;
                     kept.push(server);
                 }
             }
             "gateway" => {
-                let mut gateway = start(&args, &dir);
+                // Its --bind '[::]:5684' became '[::]:0' (ports.gateway is 0 until now).
+                let (mut gateway, port) = start(&args, &dir);
+                ports.gateway = port;
                 wait_for(
                     &format!("coap://[::1]:{}/e", ports.gateway),
                     &mut gateway,

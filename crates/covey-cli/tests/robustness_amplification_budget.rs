@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use covey_core::{Code, MessageEncoder, MessageType, OptionNumber};
 use gateway_support::{entity, ok, GatewayProcess, Scratch};
-use support::{covey_server, covey_server_probed, free_port};
+use support::{covey_serve, covey_server};
 
 /// The most a victim may receive per byte the attacker sent.
 const FACTOR: f64 = 3.0;
@@ -93,14 +93,10 @@ fn no_attack_draws_more_than_three_times_its_bytes_at_default_settings() {
     let (_plugtest, port) = covey_server(&["--plugtest"]);
     let plugtest = SocketAddr::from(([127, 0, 0, 1], port));
     // A keyed server: coaps on one port, plain coap on another.
-    let plain_port = free_port();
-    let plain_bind = format!("127.0.0.1:{plain_port}");
-    let (_keyed, _) = covey_server_probed(
-        &["-u", "ward", "-k", "secret", "--bind-plain", &plain_bind],
-        "coaps",
-        &["-u", "ward", "-k", "secret"],
-    );
-    let keyed = SocketAddr::from(([127, 0, 0, 1], plain_port));
+    let (_keyed, listening) =
+        covey_serve(&["-u", "ward", "-k", "secret", "--bind-plain", "127.0.0.1:0"]);
+    assert_eq!(listening[1].scheme, "coap");
+    let keyed = listening[1].addr;
     // A gateway with an entity of one member, the plugtest server.
     let scratch = Scratch::new("ampl-budget");
     let gw = GatewayProcess::start(&scratch.join("gw.db"), &[]);

@@ -14,7 +14,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use covey_core::{Block, Code, Message, MessageEncoder, MessageType, OptionNumber};
-use support::{covey_server, Background};
+use support::{covey_server, wait_until_read, Background};
 
 /// The attacking host: a loopback address in another /24, so another source than the client.
 const ATTACKER: &str = "127.0.1.2";
@@ -351,7 +351,8 @@ fn silent_hosts_holding_every_upload_slot_leave_uploads_to_a_verified_client() {
             }
         }
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // The attack is taken in before what follows.
+    wait_until_read(port);
     let newcomer = Raw::new("127.0.6.1", port).upload_block("new", 0, true);
     let uploaded = good.upload("good", 3);
     eprintln!(
@@ -375,7 +376,8 @@ fn silent_hosts_asking_for_every_separate_response_leave_one_to_a_verified_clien
             attacker.send(Code::GET, &[(OptionNumber::URI_PATH, b"separate")], &[]);
         }
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // The attack is taken in before what follows.
+    wait_until_read(port);
     let answer = good.get("separate").map(|a| a.code);
     eprintln!("64 /separate from four silent hosts: the verified client's {answer:?}");
     assert_eq!(answer, Some(Code::CONTENT));
@@ -407,7 +409,8 @@ fn silent_hosts_filling_the_observer_table_leave_room_for_a_verified_client() {
             attackers.push(attacker);
         }
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // The attack is taken in before what follows.
+    wait_until_read(port);
     let newcomer = Raw::new("127.0.6.1", port).request(Code::GET, &options, &[]);
     let answer = good.request(Code::GET, &options, &[]);
     eprintln!(

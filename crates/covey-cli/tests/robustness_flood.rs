@@ -18,7 +18,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use covey::Config;
-use support::{covey, free_port, run_limited, stdout};
+use support::{covey, listening_lines, run_limited, stdout, START_LIMIT};
 
 /// Datagrams in the flood (each copy of a duplicated CON counts).
 const DATAGRAMS: usize = 100_000;
@@ -677,31 +677,42 @@ struct Memory {
 
 impl Server {
     fn start() -> Server {
-        for attempt in 0..5 {
-            let port = free_port();
-            let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-                "robustness-flood-{}-{attempt}.log",
-                std::process::id()
-            ));
-            let file = File::create(&log).expect("create the server log");
-            let child = covey()
-                .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(file)
-                .spawn()
-                .expect("start covey serve");
-            let mut server = Server { child, port, log };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline && server.running() {
-                if normal_get(port) {
-                    return server;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+        static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "robustness-flood-{}-{serial}.log",
+            std::process::id()
+        ));
+        let file = File::create(&log).expect("create the server log");
+        let child = covey()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("start covey serve");
+        let mut server = Server {
+            child,
+            port: 0,
+            log,
+        };
+        // It says where it listens once its socket is bound.
+        let deadline = Instant::now() + START_LIMIT;
+        server.port = loop {
+            let log = std::fs::read_to_string(&server.log).unwrap_or_default();
+            if let Some(listening) = listening_lines(&log).first() {
+                break listening.port();
             }
-            // Port taken meanwhile, or too slow: dropping kills it; try another port.
-        }
-        panic!("covey serve did not come up");
+            assert!(server.running(), "covey serve exited:\n{log}");
+            assert!(
+                Instant::now() < deadline,
+                "covey serve is not listening:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(normal_get(server.port), "covey serve does not answer");
+        server
     }
 
     fn running(&mut self) -> bool {

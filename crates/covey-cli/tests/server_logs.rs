@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{covey, free_port, run_limited};
+use support::{covey, listening_lines, run_limited, Listening, START_LIMIT};
 
 /// A server whose standard output and error go to one file (`> f 2>&1`), killed on drop.
 struct Logged {
@@ -17,14 +17,15 @@ struct Logged {
 }
 
 impl Logged {
+    /// Starts `covey ARGS --bind 127.0.0.1:0` and waits until it says where it listens (the
+    /// `--bind` address and one per `--bind-plain`).
     fn start(args: &[&str], tag: &str) -> Logged {
-        let port = free_port();
         let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("server-log-{tag}-{}.log", std::process::id()));
         let file = std::fs::File::create(&log).expect("create the log");
         let child = covey()
             .args(args)
-            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(["--bind", "127.0.0.1:0"])
             .env_remove("NO_COLOR")
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -32,7 +33,32 @@ impl Logged {
             .stderr(file)
             .spawn()
             .expect("start the server");
-        Logged { child, log, port }
+        let mut logged = Logged {
+            child,
+            log,
+            port: 0,
+        };
+        let count = 1 + args.iter().filter(|a| **a == "--bind-plain").count();
+        logged.port = logged.listening(count)[0].port();
+        logged
+    }
+
+    /// Waits (bounded) until the log has `count` `listening on` lines; returns them.
+    fn listening(&mut self, count: usize) -> Vec<Listening> {
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            let found = listening_lines(&self.text());
+            if found.len() >= count {
+                return found;
+            }
+            assert!(
+                matches!(self.child.try_wait(), Ok(None)),
+                "the server exited:\n{}",
+                self.text()
+            );
+            assert!(Instant::now() < deadline, "not listening:\n{}", self.text());
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     fn text(&self) -> String {
@@ -98,10 +124,16 @@ fn serve_logs_each_request_without_colour_into_a_file() {
 #[test]
 fn serve_without_v_logs_no_requests() {
     let server = Logged::start(&["serve"], "quiet");
-    // The start-up line shows the server is up and logging.
-    server.request_until_logged("/time", &["listening on"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // Two answered requests: the server handles them in turn, so whatever it would log for
+    // the first is in the file once the second is answered.
+    for _ in 0..2 {
+        let mut get = covey();
+        get.args(["get", &format!("coap://127.0.0.1:{}/time", server.port)]);
+        let out = run_limited(get, Duration::from_secs(10));
+        assert!(out.status.success(), "{out:?}");
+    }
     let text = server.text();
+    assert!(text.contains("listening on"), "{text}");
     assert!(!text.contains(" GET /time"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text:?}");
 }
@@ -111,22 +143,37 @@ fn serve_with_keys_names_the_scheme_of_each_address() {
     let keys = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("server-log-keys-{}.txt", std::process::id()));
     std::fs::write(&keys, "ward-3:secret-key\n").unwrap();
-    let plain = format!("127.0.0.1:{}", free_port());
     let keys_arg = keys.to_string_lossy().into_owned();
-    let server = Logged::start(
-        &["serve", "--psk-file", &keys_arg, "--bind-plain", &plain],
+    let mut server = Logged::start(
+        &[
+            "serve",
+            "--psk-file",
+            &keys_arg,
+            "--bind-plain",
+            "127.0.0.1:0",
+        ],
         "mixed",
     );
-    // The coaps line comes first, so both are written once the coap one is.
-    server.request_until_logged("/time", &["(coap)"]);
+    let listening = server.listening(2);
     let text = server.text();
     let _ = std::fs::remove_file(&keys);
+    // The --bind address first, as coaps, then the plain one, as coap.
     let coaps = format!("listening on 127.0.0.1:{} (coaps)", server.port);
     assert!(text.contains(&coaps), "{text}");
+    let plain = &listening[1];
+    assert_eq!(plain.scheme, "coap", "{text}");
     assert!(
-        text.contains(&format!("listening on {plain} (coap)")),
+        plain.addr.ip().is_loopback() && plain.port() != server.port,
         "{text}"
     );
+    assert!(
+        text.contains(&format!("listening on {} (coap)", plain.addr)),
+        "{text}"
+    );
+    // ... and that one answers in the clear.
+    let mut get = covey();
+    get.args(["get", &format!("coap://{}/time", plain.addr)]);
+    assert!(run_limited(get, Duration::from_secs(10)).status.success());
 }
 
 #[test]

@@ -9,13 +9,10 @@ use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness::Plugtest;
 use support::{covey, run_limited, stderr};
-
-/// Far below the request timeout (90 s by default), far above a process start.
-const PROMPTLY: Duration = Duration::from_secs(2);
 
 /// A port on `ip` that was bound a moment ago and is closed now.
 fn closed_port(ip: &str) -> u16 {
@@ -29,11 +26,9 @@ fn a_closed_port_fails_at_once_with_exit_code_6() {
         let port = closed_port(ip);
         let mut cmd = covey();
         cmd.args(["get", &format!("coap://{host}:{port}/x")]);
-        let started = Instant::now();
+        // A timeout (90 s by default) would be exit code 5, not 6; the limit stops a hang.
         let out = run_limited(cmd, Duration::from_secs(20));
-        let elapsed = started.elapsed();
         assert_eq!(out.status.code(), Some(6), "{host}: {out:?}");
-        assert!(elapsed < PROMPTLY, "{host}: took {elapsed:?}");
         let message = stderr(&out);
         assert_eq!(message.lines().count(), 1, "one line: {message}");
         assert!(
@@ -82,9 +77,7 @@ fn the_server_keeps_serving_after_its_observers_vanished() {
     for _ in 0..3 {
         let mut get = covey();
         get.args(["get", "-B", "5", &server.uri("/test")]);
-        let started = Instant::now();
         let out = run_limited(get, Duration::from_secs(20));
         assert!(out.status.success(), "{out:?}");
-        assert!(started.elapsed() < PROMPTLY, "took {:?}", started.elapsed());
     }
 }

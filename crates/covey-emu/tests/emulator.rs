@@ -1,5 +1,5 @@
 //! The emulator end to end: namespaces joined through TUN devices by the userspace
-//! forwarder. Needs root; skipped with a message otherwise.
+//! forwarder. Needs root: `#[ignore]`d, run with `--include-ignored`.
 
 mod emu_support;
 
@@ -7,13 +7,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration as StdDuration;
 
 use covey_emu::{self as emu, Testbed};
-use emu_support::{alive, can_emulate};
+use emu_support::{alive, require_emulator};
 
 #[test]
+#[ignore = "needs root"]
 fn udp_crosses_between_namespaces_and_is_counted_per_flow() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let testbed = two_nodes("a", "b");
     let a = testbed.udp_socket("a", 0).expect("socket in a");
     let b = testbed.udp_socket("b", 7000).expect("socket in b");
@@ -47,10 +46,9 @@ fn udp_crosses_between_namespaces_and_is_counted_per_flow() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_process_runs_inside_its_node_and_the_nodes_are_addressed_in_order() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let mut testbed = Testbed::builder()
         .node("gw")
         .node("srv")
@@ -73,10 +71,9 @@ fn a_process_runs_inside_its_node_and_the_nodes_are_addressed_in_order() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn dropping_the_testbed_removes_its_processes_and_namespaces() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let mut testbed = two_nodes("x", "y");
     let names: Vec<String> = ["x", "y"]
         .iter()
@@ -87,8 +84,13 @@ fn dropping_the_testbed_removes_its_processes_and_namespaces() {
         .exec("y", Command::new("sh").args(["-c", "sleep 600 & wait"]))
         .expect("exec");
     let pid = testbed.process(id).expect("process").id();
-    std::thread::sleep(StdDuration::from_millis(200));
-    let group = process_group_members(pid);
+    // The shell has started its child once the group has two members (bounded wait).
+    let deadline = std::time::Instant::now() + StdDuration::from_secs(10);
+    let mut group = process_group_members(pid);
+    while group.len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(StdDuration::from_millis(10));
+        group = process_group_members(pid);
+    }
     assert!(group.len() >= 2, "shell and sleep run: {group:?}");
     for ns in &names {
         assert!(emu::namespace::namespaces_with_prefix(ns).contains(ns));
@@ -108,10 +110,9 @@ fn dropping_the_testbed_removes_its_processes_and_namespaces() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn an_adopted_process_started_with_ip_netns_exec_is_stopped_with_the_testbed() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let mut testbed = two_nodes("a", "b");
     let netns = testbed.netns("b").expect("netns").to_owned();
     // Not a process-group leader: it shares the test's group.
@@ -121,17 +122,22 @@ fn an_adopted_process_started_with_ip_netns_exec_is_stopped_with_the_testbed() {
         .expect("ip netns exec");
     let pid = child.id();
     testbed.adopt(child);
-    std::thread::sleep(StdDuration::from_millis(100));
+    // `ip netns exec` has entered the namespace once it has become `sleep` (bounded wait).
+    let deadline = std::time::Instant::now() + StdDuration::from_secs(10);
+    let comm = || std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    while comm().trim() != "sleep" && std::time::Instant::now() < deadline {
+        std::thread::sleep(StdDuration::from_millis(10));
+    }
     assert!(alive(pid), "sleep runs");
+    assert_eq!(comm().trim(), "sleep");
     drop(testbed);
     assert!(!alive(pid), "sleep is stopped with the testbed");
 }
 
 #[test]
+#[ignore = "needs root"]
 fn bad_testbeds_are_refused_with_a_reason() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let one = Testbed::builder().node("a").build();
     assert!(matches!(one, Err(emu::EmuError::Invalid(_))), "{one:?}");
     let bad_name = Testbed::builder().node("A B").node("b").build();
@@ -160,10 +166,9 @@ fn bad_testbeds_are_refused_with_a_reason() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_missing_program_is_an_error_that_names_it() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let mut testbed = two_nodes("a", "b");
     let err = testbed
         .exec("a", &mut Command::new("no-such-program-covey"))
@@ -188,11 +193,10 @@ fn a_missing_program_is_an_error_that_names_it() {
 
 /// A testbed of nodes `a` and `b` joined by the default (unimpaired) link.
 #[test]
+#[ignore = "needs root"]
 fn messages_are_counted_on_each_link_they_enter() {
     use covey_emu::stacks::telemetry::{message, MESSAGE_MARKER};
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let lossy = emu::emulated_link(
         100_000_000,
         covey_sim::media::PropagationDelay::Fixed(covey_proto::Duration::ZERO),

@@ -1,6 +1,6 @@
 //! The emulator validates itself: what a probe stream measures on an emulated link — mean
 //! one-way delay, loss, arrival rate — is within 2 % of the link's configuration, and
-//! bursty losses stay bursty. Needs root; skipped with a message otherwise.
+//! bursty losses stay bursty. Needs root: `#[ignore]`d, run with `--include-ignored`.
 
 mod emu_support;
 
@@ -11,7 +11,7 @@ use covey_emu::validation::{measure, Measurement, Probe, PROBE_HEADERS};
 use covey_emu::{self as emu, DirectionStats, ForwarderStats, Testbed};
 use covey_proto::Duration;
 use covey_sim::media::{LinkConfig, LossSpec, PropagationDelay};
-use emu_support::can_emulate;
+use emu_support::require_emulator;
 
 /// The tolerance the issue sets for the emulator's own measurements.
 const TOLERANCE: f64 = 0.02;
@@ -50,10 +50,9 @@ fn relative_error(measured: f64, configured: f64) -> f64 {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn mean_delay_with_the_papers_jitter_is_within_two_percent() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let target = Duration::from_millis(50);
     let config = emu::emulated_link(100_000_000, emu::paper_jitter(target), LossSpec::None, 1000);
     let payload = 100;
@@ -101,10 +100,9 @@ fn mean_delay_with_the_papers_jitter_is_within_two_percent() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn bernoulli_loss_is_within_two_percent_and_every_loss_is_the_models() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let p = 0.25;
     let config = link(100_000_000, 1, LossSpec::Bernoulli { p }, 10_000);
     let probe = Probe {
@@ -140,10 +138,9 @@ fn bernoulli_loss_is_within_two_percent_and_every_loss_is_the_models() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn gilbert_elliott_losses_arrive_in_bursts() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let spec = LossSpec::GilbertElliott {
         p: 0.01,
         r: 0.1,
@@ -170,10 +167,9 @@ fn gilbert_elliott_losses_arrive_in_bursts() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn arrival_rate_under_a_rate_cap_is_within_two_percent() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let rate = 2_000_000;
     let config = link(rate, 10, LossSpec::None, 2000);
     // 1000-byte IP packets, sent faster than the link drains them: the queue fills and
@@ -200,10 +196,9 @@ fn arrival_rate_under_a_rate_cap_is_within_two_percent() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_full_drop_tail_queue_drops_the_excess() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let config = link(1_000_000, 1, LossSpec::None, 20);
     let probe = Probe {
         packets: 200,
@@ -224,10 +219,9 @@ fn a_full_drop_tail_queue_drops_the_excess() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn each_direction_has_its_own_configuration() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // Named against the nodes' order on purpose: "rx" was added after "tx".
     let to_tx = link(100_000_000, 30, LossSpec::None, 100);

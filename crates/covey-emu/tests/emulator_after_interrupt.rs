@@ -1,20 +1,19 @@
 //! Once an interrupt's clean-up has run, the program is about to exit and nothing it starts
 //! afterwards would be removed: the testbed then refuses to start processes or create
 //! namespaces, rather than leave them behind. Runs in its own test binary because the
-//! clean-up is process-wide. Needs root; skipped with a message otherwise.
+//! clean-up is process-wide. Needs root: `#[ignore]`d, run with `--include-ignored`.
 
 mod emu_support;
 
 use std::process::Command;
 
 use covey_emu::{self as emu, EmuError, Testbed};
-use emu_support::{alive, can_emulate, testbed_with_a_sleeper};
+use emu_support::{alive, require_emulator, testbed_with_a_sleeper};
 
 #[test]
+#[ignore = "needs root"]
 fn nothing_starts_after_an_interrupt_cleaned_up() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     let (mut testbed, sleeper) = testbed_with_a_sleeper();
     let netns = testbed.netns("a").expect("a").to_owned();
 

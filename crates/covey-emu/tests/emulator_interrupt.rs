@@ -1,7 +1,7 @@
 //! Ctrl-C during an emulator run removes every namespace, device and process the run
 //! created. The test runs itself a second time as the interrupted program: that copy builds
 //! a testbed, starts a process in it, says so, and waits; the first copy sends it SIGINT
-//! and then looks for anything left. Needs root; skipped with a message otherwise.
+//! and then looks for anything left. Needs root: `#[ignore]`d, run with `--include-ignored`.
 
 mod emu_support;
 
@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use covey_emu as emu;
-use emu_support::{alive, can_emulate, testbed_with_a_sleeper};
+use emu_support::{alive, require_emulator, testbed_with_a_sleeper};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
@@ -20,16 +20,16 @@ const ROLE: &str = "COVEY_EMU_TEST_INTERRUPTED";
 const TEST_NAME: &str = "ctrl_c_removes_every_namespace_device_and_process";
 
 #[test]
+#[ignore = "needs root"]
 fn ctrl_c_removes_every_namespace_device_and_process() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     if std::env::var_os(ROLE).is_some() {
         hold_a_testbed();
     }
     let exe = std::env::current_exe().expect("test executable");
     let mut program = Command::new(exe)
-        .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+        .args([TEST_NAME, "--exact", "--include-ignored", "--nocapture"])
+        .arg("--test-threads=1")
         .env(ROLE, "1")
         .stdout(Stdio::piped())
         .spawn()

@@ -1,7 +1,7 @@
 //! The emulator's forwarder runs the simulator's tbf (token bucket) link element on real
 //! time: a burst within the bucket leaves at line speed, a sustained stream is held to the
-//! rate within 2 %, and the byte limit drops what would wait beyond it. Needs root; skipped
-//! with a message otherwise.
+//! rate within 2 %, and the byte limit drops what would wait beyond it. Needs root:
+//! `#[ignore]`d, run with `--include-ignored`.
 
 mod emu_support;
 
@@ -14,7 +14,7 @@ use covey_emu::validation::{measure, Measurement, Probe, PROBE_HEADERS};
 use covey_emu::{self as emu, DirectionStats, Testbed};
 use covey_proto::Duration;
 use covey_sim::media::{LinkConfig, LossSpec, PropagationDelay, RateLimit, TbfConfig};
-use emu_support::can_emulate;
+use emu_support::require_emulator;
 
 /// The tolerance the issue sets for the emulator's own measurements.
 const TOLERANCE: f64 = 0.02;
@@ -42,10 +42,9 @@ fn fixed(ms: u64) -> PropagationDelay {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_burst_within_the_bucket_leaves_at_line_speed() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     // Seed 004's low-quality cap, 6.25 kB/s, with the lab's 4096-byte bucket: nine
     // 437-byte packets (3933 B) fit. A serialiser at the cap would spread them over
     // 9 × 69.92 ms = 629 ms; the bucket lets them all through at once.
@@ -76,10 +75,9 @@ fn a_burst_within_the_bucket_leaves_at_line_speed() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sustained_throughput_converges_to_the_rate() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     // 1000-byte IP packets offered at 4 Mbit/s (a burst of 4 every 8 ms) into a
     // 2 Mbit/s bucket of 3000 B with room for the whole stream: after the first bucketful
     // the arrivals are paced by the tokens alone.
@@ -116,10 +114,9 @@ fn sustained_throughput_converges_to_the_rate() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_limit_drops_what_would_wait_beyond_it() {
-    if !can_emulate() {
-        return;
-    }
+    require_emulator();
     // 1 Mbit/s, a 2000-byte bucket and a 10 000-byte limit; 100 back-to-back 1000-byte
     // packets: two leave on the bucket, ten wait (8 ms apart), the rest find the backlog
     // full — give or take the one or two that the tokens of the sending time let in.

@@ -2,7 +2,7 @@
 //! still runs its spawned handlers and other tasks while it spins, answers bursts of
 //! requests in batches, and goes to sleep again when traffic stops.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use covey::{Client, Code, ContentFormat, Resource, Response, Server};
 
@@ -54,9 +54,12 @@ async fn spawned_handlers_and_timers_run_while_the_driver_spins() {
         .send()
         .await
         .unwrap();
-    let began = Instant::now();
-    tokio::time::sleep(Duration::from_millis(2)).await;
-    assert!(began.elapsed() < Duration::from_millis(500));
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::time::sleep(Duration::from_millis(2)),
+    )
+    .await
+    .expect("the timer fires although the driver spins");
     server.shutdown().await;
 }
 

@@ -5,15 +5,12 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use covey::{Client, Code, ContentFormat, Error, Resource, Response, Server};
 
 /// A test never waits longer than this for one exchange.
 const LIMIT: Duration = Duration::from_secs(10);
-
-/// How soon a request to a closed loopback port must fail (the timeout is over a minute).
-const PROMPTLY: Duration = Duration::from_secs(2);
 
 /// An address on `ip` whose port was bound a moment ago and is closed now.
 fn closed_port(ip: &str) -> SocketAddr {
@@ -22,21 +19,20 @@ fn closed_port(ip: &str) -> SocketAddr {
 }
 
 /// Sends a GET to `target` from a client bound to `bind` (the default socket if `None`) and
-/// expects it to fail as unreachable, promptly.
+/// expects it to fail as unreachable (a timeout, after over a minute, would be another error;
+/// LIMIT only stops a hang).
 async fn expect_unreachable(bind: Option<&str>, target: SocketAddr) {
     let client = match bind {
         Some(bind) => Client::builder().bind(bind.parse().unwrap()).build(),
         None => Client::new(),
     }
     .unwrap();
-    let started = Instant::now();
     let result = tokio::time::timeout(
         LIMIT,
         client.request(Code::GET, format!("coap://{target}/x")),
     )
     .await
     .expect("no answer at all");
-    let elapsed = started.elapsed();
     match result {
         Err(Error::Unreachable { addr, reason }) => {
             assert_eq!(addr, target);
@@ -44,7 +40,6 @@ async fn expect_unreachable(bind: Option<&str>, target: SocketAddr) {
         }
         other => panic!("{bind:?} -> {target}: expected unreachable, got {other:?}"),
     }
-    assert!(elapsed < PROMPTLY, "{bind:?} -> {target} took {elapsed:?}");
 }
 
 #[tokio::test]
@@ -107,13 +102,12 @@ async fn a_server_keeps_serving_when_its_observer_is_gone() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    // The server still answers others, promptly.
+    // The server still answers others.
     let client = Client::builder()
         .bind("127.0.0.1:0".parse().unwrap())
         .build()
         .unwrap();
     for _ in 0..3 {
-        let started = Instant::now();
         let r = tokio::time::timeout(
             LIMIT,
             client.request(Code::GET, format!("coap://{server_addr}/counter")),
@@ -122,7 +116,6 @@ async fn a_server_keeps_serving_when_its_observer_is_gone() {
         .expect("served")
         .unwrap();
         assert_eq!(r.payload_text(), "3");
-        assert!(started.elapsed() < PROMPTLY, "{:?}", started.elapsed());
     }
     server.shutdown().await;
 }

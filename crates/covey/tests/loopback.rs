@@ -2,13 +2,20 @@
 //! `/.well-known/core` filtering, separate responses, timeouts and shutdown.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use covey::{Client, Code, ContentFormat, Error, OptionNumber, Resource, Response, Server};
 
 /// A test never waits longer than this for one exchange.
 const LIMIT: Duration = Duration::from_secs(10);
+
+/// How many `/slow` handlers have started.
+static SLOW_STARTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Requests to `/together` asked at once; its handlers wait until that many run.
+const TOGETHER: usize = 5;
 
 fn store_resource(store: Arc<Mutex<Vec<u8>>>) -> Resource {
     let (get, put, post, delete) = (store.clone(), store.clone(), store.clone(), store);
@@ -50,8 +57,23 @@ fn start(bind: &str) -> Server {
         .resource(
             "/slow",
             Resource::new().get(|_| async {
+                SLOW_STARTED.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 Response::content(ContentFormat::TEXT_PLAIN, "slow")
+            }),
+        )
+        .resource(
+            "/together",
+            // "together" once TOGETHER handlers run at once: they can only if each runs on a
+            // task of its own; in sequence the first would wait in vain ("alone").
+            Resource::new().get(|_| async {
+                static BARRIER: OnceLock<tokio::sync::Barrier> = OnceLock::new();
+                let barrier = BARRIER.get_or_init(|| tokio::sync::Barrier::new(TOGETHER));
+                let text = match tokio::time::timeout(LIMIT / 2, barrier.wait()).await {
+                    Ok(_) => "together",
+                    Err(_) => "alone",
+                };
+                Response::content(ContentFormat::TEXT_PLAIN, text)
             }),
         )
         .resource(
@@ -199,19 +221,17 @@ async fn well_known_core_with_filters() {
 async fn async_handler_runs_on_its_own_task() {
     let server = start("127.0.0.1:0");
     // One client each: NSTART = 1 would serialise requests of one client to one server.
-    let clients: Vec<Client> = (0..5).map(|_| Client::new().unwrap()).collect();
+    let clients: Vec<Client> = (0..TOGETHER).map(|_| Client::new().unwrap()).collect();
     let requests = clients.iter().map(|client| {
         client
-            .request(Code::GET, uri(&server, "/slow"))
+            .request(Code::GET, uri(&server, "/together"))
             .timeout(LIMIT)
             .send()
     });
-    let started = tokio::time::Instant::now();
+    // Five handlers in parallel, not in sequence: each saw the others running.
     for r in futures_join(requests).await {
-        assert_eq!(r.unwrap().payload, b"slow");
+        assert_eq!(r.unwrap().payload_text(), "together");
     }
-    // Five 50 ms handlers in parallel, not in sequence.
-    assert!(started.elapsed() < Duration::from_millis(240));
 }
 
 /// Runs futures concurrently (no futures crate needed for a handful).
@@ -269,13 +289,21 @@ async fn ping_gets_a_pong() {
 async fn shutdown_lets_in_flight_requests_finish() {
     let server = start("127.0.0.1:0");
     let client = Client::new().unwrap();
+    let before = SLOW_STARTED.load(Ordering::SeqCst);
     let pending = tokio::spawn(
         client
             .request(Code::GET, uri(&server, "/slow"))
             .timeout(LIMIT)
             .send(),
     );
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    // In flight: the server's handler has started (bounded wait).
+    tokio::time::timeout(LIMIT, async {
+        while SLOW_STARTED.load(Ordering::SeqCst) == before {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the request reaches the server");
     tokio::time::timeout(LIMIT, client.shutdown())
         .await
         .unwrap();

@@ -7,9 +7,10 @@
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::{covey, free_port, run_limited, stderr, stdout};
+use crate::support::{covey, listening_lines, run_limited, stderr, stdout, START_LIMIT};
 
 /// Longest any single `covey` command may take.
 pub const LIMIT: Duration = Duration::from_secs(60);
@@ -48,44 +49,59 @@ pub struct GatewayProcess {
 }
 
 impl GatewayProcess {
-    /// Starts a gateway on a free port with database `db` and waits until it answers.
+    /// Starts a gateway on port 0 with database `db` and waits until it says where it
+    /// listens and answers `GET /e`.
     pub fn start(db: &Path, extra: &[&str]) -> GatewayProcess {
-        let mut last = String::new();
-        for _ in 0..5 {
-            match GatewayProcess::start_on(free_port(), db, extra) {
-                Ok(g) => return g,
-                Err(e) => last = e,
-            }
-        }
-        panic!("covey gateway did not come up: {last}");
+        GatewayProcess::start_on(0, db, extra).unwrap_or_else(|e| panic!("covey gateway: {e}"))
     }
 
-    /// Starts a gateway on `port` and waits (at most about 10 s) until `GET /e` answers.
+    /// Starts a gateway on `port` (0 for any) and waits until it says where it listens, then
+    /// checks that `GET /e` answers.
     pub fn start_on(port: u16, db: &Path, extra: &[&str]) -> Result<GatewayProcess, String> {
-        let log = db.with_extension(format!("gateway-{port}.log"));
+        static SERIAL: AtomicUsize = AtomicUsize::new(0);
+        let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+        let log = db.with_extension(format!("gateway-{serial}.log"));
         let file = std::fs::File::create(&log).expect("create the gateway log");
         let child = covey()
             .args(["gateway", "--bind", &format!("127.0.0.1:{port}"), "--db"])
             .arg(db)
             .args(extra)
+            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(file)
             .spawn()
             .expect("start covey gateway");
-        let mut g = GatewayProcess { child, port, log };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = g.child.try_wait() {
-                return Err(format!("exited ({status}): {}", g.log()));
-            }
-            let out = covey_run(&["get", "-B", "0.3", &format!("{}/e", g.base())]);
-            if out.status.success() {
-                return Ok(g);
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let mut g = GatewayProcess {
+            child,
+            port: 0,
+            log,
+        };
+        g.port = g.wait_logged(|log| listening_lines(log).first().map(|l| l.port()))?;
+        let out = covey_run(&["get", "-B", "2", &format!("{}/e", g.base())]);
+        if !out.status.success() {
+            return Err(format!("GET /e: {out:?}\n{}", g.log()));
         }
-        Err(format!("no answer: {}", g.log()))
+        Ok(g)
+    }
+
+    /// Waits (bounded) until `found` finds something in the log; an error if the gateway
+    /// exits first or the time runs out.
+    fn wait_logged<T>(&mut self, found: impl Fn(&str) -> Option<T>) -> Result<T, String> {
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            let log = self.log();
+            if let Some(t) = found(&log) {
+                return Ok(t);
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited ({status}): {log}"));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("not started within {START_LIMIT:?}: {log}"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// `coap://127.0.0.1:PORT`.
@@ -121,7 +137,7 @@ impl Drop for GatewayProcess {
 /// A UDP port that swallows every datagram: a member that never answers (and, unlike a
 /// closed port, draws no ICMP error).
 pub struct SilentMember {
-    _socket: UdpSocket,
+    socket: UdpSocket,
     /// Its port.
     pub port: u16,
 }
@@ -131,9 +147,18 @@ impl SilentMember {
     pub fn new() -> SilentMember {
         let socket = UdpSocket::bind("127.0.0.1:0").expect("bind");
         let port = socket.local_addr().expect("address").port();
-        SilentMember {
-            _socket: socket,
-            port,
+        SilentMember { socket, port }
+    }
+
+    /// Waits (bounded) until something asks it (a datagram arrives), which it leaves
+    /// unanswered.
+    pub fn wait_until_asked(&self) {
+        self.socket
+            .set_read_timeout(Some(START_LIMIT))
+            .expect("a read timeout");
+        let mut buf = [0u8; 1500];
+        if let Err(e) = self.socket.recv_from(&mut buf) {
+            panic!("nothing asked the silent member within {START_LIMIT:?}: {e}");
         }
     }
 }
@@ -316,31 +341,22 @@ pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6 * (1.0 + a.abs().max(b.abs()))
 }
 
-/// A TCP port that was free a moment ago on 127.0.0.1.
-pub fn free_tcp_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral TCP port");
-    l.local_addr().expect("local address").port()
-}
-
-/// A gateway with its web console and HTTP proxy on a free loopback port; the HTTP base URL.
+/// A gateway with its web console and HTTP proxy on a loopback port of its choosing (it says
+/// which); the HTTP base URL.
 pub fn gateway_with_http(db: &Path) -> (GatewayProcess, String) {
     gateway_with_http_and(db, &[])
 }
 
 /// [`gateway_with_http`] with `extra` flags.
 pub fn gateway_with_http_and(db: &Path, extra: &[&str]) -> (GatewayProcess, String) {
-    let mut last = String::new();
-    for _ in 0..5 {
-        let http = free_tcp_port();
-        let addr = format!("127.0.0.1:{http}");
-        let args = [&["--http", addr.as_str()], extra].concat();
-        match GatewayProcess::start_on(free_port(), db, &args) {
-            Ok(g) if g.log().contains(&format!("http://{addr}/")) => {
-                return (g, format!("http://{addr}"))
-            }
-            Ok(g) => last = g.log(),
-            Err(e) => last = e,
-        }
-    }
-    panic!("covey gateway did not come up with --http: {last}");
+    let args = [&["--http", "127.0.0.1:0"], extra].concat();
+    let mut g = GatewayProcess::start(db, &args);
+    // `web console and HTTP-CoAP proxy (/hc/) on http://ADDR/ (...)`
+    let base = g
+        .wait_logged(|log| {
+            let rest = log.split_once("(/hc/) on http://")?.1;
+            Some(format!("http://{}", rest.split_once('/')?.0))
+        })
+        .unwrap_or_else(|e| panic!("covey gateway with --http: {e}"));
+    (g, base)
 }

@@ -106,10 +106,13 @@ impl Lab {
         });
     }
 
-    /// Starts `covey ARGS` in host `n`, its standard error in a log file.
+    /// Starts `covey ARGS` in host `n`, its standard error in a log file of its own.
     pub fn start(&mut self, n: usize, args: &[&str]) {
-        let log =
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-h{n}.log", self.prefix));
+        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "{}-h{n}-{}.log",
+            self.prefix,
+            self.processes.len()
+        ));
         let file = std::fs::File::create(&log).expect("create a log");
         let child = Command::new("ip")
             .args(["netns", "exec", &self.host(n), env!("CARGO_BIN_EXE_covey")])
@@ -129,6 +132,27 @@ impl Lab {
                 let _ = child.kill();
                 let _ = child.wait();
             }
+        }
+    }
+
+    /// Waits (bounded) until the process started last says where it listens (`listening on`
+    /// in its log): it has bound its sockets. Fails if it exits first.
+    pub fn wait_listening(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (n, child, log) = self.processes.last_mut().expect("a process started");
+            if std::fs::read_to_string(&*log)
+                .unwrap_or_default()
+                .contains("listening on")
+            {
+                return;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let n = *n;
+                panic!("host {n} exited ({status}):\n{}", self.logs());
+            }
+            assert!(Instant::now() < deadline, "not listening:\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 

@@ -1,18 +1,16 @@
-//! Shared by the emulator tests: the root check that skips them with a reason, whether a
+//! Shared by the emulator tests: the root check that fails them with a reason, whether a
 //! process still lives, and a testbed with a process in it.
 
 #![allow(dead_code)]
 
 use covey_emu as emu;
 
-/// True when the emulator can run here; otherwise prints why the test is skipped.
-pub fn can_emulate() -> bool {
-    match emu::require_root() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            false
-        }
+/// Fails the test, saying why, unless the emulator can run here. The tests that call it are
+/// `#[ignore = "needs root"]`: a plain `cargo test` lists them as ignored, and
+/// `--include-ignored` (scripts/test.sh as root) runs them.
+pub fn require_emulator() {
+    if let Err(why) = emu::require_root() {
+        panic!("the emulator cannot run here: {why}");
     }
 }
 
