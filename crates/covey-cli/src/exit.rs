@@ -3,6 +3,8 @@
 
 use std::process::ExitCode;
 
+use covey::dtls::CredentialsError;
+use covey_bench::BenchError;
 use covey_core::Code;
 
 /// The exit codes, as documented in `covey --help`.
@@ -77,6 +79,30 @@ impl From<covey::Error> for Failure {
             _ => ExitKind::Other,
         };
         Failure::new(kind, e.to_string())
+    }
+}
+
+/// Bad DTLS credentials: a usage error, or an unreadable file.
+impl From<CredentialsError> for Failure {
+    fn from(e: CredentialsError) -> Failure {
+        let kind = match e {
+            CredentialsError::Read { .. } => ExitKind::Other,
+            _ => ExitKind::Usage,
+        };
+        Failure::new(kind, e.to_string())
+    }
+}
+
+/// A failed benchmark (`covey-bench`), with the exit codes of the other commands.
+impl From<BenchError> for Failure {
+    fn from(e: BenchError) -> Failure {
+        match e {
+            BenchError::Usage(message) => Failure::new(ExitKind::Usage, message),
+            BenchError::Other(message) => Failure::new(ExitKind::Other, message),
+            BenchError::Coap(e) => Failure::from(e),
+            BenchError::Credentials(e) => Failure::from(e),
+            BenchError::Gateway(e) => crate::commands::gateway::start_failure(e),
+        }
     }
 }
 

@@ -1,85 +1,15 @@
-//! The DTLS flags of every command that speaks `coaps://`: libcoap's `-u IDENTITY -k KEY`, a
-//! file of `identity:key` lines, or a PEM certificate and key.
+//! The DTLS flags of every command that speaks `coaps://` ([`DtlsArgs`], shared with the
+//! benchmarks through `covey-cli-base`) and those of the servers: trust anchors and where they
+//! listen.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
-use covey::dtls::{CertifiedKey, CredentialsError, DtlsConfig, PskKeys, TrustAnchors};
+use covey::dtls::{DtlsConfig, TrustAnchors};
+pub use covey_cli_base::dtls::DtlsArgs;
 
 use crate::exit::{ExitKind, Failure};
-
-/// DTLS credentials for `coaps://`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct DtlsArgs {
-    /// coaps: the pre-shared key identity (with -k).
-    #[arg(
-        short = 'u',
-        long = "psk-identity",
-        value_name = "IDENTITY",
-        requires = "psk_key"
-    )]
-    pub psk_identity: Option<String>,
-
-    /// coaps: the pre-shared key, as text (with -u).
-    #[arg(
-        short = 'k',
-        long = "psk-key",
-        value_name = "KEY",
-        requires = "psk_identity"
-    )]
-    pub psk_key: Option<String>,
-
-    /// coaps: pre-shared keys, one identity:key line each (a key starting 0x is hex); a
-    /// client uses the first line, a server accepts any.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["psk_identity", "cert"])]
-    pub psk_file: Option<PathBuf>,
-
-    /// coaps: an ECDSA certificate (PEM; P-256 or P-384), with --key.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "key",
-        conflicts_with = "psk_identity"
-    )]
-    pub cert: Option<PathBuf>,
-
-    /// coaps: the private key of --cert (PEM).
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    pub key: Option<PathBuf>,
-
-    /// coaps server: ask clients for a certificate too (with --cert), so requests carry it.
-    #[arg(long, requires = "cert")]
-    pub require_client_cert: bool,
-}
-
-impl DtlsArgs {
-    /// The DTLS configuration the flags give; `None` without credentials.
-    pub fn config(&self) -> Result<Option<DtlsConfig>, Failure> {
-        let mut config = if let (Some(identity), Some(key)) = (&self.psk_identity, &self.psk_key) {
-            DtlsConfig::psk(PskKeys::single(identity, key.as_bytes()).map_err(failure)?)
-        } else if let Some(path) = &self.psk_file {
-            DtlsConfig::psk(PskKeys::from_file(path).map_err(failure)?)
-        } else if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
-            DtlsConfig::certificate(CertifiedKey::from_pem_files(cert, key).map_err(failure)?)
-        } else {
-            return Ok(None);
-        };
-        config.require_client_certificate = self.require_client_cert;
-        Ok(Some(config))
-    }
-
-    /// [`config`](Self::config) for a client whose requests give up after `timeout`: its
-    /// handshakes give up at three quarters of it, so a refused key is reported as such
-    /// rather than as a request timeout.
-    pub fn client_config(&self, timeout: Duration) -> Result<Option<DtlsConfig>, Failure> {
-        Ok(self.config()?.map(|mut config| {
-            config.limits.handshake_timeout = config.limits.handshake_timeout.min(timeout * 3 / 4);
-            config
-        }))
-    }
-}
 
 /// The trust anchors of a server (`covey serve`, `covey gateway`).
 #[derive(Debug, Clone, Default, Args)]
@@ -103,19 +33,10 @@ impl CaArgs {
         let (Some(path), Some(mut config)) = (&self.ca, config.clone()) else {
             return Ok(config);
         };
-        config.trust_anchors = Some(TrustAnchors::from_pem_file(path).map_err(failure)?);
+        config.trust_anchors = Some(TrustAnchors::from_pem_file(path)?);
         config.require_client_certificate = true;
         Ok(Some(config))
     }
-}
-
-/// Bad credentials: a usage error, or an unreadable file.
-fn failure(e: CredentialsError) -> Failure {
-    let kind = match e {
-        CredentialsError::Read { .. } => ExitKind::Other,
-        _ => ExitKind::Usage,
-    };
-    Failure::new(kind, e.to_string())
 }
 
 /// The addresses a server listens on, by scheme.

@@ -3,7 +3,6 @@
 //! JSON object with `--json` — with the exit codes of the other client commands.
 //! `covey entity bench` measures the EM's fan-out.
 
-pub mod bench;
 mod render;
 
 use std::io::Write;

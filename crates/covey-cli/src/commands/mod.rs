@@ -1,8 +1,6 @@
 //! One module per `covey` subcommand.
 
 mod amplification;
-pub mod bench;
-pub mod bench_proxy;
 pub mod client;
 pub mod decode;
 pub mod dtls_args;

@@ -103,8 +103,8 @@ pub fn spawn(
             c
         }
         (ServerKind::Covey, _) => {
-            let covey = crate::sibling::program("covey")
-                .map_err(|f| io::Error::new(io::ErrorKind::NotFound, f.message))?;
+            let covey = covey_cli_base::program::program("covey")
+                .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e.to_string()))?;
             let mut c = Command::new(covey);
             c.args(["serve", "--bind", &addr.to_string()]);
             if let Some(us) = busy_poll_us {

@@ -9,7 +9,7 @@ use covey_core::{Code, ContentFormat, Message, MessageEncoder, MessageType, Opti
 use tokio::net::UdpSocket;
 
 use super::runtime_thread::RuntimeThread;
-use crate::exit::{ExitKind, Failure};
+use crate::BenchError;
 
 /// The reading every member reports.
 const READING: &[u8] = b"21.5";
@@ -21,13 +21,13 @@ pub struct Members {
     thread: RuntimeThread,
 }
 
-fn other(message: String) -> Failure {
-    Failure::new(ExitKind::Other, message)
+fn other(message: String) -> BenchError {
+    BenchError::Other(message)
 }
 
 impl Members {
     /// Binds `count` sockets and serves them on a thread called `thread_name`.
-    pub fn start(count: usize, thread_name: &str) -> Result<Members, Failure> {
+    pub fn start(count: usize, thread_name: &str) -> Result<Members, BenchError> {
         let (thread, addrs) = RuntimeThread::start(
             thread_name,
             "the members' thread",

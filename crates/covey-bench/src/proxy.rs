@@ -17,7 +17,7 @@ use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
-use crate::exit::{ExitKind, Failure};
+use crate::BenchError;
 use covey_web::{
     WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
 };
@@ -39,7 +39,7 @@ pub struct BenchProxyArgs {
 }
 
 /// Runs the measurement and prints it.
-pub fn run(args: BenchProxyArgs) -> Result<(), Failure> {
+pub fn run(args: BenchProxyArgs) -> Result<(), BenchError> {
     let duration = Duration::try_from_secs_f64(args.duration)
         .ok()
         .filter(|d| !d.is_zero())
@@ -73,12 +73,12 @@ struct CoapServer {
 }
 
 impl CoapServer {
-    fn start() -> Result<CoapServer, Failure> {
+    fn start() -> Result<CoapServer, BenchError> {
         let port = UdpSocket::bind("127.0.0.1:0")
             .and_then(|s| s.local_addr())
             .map_err(|e| other(format!("no free port: {e}")))?
             .port();
-        let exe = crate::sibling::program("covey")?;
+        let exe = covey_cli_base::program::program("covey").map_err(|e| other(e.to_string()))?;
         let child = Command::new(exe)
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .stdin(Stdio::null())
@@ -99,7 +99,7 @@ async fn measure(
     port: u16,
     duration: Duration,
     concurrency: usize,
-) -> Result<serde_json::Value, Failure> {
+) -> Result<serde_json::Value, BenchError> {
     // Both paths use the proxy's client configuration, so they differ only by the proxy;
     // except that message IDs may come round after 100 ms, as `covey bench` lets them: the
     // direct path alone sends more than the 65 536 IDs a second that one second allows.
@@ -168,7 +168,7 @@ async fn measure(
     }))
 }
 
-async fn wait_for(coap: &covey::Client, target: &str) -> Result<(), Failure> {
+async fn wait_for(coap: &covey::Client, target: &str) -> Result<(), BenchError> {
     for _ in 0..50 {
         let answer = coap
             .request(Code::GET, target)
@@ -250,7 +250,7 @@ async fn run_load<P: Path>(
     path: Arc<P>,
     duration: Duration,
     workers: usize,
-) -> Result<Load, Failure> {
+) -> Result<Load, BenchError> {
     let start = Instant::now();
     let end = start + duration;
     let mut tasks = Vec::with_capacity(workers);
@@ -285,10 +285,10 @@ async fn run_load<P: Path>(
     })
 }
 
-fn usage(message: String) -> Failure {
-    Failure::new(ExitKind::Usage, message)
+fn usage(message: String) -> BenchError {
+    BenchError::Usage(message)
 }
 
-fn other(message: String) -> Failure {
-    Failure::new(ExitKind::Other, message)
+fn other(message: String) -> BenchError {
+    BenchError::Other(message)
 }

@@ -20,11 +20,11 @@ use covey_core::uri::Uri;
 use covey_core::{Code, OptionNumber};
 use serde_json::{json, Value};
 
-use crate::exit::{ExitKind, Failure};
 use load::{LoadSpec, Measurement};
 use servers::{ServerDtls, ServerKind, Spawned};
 
-use super::dtls_args::DtlsArgs;
+use crate::BenchError;
+use covey_cli_base::dtls::DtlsArgs;
 
 /// The path benchmarked on a server `covey bench` starts itself: `/time` is served by both
 /// libcoap's example server and `covey serve` (a short text with the current time).
@@ -140,8 +140,8 @@ pub struct BenchArgs {
 }
 
 /// Runs the benchmark.
-pub fn run(args: BenchArgs) -> Result<(), Failure> {
-    let usage = |m: String| Failure::new(ExitKind::Usage, m);
+pub fn run(args: BenchArgs) -> Result<(), BenchError> {
+    let usage = BenchError::Usage;
     if args.window == 0 || args.sockets == 0 || args.threads == 0 {
         return Err(usage(
             "--window, --sockets and --threads must be at least 1".into(),
@@ -198,15 +198,12 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
     }
 }
 
-fn run_against(args: &BenchArgs) -> Result<(), Failure> {
+fn run_against(args: &BenchArgs) -> Result<(), BenchError> {
     if !servers::libcoap_installed() {
-        return Err(Failure::new(
-            ExitKind::Other,
-            format!(
-                "{} not found: install Debian's libcoap3-bin",
-                servers::LIBCOAP_SERVER
-            ),
-        ));
+        return Err(BenchError::Other(format!(
+            "{} not found: install Debian's libcoap3-bin",
+            servers::LIBCOAP_SERVER
+        )));
     }
     let options = path_options(args, None)?;
     let mut rows = Vec::new();
@@ -220,11 +217,12 @@ fn run_against(args: &BenchArgs) -> Result<(), Failure> {
     if args.floor {
         let port = match args.port {
             Some(p) => p,
-            None => servers::free_port()
-                .map_err(|e| Failure::new(ExitKind::Other, format!("no free port: {e}")))?,
+            None => {
+                servers::free_port().map_err(|e| BenchError::Other(format!("no free port: {e}")))?
+            }
         };
         let echo = echo::EchoServer::start(port, args.server_cpu)
-            .map_err(|e| Failure::new(ExitKind::Other, format!("cannot start the echo: {e}")))?;
+            .map_err(|e| BenchError::Other(format!("cannot start the echo: {e}")))?;
         let m = measure(args, echo.addr, &options, None)?;
         let pin = args
             .server_cpu
@@ -307,7 +305,7 @@ fn run_against(args: &BenchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run_observers(args: &BenchArgs, count: usize) -> Result<(), Failure> {
+fn run_observers(args: &BenchArgs, count: usize) -> Result<(), BenchError> {
     let (server, remote, options) = if args.serve || args.uri.is_none() {
         let options = path_options(args, None)?;
         let server = start(args, ServerKind::Covey, &options)?;
@@ -334,7 +332,7 @@ fn run_observers(args: &BenchArgs, count: usize) -> Result<(), Failure> {
         |_| rss_registered = pid.and_then(servers::rss_kib),
         |_| rss_held = pid.and_then(servers::rss_kib),
     )
-    .map_err(|e| Failure::new(ExitKind::Other, format!("observer run failed: {e}")))?;
+    .map_err(|e| BenchError::Other(format!("observer run failed: {e}")))?;
     if args.json {
         let out = json!({
             "uri": describe(remote, &options),
@@ -389,11 +387,12 @@ fn start(
     args: &BenchArgs,
     kind: ServerKind,
     options: &[(OptionNumber, Vec<u8>)],
-) -> Result<Spawned, Failure> {
+) -> Result<Spawned, BenchError> {
     let port = match args.port {
         Some(p) => p,
-        None => servers::free_port()
-            .map_err(|e| Failure::new(ExitKind::Other, format!("no free port: {e}")))?,
+        None => {
+            servers::free_port().map_err(|e| BenchError::Other(format!("no free port: {e}")))?
+        }
     };
     let dtls = server_dtls(args)?;
     servers::spawn(
@@ -404,11 +403,11 @@ fn start(
         options,
         dtls.as_ref(),
     )
-    .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))
+    .map_err(|e| BenchError::Other(e.to_string()))
 }
 
 /// The DTLS flags of the servers the benchmark starts, from its own credentials.
-fn server_dtls(args: &BenchArgs) -> Result<Option<ServerDtls>, Failure> {
+fn server_dtls(args: &BenchArgs) -> Result<Option<ServerDtls>, BenchError> {
     let Some(client) = args.dtls.config()? else {
         return Ok(None);
     };
@@ -425,9 +424,8 @@ fn server_dtls(args: &BenchArgs) -> Result<Option<ServerDtls>, Failure> {
             return Ok(None);
         };
         let key = std::str::from_utf8(key).map_err(|_| {
-            Failure::new(
-                ExitKind::Usage,
-                "the servers started by covey bench need a text pre-shared key",
+            BenchError::Usage(
+                "the servers started by covey bench need a text pre-shared key".into(),
             )
         })?;
         (
@@ -452,7 +450,7 @@ fn measure(
     remote: SocketAddr,
     options: &[(OptionNumber, Vec<u8>)],
     server_pid: Option<u32>,
-) -> Result<Measurement, Failure> {
+) -> Result<Measurement, BenchError> {
     let spec = LoadSpec {
         remote,
         options: options.to_vec(),
@@ -473,12 +471,12 @@ fn measure(
     } else {
         load::run
     };
-    run(&spec).map_err(|e| Failure::new(ExitKind::Other, format!("load run failed: {e}")))
+    run(&spec).map_err(|e| BenchError::Other(format!("load run failed: {e}")))
 }
 
 /// The server address and Uri-* options of `uri`.
-fn resolve(uri: &str) -> Result<(SocketAddr, UriOptions), Failure> {
-    let target = covey::client::resolve_blocking(uri).map_err(Failure::from)?;
+fn resolve(uri: &str) -> Result<(SocketAddr, UriOptions), BenchError> {
+    let target = covey::client::resolve_blocking(uri)?;
     let options = target
         .options
         .iter()
@@ -489,7 +487,10 @@ fn resolve(uri: &str) -> Result<(SocketAddr, UriOptions), Failure> {
 
 /// The request's options: the URI's, with the path replaced by `--path` (or `/time` on a
 /// server the benchmark starts).
-fn path_options(args: &BenchArgs, uri_options: Option<UriOptions>) -> Result<UriOptions, Failure> {
+fn path_options(
+    args: &BenchArgs,
+    uri_options: Option<UriOptions>,
+) -> Result<UriOptions, BenchError> {
     let path = match (&args.path, &uri_options) {
         (Some(p), _) => Some(p.clone()),
         (None, None) => Some(

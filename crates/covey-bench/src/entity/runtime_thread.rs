@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-use crate::exit::{ExitKind, Failure};
+use crate::BenchError;
 
 /// A thread running one task on its own runtime until told to stop.
 pub struct RuntimeThread {
@@ -19,10 +19,16 @@ impl RuntimeThread {
     ///
     /// The task reports once through `ready` (its value, or why it could not start) and
     /// then runs until `stop` fires; `what` names the thread in errors.
-    pub fn start<T, F, Fut>(name: &str, what: &str, task: F) -> Result<(RuntimeThread, T), Failure>
+    pub fn start<T, F, Fut>(
+        name: &str,
+        what: &str,
+        task: F,
+    ) -> Result<(RuntimeThread, T), BenchError>
     where
         T: Send + 'static,
-        F: FnOnce(mpsc::Sender<Result<T, Failure>>, oneshot::Receiver<()>) -> Fut + Send + 'static,
+        F: FnOnce(mpsc::Sender<Result<T, BenchError>>, oneshot::Receiver<()>) -> Fut
+            + Send
+            + 'static,
         Fut: Future<Output = ()>,
     {
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -62,6 +68,6 @@ impl RuntimeThread {
     }
 }
 
-fn other(message: String) -> Failure {
-    Failure::new(ExitKind::Other, message)
+fn other(message: String) -> BenchError {
+    BenchError::Other(message)
 }

@@ -19,9 +19,8 @@ use covey_group::{EmConfig, MemoryStore};
 use hdrhistogram::Histogram;
 use serde_json::json;
 
-use crate::commands::gateway::start_failure;
-use crate::exit::{ExitKind, Failure};
-use crate::output::print;
+use crate::BenchError;
+use covey_cli_base::output::print;
 use covey_core::uri::SocketAuthority;
 use runtime_thread::RuntimeThread;
 
@@ -135,17 +134,16 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * p).round() / p
 }
 
-fn usage(message: impl Into<String>) -> Failure {
-    Failure::new(ExitKind::Usage, message)
+fn usage(message: impl Into<String>) -> BenchError {
+    BenchError::Usage(message.into())
 }
 
-fn other(message: impl Into<String>) -> Failure {
-    Failure::new(ExitKind::Other, message)
+fn other(message: impl Into<String>) -> BenchError {
+    BenchError::Other(message.into())
 }
 
 /// Runs the benchmark.
-pub fn run(args: BenchArgs) -> Result<(), Failure> {
-    crate::logging::init(0);
+pub fn run(args: BenchArgs) -> Result<(), BenchError> {
     let largest = args.members.iter().copied().max().unwrap_or(0);
     if largest == 0 || args.members.contains(&0) || largest > EmConfig::default().max_members {
         return Err(usage(format!(
@@ -196,7 +194,7 @@ pub fn run(args: BenchArgs) -> Result<(), Failure> {
             }
             delete(&base, &name).await?;
         }
-        Ok::<(), Failure>(())
+        Ok::<(), BenchError>(())
     });
     gateway.stop();
     members.stop();
@@ -210,7 +208,7 @@ struct GatewayThread {
 }
 
 impl GatewayThread {
-    fn start() -> Result<GatewayThread, Failure> {
+    fn start() -> Result<GatewayThread, BenchError> {
         let (thread, addr) = RuntimeThread::start(
             EM_THREAD,
             "the gateway thread",
@@ -235,7 +233,7 @@ impl GatewayThread {
                         g.driver.shutdown().await;
                     }
                     Err(e) => {
-                        let _ = ready_tx.send(Err(start_failure(e)));
+                        let _ = ready_tx.send(Err(BenchError::Gateway(e)));
                     }
                 }
             },
@@ -248,13 +246,18 @@ impl GatewayThread {
     }
 }
 
-fn client(nstart: usize) -> Result<Client, Failure> {
+fn client(nstart: usize) -> Result<Client, BenchError> {
     let mut config = Config::default();
     config.transmission.nstart = nstart.max(1);
     Ok(ClientBuilder::new().config(config).build()?)
 }
 
-async fn create(base: &str, name: &str, members: &[SocketAddr], emt: &str) -> Result<(), Failure> {
+async fn create(
+    base: &str,
+    name: &str,
+    members: &[SocketAddr],
+    emt: &str,
+) -> Result<(), BenchError> {
     let er: Vec<String> = members
         .iter()
         .map(|a| format!("coap://{}/s/t", SocketAuthority(*a)))
@@ -279,7 +282,7 @@ async fn create(base: &str, name: &str, members: &[SocketAddr], emt: &str) -> Re
     Ok(())
 }
 
-async fn delete(base: &str, name: &str) -> Result<(), Failure> {
+async fn delete(base: &str, name: &str) -> Result<(), BenchError> {
     let c = client(1)?;
     let r = c
         .request(Code::DELETE, format!("{base}/e/{name}"))
@@ -307,7 +310,7 @@ async fn measure_run(
     concurrency: usize,
     warmup: Duration,
     measure: Duration,
-) -> Result<RunResult, Failure> {
+) -> Result<RunResult, BenchError> {
     let uri = format!("{base}/e/{name}");
     let expected = format!("answered: {members} of {members}");
     let start = tokio::time::Instant::now() + Duration::from_millis(50);
