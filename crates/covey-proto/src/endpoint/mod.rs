@@ -1,6 +1,7 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
 mod invalid_code;
+mod outgoing;
 mod peer_share;
 mod receive;
 mod transmissions;
@@ -15,6 +16,7 @@ use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, SeededState};
 use crate::message::dedup::DedupCache;
+use crate::message::local_socket::LocalSockets;
 use crate::message::outbox::{LocalId, OutSource, Outbox};
 use crate::message::peer::{PeerKey, PeerTable};
 use crate::message::reply_cache::ReplyCache;
@@ -89,7 +91,7 @@ pub struct Endpoint {
     /// Buffers for every stored datagram, by size class.
     pub(crate) pool: BufferPool,
     /// Local socket addresses seen, so queued datagrams and peers name them by index + 1.
-    pub(crate) locals: Vec<SocketAddr>,
+    pub(crate) locals: LocalSockets,
     /// The local socket of the datagram or request being answered now, if any.
     pub(crate) replying_from: LocalId,
     pub(crate) events: VecDeque<(AppId, Event)>,
@@ -152,7 +154,7 @@ impl Endpoint {
             replies: ReplyCache::new(config.max_buffers / 2, config.max_message_size),
             outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
-            locals: Vec::new(),
+            locals: LocalSockets::default(),
             replying_from: LocalId::default(),
             events: VecDeque::new(),
             acting_app: AppId(0),
