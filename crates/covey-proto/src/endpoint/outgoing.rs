@@ -3,8 +3,6 @@
 //! encodes.
 
 use super::Endpoint;
-use crate::message::empty::encode_empty;
-use crate::message::local_socket::source_socket;
 use crate::message::outbox::{LocalId, OutSource};
 use crate::message::reply_cache::ReplyRef;
 use crate::stats::DropCause;
@@ -14,19 +12,21 @@ use covey_core::MessageType;
 impl Endpoint {
     /// The local socket address interned as `id`.
     pub(crate) fn local_addr(&self, id: LocalId) -> Option<SocketAddr> {
-        self.locals.addr(id)
+        self.messages.local_addr(id)
     }
 
     /// Interns a local socket address (unknown past a bound on the number of addresses).
     pub(crate) fn local_id(&mut self, socket: Option<SocketAddr>) -> LocalId {
-        self.locals.intern(socket)
+        self.messages.intern_local(socket)
     }
 
     /// Queues a datagram for `poll_transmit`, from the socket being answered from, else the
     /// one the destination last reached; a full queue drops it and counts the drop.
     pub(crate) fn queue_datagram(&mut self, destination: SocketAddr, source: OutSource) {
-        let local = source_socket(self.replying_from, &self.peers, destination);
-        if !self.outbox.push(destination, source, local, &mut self.pool) {
+        if !self
+            .messages
+            .queue(&self.peers, &mut self.pool, destination, source)
+        {
             self.stats.drop(DropCause::OutboxFull);
         }
     }
@@ -39,14 +39,9 @@ impl Endpoint {
         mid: u16,
         cache: bool,
     ) -> Option<ReplyRef> {
-        let source = encode_empty(
-            &mut self.replies,
-            &mut self.outbox,
-            &mut self.pool,
-            message_type,
-            mid,
-            cache,
-        )?;
+        let source = self
+            .messages
+            .encode_empty(&mut self.pool, message_type, mid, cache)?;
         self.queue_datagram(remote, source);
         match source {
             OutSource::Reply(reply) => Some(reply),
