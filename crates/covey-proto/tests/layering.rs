@@ -2,7 +2,8 @@
 //! `crate::` or `super::` path a file names (in `use` lines or inline) is an edge to the file
 //! that defines the item; following the edges never leads back, and no edge goes up a layer
 //! (foundation <- message <- exchange <- observe, block <- endpoint, app) except to the
-//! `Endpoint` struct, whose `impl` blocks are split across the layers' files.
+//! `Endpoint` struct from the layers in [`REACHING_ENDPOINT`], whose files still hold `impl`
+//! blocks of it. The message layer is done: its files may not name `Endpoint`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -72,6 +73,12 @@ fn layer(file: &str) -> u8 {
 /// Edges that still go up a layer: code of a higher layer that lives in a lower one's file.
 /// Move it to its layer, then delete the line here; new ones are refused.
 const KNOWN_UPWARD: &[(&str, &str)] = &[];
+
+/// Layers (source directories) whose files still hold `impl Endpoint` blocks and so may reach
+/// up to `Endpoint` (endpoint/mod.rs) and its fields. Give a layer its own state with an API
+/// taking explicit context, move its `impl Endpoint` blocks to endpoint/, then delete it
+/// here; the message layer already went.
+const REACHING_ENDPOINT: &[&str] = &["exchange/", "observe/", "block/"];
 
 /// The file a module path ("message::dedup") lives in, if any.
 fn module_file(files: &BTreeSet<String>, path: &[&str]) -> Option<String> {
@@ -258,8 +265,9 @@ fn source_files_form_no_cycle() {
     let mut upward = Vec::new();
     for (from, tos) in &edges {
         for to in tos {
-            let allowed =
-                to == "endpoint/mod.rs" || KNOWN_UPWARD.contains(&(from.as_str(), to.as_str()));
+            let reaches_endpoint = to == "endpoint/mod.rs"
+                && REACHING_ENDPOINT.iter().any(|dir| from.starts_with(dir));
+            let allowed = reaches_endpoint || KNOWN_UPWARD.contains(&(from.as_str(), to.as_str()));
             if layer(to) > layer(from) && !allowed {
                 upward.push(format!("(\"{from}\", \"{to}\"),"));
             }

@@ -1,6 +1,7 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
 mod invalid_code;
+mod outgoing;
 mod peer_share;
 mod receive;
 mod transmissions;
@@ -14,10 +15,9 @@ use crate::config::{Config, ConfigError};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
 use crate::hash::{seeded_map, Map, SeededState};
-use crate::message::dedup::DedupCache;
-use crate::message::outbox::{LocalId, OutSource, Outbox};
+use crate::message::layer::Messages;
+use crate::message::outbox::{LocalId, OutSource};
 use crate::message::peer::{PeerKey, PeerTable};
-use crate::message::reply_cache::ReplyCache;
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
@@ -83,15 +83,10 @@ pub struct Endpoint {
     pub(crate) held: Slab<HeldResponse>,
     pub(crate) held_bufs: SlotBufs,
     pub(crate) released_on_poll: Option<SlabKey>,
-    pub(crate) dedup: DedupCache,
-    pub(crate) replies: ReplyCache,
-    pub(crate) outbox: Outbox,
+    /// Deduplication, the reply cache, the outbox and the local sockets.
+    pub(crate) messages: Messages,
     /// Buffers for every stored datagram, by size class.
     pub(crate) pool: BufferPool,
-    /// Local socket addresses seen, so queued datagrams and peers name them by index + 1.
-    pub(crate) locals: Vec<SocketAddr>,
-    /// The local socket of the datagram or request being answered now, if any.
-    pub(crate) replying_from: LocalId,
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
@@ -148,12 +143,8 @@ impl Endpoint {
             held: Slab::with_capacity(config.max_events),
             held_bufs: SlotBufs::default(),
             released_on_poll: None,
-            dedup: DedupCache::new(config.max_dedup_entries, rng.next_u64()),
-            replies: ReplyCache::new(config.max_buffers / 2, config.max_message_size),
-            outbox: Outbox::new(config.max_buffers / 2, config.max_buffers * 2),
+            messages: Messages::new(&config, rng.next_u64()),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
-            locals: Vec::new(),
-            replying_from: LocalId::default(),
             events: VecDeque::new(),
             acting_app: AppId(0),
             starting_queue_of: None,
@@ -219,7 +210,7 @@ impl Endpoint {
     /// Runs every timer due at `now`: retransmissions, response deadlines, piggyback
     /// windows, leisure delays and application timers.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.dedup.expire(now);
+        self.messages.expire(now);
         self.expire_block_state(now);
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);
@@ -246,12 +237,12 @@ impl Endpoint {
         // A round's notifications take turns with the other queued datagrams: one of those,
         // then a few notifications, so a round to every observer does not hold back
         // responses (a response queued before the round goes first, as it did).
-        let queued_first = self.rounds.credit == 0 && !self.outbox.is_empty();
+        let queued_first = self.rounds.credit == 0 && !self.messages.nothing_queued();
         if self.rounds.any_due() && !queued_first {
             if let Some(t) = self.transmit_notification(now, buf) {
                 // Credit is spent only while something waits: the next datagram queued
                 // then goes at once.
-                self.rounds.credit = match self.outbox.is_empty() {
+                self.rounds.credit = match self.messages.nothing_queued() {
                     true => 0,
                     false => self.rounds.credit.saturating_sub(1),
                 };
@@ -270,7 +261,7 @@ impl Endpoint {
     /// The next datagram of the outbox, written into `buf`. One that does not fit its
     /// destination's amplification budget is dropped; our own requests never draw on it.
     fn transmit_queued(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        while let Some((destination, source, local)) = self.outbox.pop() {
+        while let Some((destination, source, local)) = self.messages.pop() {
             let meta = self.transmit_meta(source, local);
             let (size, fits) = match self.shared_notification(source) {
                 // A CON notification is written from its round's representation.
@@ -280,9 +271,9 @@ impl Endpoint {
                 },
                 None => {
                     let bytes: &[u8] = match source {
-                        OutSource::Slot(slot) => self.outbox.buf(slot),
+                        OutSource::Slot(slot) => self.messages.slot(slot),
                         OutSource::Transmission(key) => self.transmissions.bytes(key),
-                        OutSource::Reply(r) => self.replies.get(r).unwrap_or(&[]),
+                        OutSource::Reply(r) => self.messages.reply(r).unwrap_or(&[]),
                         OutSource::Incoming(key) => match self.incoming.get(key) {
                             Some(_) => self.incoming_bufs.get(key.index()),
                             None => &[],
@@ -297,7 +288,7 @@ impl Endpoint {
                 }
             };
             match source {
-                OutSource::Slot(slot) => self.outbox.release(slot, &mut self.pool),
+                OutSource::Slot(slot) => self.messages.release_slot(slot, &mut self.pool),
                 OutSource::Incoming(key) => self.finish_delayed_response(key),
                 _ => {}
             }

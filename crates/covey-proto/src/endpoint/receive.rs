@@ -27,9 +27,9 @@ impl Endpoint {
     ) -> Reception {
         let (duplicates, drops) = (self.stats.duplicates, self.stats.drops);
         let from = self.local_id(local.socket);
-        self.replying_from = from;
+        self.messages.set_replying_from(from);
         self.receive(now, remote, local, datagram);
-        self.replying_from = LocalId::default();
+        self.messages.set_replying_from(LocalId::default());
         if from != LocalId::default() {
             if let Some(p) = self
                 .peers
@@ -199,7 +199,7 @@ impl Endpoint {
         }
         let dedup_key = MidKey::new(remote, message.message_id());
         let print = fingerprint(&self.hasher, datagram);
-        if let Some(state) = self.dedup.lookup(&dedup_key, print) {
+        if let Some(state) = self.messages.recall(&dedup_key, print) {
             if code.is_request() {
                 if !self.duplicate_needs_reprocessing(message, state) {
                     self.handle_duplicate_request(remote, message, state);
@@ -226,7 +226,7 @@ impl Endpoint {
             return false;
         };
         use covey_core::Code;
-        self.replies.get(reply).is_none()
+        self.messages.reply(reply).is_none()
             && matches!(
                 message.code(),
                 Code::GET | Code::PUT | Code::DELETE | Code::FETCH | Code::IPATCH
@@ -266,8 +266,8 @@ impl Endpoint {
             } else {
                 DedupState::Ignore
             };
-            self.dedup
-                .insert(now, dedup_key, print, state, now + lifetime);
+            self.messages
+                .remember(now, dedup_key, print, state, now + lifetime);
             if !self.exchanges.get(ex_key).is_some_and(|e| e.multicast) {
                 self.fail_exchange(now, ex_key, Failure::ProtocolError);
             }
@@ -284,8 +284,8 @@ impl Endpoint {
                     confirmable,
                 );
                 let state = reply.map_or(DedupState::Ignore, DedupState::Replied);
-                self.dedup
-                    .insert(now, dedup_key, print, state, now + lifetime);
+                self.messages
+                    .remember(now, dedup_key, print, state, now + lifetime);
             }
             return;
         };
@@ -300,8 +300,8 @@ impl Endpoint {
         } else {
             DedupState::Ignore
         };
-        self.dedup
-            .insert(now, dedup_key, print, state, now + lifetime);
+        self.messages
+            .remember(now, dedup_key, print, state, now + lifetime);
         // A separate response also proves the request arrived: stop retransmitting it.
         if let Some(crate::exchange::client_exchange::ExchangeState::AwaitingAck(tx)) =
             self.exchanges.get(ex_key).map(|e| e.state)

@@ -73,7 +73,7 @@ impl Endpoint {
     /// The bytes `remote` may still be sent from the socket being replied from
     /// (`usize::MAX` when unlimited).
     pub(crate) fn remaining_budget(&self, now: Instant, remote: SocketAddr) -> usize {
-        if self.is_unlimited(now, remote, self.local_addr(self.replying_from)) {
+        if self.is_unlimited(now, remote, self.local_addr(self.messages.replying_from())) {
             return usize::MAX;
         }
         let limit = &self.config.amplification;

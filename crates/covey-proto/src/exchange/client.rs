@@ -361,7 +361,7 @@ impl Endpoint {
             self.charge_probe(now, peer, size);
             self.start_transmission(now, tx, mid, owner, ongoing);
         } else {
-            let Some(slot) = self.outbox.take_slot() else {
+            let Some(slot) = self.messages.take_slot() else {
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             };
@@ -370,17 +370,17 @@ impl Endpoint {
                     ex,
                     self.exchange_bufs.get(key.index()),
                     mid,
-                    self.outbox.buf_mut(slot),
+                    self.messages.slot_mut(slot),
                     &mut self.pool,
                 ),
                 None => false,
             };
             if !encoded {
-                self.outbox.release(slot, &mut self.pool);
+                self.messages.release_slot(slot, &mut self.pool);
                 self.fail_exchange(now, key, Failure::Overload);
                 return;
             }
-            let size = self.outbox.buf(slot).len();
+            let size = self.messages.slot(slot).len();
             self.charge_probe(now, peer, size);
             self.queue_datagram(remote, OutSource::Slot(slot));
             if let Some(ex) = self.exchanges.get_mut(key) {

@@ -68,7 +68,7 @@ impl Endpoint {
     /// Whether `remote` may be sent more than its amplification budget from the socket being
     /// replied from.
     pub(crate) fn is_address_verified(&self, now: Instant, remote: SocketAddr) -> bool {
-        self.is_unlimited(now, remote, self.local_addr(self.replying_from))
+        self.is_unlimited(now, remote, self.local_addr(self.messages.replying_from()))
     }
 
     /// Answers request `id` with 4.01 Unauthorized and an Echo value when its sender's
@@ -87,10 +87,10 @@ impl Endpoint {
             return false;
         }
         let target = inc.target();
-        let outer = self.replying_from;
-        self.replying_from = self.local_id(inc.local);
+        let from = self.local_id(inc.local);
+        let outer = self.messages.set_replying_from(from);
         self.challenge_with_echo(now, target);
-        self.replying_from = outer;
+        self.messages.set_replying_from(outer);
         self.remove_incoming(id.0);
         true
     }

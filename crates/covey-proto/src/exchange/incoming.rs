@@ -38,9 +38,11 @@ impl Endpoint {
         };
         // The empty ACK leaves from the socket the request came to.
         let local = self.incoming.get(key).and_then(|inc| inc.local);
-        self.replying_from = self.local_id(local);
+        let from = self.local_id(local);
+        self.messages.set_replying_from(from);
         self.incoming_timeout(now, key);
-        self.replying_from = crate::message::outbox::LocalId::default();
+        self.messages
+            .set_replying_from(crate::message::outbox::LocalId::default());
     }
 
     fn incoming_timeout(&mut self, now: Instant, key: crate::storage::slab::SlabKey) {
@@ -63,7 +65,8 @@ impl Endpoint {
                 inc.acked = true;
                 let (remote, mid, dedup) = (inc.remote, inc.message_id, inc.dedup);
                 self.send_empty(remote, MessageType::Acknowledgement, mid, true);
-                self.dedup.update(dedup, DedupState::EmptyAcked);
+                self.messages
+                    .update_remembered(dedup, DedupState::EmptyAcked);
                 self.stats.separate_responses += 1;
                 let expiry = self.config.response_timeout;
                 self.set_timer_for(TimerKind::Incoming, key, now + expiry);
@@ -71,7 +74,7 @@ impl Endpoint {
             IncomingState::Waiting => {
                 // Never answered: forget it so the slot can serve others.
                 let dedup = inc.dedup;
-                self.dedup.update(dedup, DedupState::Ignore);
+                self.messages.update_remembered(dedup, DedupState::Ignore);
                 self.remove_incoming(key);
             }
         }
@@ -103,7 +106,7 @@ impl Endpoint {
             self.lifetimes.non
         };
         // Until the application answers, duplicates of a CON wait for its response.
-        let dedup = self.dedup.insert(
+        let dedup = self.messages.remember(
             now,
             dedup_key,
             fingerprint,
@@ -234,8 +237,8 @@ impl Endpoint {
             .slot(key.index())
             .copy_from(datagram, &mut self.pool);
         if confirmable {
-            self.dedup
-                .update(dedup, DedupState::Processing(IncomingId(key)));
+            self.messages
+                .update_remembered(dedup, DedupState::Processing(IncomingId(key)));
         }
         let wait = if confirmable {
             self.config.piggyback_window
@@ -268,7 +271,7 @@ impl Endpoint {
         }
         match state {
             DedupState::Replied(reply) => {
-                if self.replies.get(reply).is_some() {
+                if self.messages.reply(reply).is_some() {
                     self.queue_datagram(remote, OutSource::Reply(reply));
                 }
             }

@@ -35,10 +35,10 @@ impl Endpoint {
         let local = inc.local;
         self.stats.drop(DropCause::Overload);
         if answer {
-            let outer = self.replying_from;
-            self.replying_from = self.local_id(local);
+            let from = self.local_id(local);
+            let outer = self.messages.set_replying_from(from);
             self.reply_busy(now, target);
-            self.replying_from = outer;
+            self.messages.set_replying_from(outer);
         }
         self.remove_incoming(key);
         true

@@ -31,11 +31,11 @@ impl Endpoint {
         };
         let key = MidKey::new(remote, header.message_id);
         let print = fingerprint(&self.hasher, datagram);
-        if let Some(state) = self.dedup.lookup(&key, print) {
+        if let Some(state) = self.messages.recall(&key, print) {
             // A retransmission: the 4.13 goes again from the reply cache.
             self.stats.duplicates += 1;
             if let DedupState::Replied(reply) = state {
-                if self.replies.get(reply).is_some() {
+                if self.messages.reply(reply).is_some() {
                     self.queue_datagram(remote, OutSource::Reply(reply));
                 }
             }
@@ -43,8 +43,8 @@ impl Endpoint {
         }
         let expires = now + self.lifetimes.exchange;
         let dedup = self
-            .dedup
-            .insert(now, key, print, DedupState::Ignore, expires);
+            .messages
+            .remember(now, key, print, DedupState::Ignore, expires);
         let target = ResponseTarget {
             remote,
             message_id: header.message_id,

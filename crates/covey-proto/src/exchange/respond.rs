@@ -67,10 +67,10 @@ impl Endpoint {
         extra: &[CoapOption<'_>],
     ) -> Result<(), RespondError> {
         let local = self.incoming.get(id.0).and_then(|inc| inc.local);
-        let outer = self.replying_from;
-        self.replying_from = self.local_id(local);
+        let from = self.local_id(local);
+        let outer = self.messages.set_replying_from(from);
         let result = self.respond_to(now, id, response, extra);
-        self.replying_from = outer;
+        self.messages.set_replying_from(outer);
         result
     }
 
@@ -256,10 +256,11 @@ impl Endpoint {
             m.message_type = MessageType::Acknowledgement;
             m.message_id = target.message_id;
             let reply = self
-                .replies
-                .encode(&m)
+                .messages
+                .encode_reply(&m)
                 .map_err(|_| RespondError::TooLarge)?;
-            self.dedup.update(target.dedup, DedupState::Replied(reply));
+            self.messages
+                .update_remembered(target.dedup, DedupState::Replied(reply));
             self.queue_datagram(target.remote, OutSource::Reply(reply));
             return Ok(());
         }
@@ -297,14 +298,14 @@ impl Endpoint {
             );
         } else {
             m.message_type = MessageType::NonConfirmable;
-            let slot = self.outbox.take_slot().ok_or(RespondError::Overload)?;
+            let slot = self.messages.take_slot().ok_or(RespondError::Overload)?;
             if self
-                .outbox
-                .buf_mut(slot)
+                .messages
+                .slot_mut(slot)
                 .encode(&m, &mut self.pool)
                 .is_err()
             {
-                self.outbox.release(slot, &mut self.pool);
+                self.messages.release_slot(slot, &mut self.pool);
                 return Err(RespondError::TooLarge);
             }
             self.queue_datagram(target.remote, OutSource::Slot(slot));
@@ -323,7 +324,8 @@ impl Endpoint {
                 target.message_id,
                 true,
             );
-            self.dedup.update(target.dedup, DedupState::EmptyAcked);
+            self.messages
+                .update_remembered(target.dedup, DedupState::EmptyAcked);
             if let Some(inc) = self.incoming.get_mut(key) {
                 inc.acked = true;
             }

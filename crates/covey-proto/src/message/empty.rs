@@ -1,41 +1,40 @@
 //! Empty messages (RFC 7252 §4.2–4.3): the ACK or RST that carries no request or response.
 
-use crate::endpoint::Endpoint;
-use crate::message::outbox::OutSource;
-use crate::message::reply_cache::ReplyRef;
+use crate::message::outbox::{OutSource, Outbox};
+use crate::message::reply_cache::ReplyCache;
 use crate::message::wire::Outgoing;
-use core::net::SocketAddr;
+use crate::storage::buffer_pool::BufferPool;
 use covey_core::{Code, MessageType};
 
-impl Endpoint {
-    /// Sends an empty ACK or RST; with `cache`, remembers it for duplicates.
-    pub(crate) fn send_empty(
-        &mut self,
-        remote: SocketAddr,
-        message_type: MessageType,
-        mid: u16,
-        cache: bool,
-    ) -> Option<ReplyRef> {
-        let m = Outgoing {
-            message_type,
-            code: Code::EMPTY,
-            message_id: mid,
-            token: &[],
-            options: &[],
-            extra: &[],
-            payload: &[],
-        };
-        if cache {
-            let reply = self.replies.encode(&m).ok()?;
-            self.queue_datagram(remote, OutSource::Reply(reply));
-            Some(reply)
+/// Encodes an empty ACK or RST with message ID `mid`: with `cache`, into the reply cache
+/// (remembered for duplicates), else into an outbox slot. Returns where it is, for the
+/// caller to queue, or `None` when there was no room or it could not be encoded.
+pub(crate) fn encode_empty(
+    replies: &mut ReplyCache,
+    outbox: &mut Outbox,
+    pool: &mut BufferPool,
+    message_type: MessageType,
+    mid: u16,
+    cache: bool,
+) -> Option<OutSource> {
+    let m = Outgoing {
+        message_type,
+        code: Code::EMPTY,
+        message_id: mid,
+        token: &[],
+        options: &[],
+        extra: &[],
+        payload: &[],
+    };
+    if cache {
+        let reply = replies.encode(&m).ok()?;
+        Some(OutSource::Reply(reply))
+    } else {
+        let slot = outbox.take_slot()?;
+        if outbox.buf_mut(slot).encode(&m, pool).is_ok() {
+            Some(OutSource::Slot(slot))
         } else {
-            let slot = self.outbox.take_slot()?;
-            if self.outbox.buf_mut(slot).encode(&m, &mut self.pool).is_ok() {
-                self.queue_datagram(remote, OutSource::Slot(slot));
-            } else {
-                self.outbox.release(slot, &mut self.pool);
-            }
+            outbox.release(slot, pool);
             None
         }
     }

@@ -5,6 +5,7 @@
 pub(crate) mod datagram;
 pub(crate) mod dedup;
 pub(crate) mod empty;
+pub(crate) mod layer;
 pub(crate) mod local_socket;
 pub(crate) mod option_rules;
 pub(crate) mod outbox;

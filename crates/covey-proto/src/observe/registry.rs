@@ -336,16 +336,16 @@ impl Endpoint {
             payload: response.payload,
         };
         if !confirmable {
-            let Some(slot) = self.outbox.take_slot() else {
+            let Some(slot) = self.messages.take_slot() else {
                 return false;
             };
             if self
-                .outbox
-                .buf_mut(slot)
+                .messages
+                .slot_mut(slot)
                 .encode(&m, &mut self.pool)
                 .is_err()
             {
-                self.outbox.release(slot, &mut self.pool);
+                self.messages.release_slot(slot, &mut self.pool);
                 return false;
             }
             self.queue_datagram(remote, OutSource::Slot(slot));
