@@ -190,16 +190,13 @@ impl Endpoint {
         use crate::cc::RtoEstimator;
         self.peers
             .lookup(&peer)
-            .and_then(|k| self.peers.get(k))
-            .map(|p| p.estimator.current_rto())
+            .and_then(|k| self.peers.estimator(k))
+            .map(|e| e.current_rto())
     }
 
     /// Every peer with state and its current RTO estimate.
     pub fn peer_rtos(&self) -> impl Iterator<Item = (SocketAddr, Duration)> + '_ {
-        use crate::cc::RtoEstimator;
-        self.peers
-            .iter()
-            .map(|p| (p.addr, p.estimator.current_rto()))
+        self.peers.rtos()
     }
 
     /// When `handle_timeout` must be called next.
@@ -362,8 +359,8 @@ impl Endpoint {
                     if meta.source.socket.is_none() {
                         meta.source.socket = self
                             .peers
-                            .get(t.peer)
-                            .and_then(|p| self.local_addr(p.local));
+                            .local(t.peer)
+                            .and_then(|local| self.local_addr(local));
                     }
                 }
             }

@@ -18,7 +18,7 @@ impl Endpoint {
         if self.is_address_verified(now, addr) {
             // A verified peer takes the place of an unverified one, whatever the shares.
             let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
-            let held = self.peers.entries().map(|(_, p)| (p.addr, 1));
+            let held = self.peers.addrs().map(|a| (a, 1));
             if let Some(source) = heaviest_unverified(held, verified) {
                 let unverified_of_source =
                     |a: &SocketAddr| Source::of(a) == source && !self.counts_as_verified(now, a);
@@ -30,14 +30,14 @@ impl Endpoint {
         }
         // Beyond its share, a source may only replace one of its own idle peers.
         let own = Holder::Source(Source::of(&addr));
-        if self.peers.refusals.refuses(&addr) {
+        if self.peers.refuses(&addr) {
             return self.peers.evict_idle_of(|a| own.holds(a));
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
-        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        let held = || self.peers.addrs().map(|a| (a, 1));
         match judge(held, &addr, 1, limits) {
             Verdict::Refuse(beyond) => {
-                self.peers.refusals.remember(beyond);
+                self.peers.remember_refusal(beyond);
                 self.peers.evict_idle_of(|a| own.holds(a))
             }
             Verdict::Full => self.peers.evict_idle(),
@@ -53,7 +53,7 @@ impl Endpoint {
             return true;
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
-        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        let held = || self.peers.addrs().map(|a| (a, 1));
         heaviest(held, limits).is_some_and(|holder| self.free_peer_of(now, holder))
     }
 
@@ -68,11 +68,7 @@ impl Endpoint {
     /// The peer whose address `chosen` picks that may go: no exchange of ours under way, an
     /// idle one first, else the least recently used.
     fn peer_to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
-        self.peers
-            .entries()
-            .filter(|(_, p)| chosen(&p.addr) && p.in_flight == 0 && p.queue_len == 0)
-            .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
-            .map(|(k, _)| k)
+        self.peers.to_free(chosen)
     }
 
     /// Forgets peer `victim`, ending the observations it holds; false if it could not go.
@@ -85,6 +81,6 @@ impl Endpoint {
                 self.remove_observer(now, key);
             }
         }
-        self.peers.get(victim).is_some_and(|p| p.refs == 0) && self.peers.remove(victim)
+        self.peers.remove_unreferenced(victim)
     }
 }

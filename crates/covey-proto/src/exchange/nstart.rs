@@ -8,14 +8,15 @@ use crate::Instant;
 impl Endpoint {
     /// Appends exchange `key` to `peer`'s queue.
     pub(crate) fn enqueue(&mut self, peer: PeerKey, key: SlabKey) {
-        let Some(p) = self.peers.get_mut(peer) else {
+        let Some(mut queue) = self.peers.nstart_queue(peer) else {
             return;
         };
-        let tail = p.queue_tail.replace(key);
+        let tail = queue.tail.replace(key);
         if tail.is_none() {
-            p.queue_head = Some(key);
+            queue.head = Some(key);
         }
-        p.queue_len += 1;
+        queue.len += 1;
+        self.peers.set_nstart_queue(peer, queue);
         if let Some(t) = tail.and_then(|t| self.exchanges.get_mut(t)) {
             t.next_queued = Some(key);
         }
@@ -23,11 +24,11 @@ impl Endpoint {
 
     /// Takes exchange `key` out of `peer`'s queue, linking its predecessor to `next`.
     pub(crate) fn unlink_queued(&mut self, peer: PeerKey, key: SlabKey, next: Option<SlabKey>) {
-        let Some(p) = self.peers.get(peer) else {
+        let Some(mut queue) = self.peers.nstart_queue(peer) else {
             return;
         };
         let mut prev: Option<SlabKey> = None;
-        let mut cursor = p.queue_head;
+        let mut cursor = queue.head;
         while let Some(c) = cursor {
             if c == key {
                 break;
@@ -44,18 +45,13 @@ impl Endpoint {
                     pe.next_queued = next;
                 }
             }
-            None => {
-                if let Some(p) = self.peers.get_mut(peer) {
-                    p.queue_head = next;
-                }
-            }
+            None => queue.head = next,
         }
-        if let Some(p) = self.peers.get_mut(peer) {
-            if p.queue_tail == Some(key) {
-                p.queue_tail = prev;
-            }
-            p.queue_len = p.queue_len.saturating_sub(1);
+        if queue.tail == Some(key) {
+            queue.tail = prev;
         }
+        queue.len = queue.len.saturating_sub(1);
+        self.peers.set_nstart_queue(peer, queue);
     }
 
     /// Starts queued exchanges while the peer has free NSTART slots.
@@ -71,23 +67,22 @@ impl Endpoint {
     fn start_queued_of(&mut self, now: Instant, peer: PeerKey) {
         let nstart = self.config.transmission.nstart;
         loop {
-            let Some(p) = self.peers.get_mut(peer) else {
+            let Some(mut queue) = self.peers.nstart_queue(peer) else {
                 return;
             };
-            if p.in_flight >= nstart {
+            if self.peers.in_flight(peer) >= nstart {
                 return;
             }
-            let Some(head) = p.queue_head else {
+            let Some(head) = queue.head else {
                 return;
             };
             let next = self.exchanges.get(head).and_then(|e| e.next_queued);
-            if let Some(p) = self.peers.get_mut(peer) {
-                p.queue_head = next;
-                if next.is_none() {
-                    p.queue_tail = None;
-                }
-                p.queue_len = p.queue_len.saturating_sub(1);
+            queue.head = next;
+            if next.is_none() {
+                queue.tail = None;
             }
+            queue.len = queue.len.saturating_sub(1);
+            self.peers.set_nstart_queue(peer, queue);
             if let Some(e) = self.exchanges.get_mut(head) {
                 e.next_queued = None;
             }

@@ -1,10 +1,10 @@
 //! Per-peer state: message-ID allocation, the RTO estimator and NSTART accounting.
 
-use crate::cc::PeerEstimator;
+use crate::cc::{PeerEstimator, RtoEstimator};
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
 use crate::message::outbox::LocalId;
-use crate::storage::fair_share::RefusalMemo;
+use crate::storage::fair_share::{Beyond, RefusalMemo};
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -13,36 +13,46 @@ use core::net::SocketAddr;
 const MID_BLOCKS: usize = 16;
 const MID_BLOCK_SHIFT: u32 = 12;
 
+/// The ends and length of a peer's queue of exchanges waiting for an NSTART slot: an
+/// intrusive FIFO through the exchange layer's table, which alone links and reads it.
+///
+/// The exchange layer keeps it here, with the count of its exchanges in flight, because a
+/// peer with either may not be evicted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct NstartQueue {
+    pub head: Option<SlabKey>,
+    pub tail: Option<SlabKey>,
+    pub len: usize,
+}
+
 /// State kept for one remote endpoint.
 #[derive(Debug)]
-pub(crate) struct Peer {
-    pub addr: SocketAddr,
-    pub estimator: PeerEstimator,
+struct Peer {
+    addr: SocketAddr,
+    estimator: PeerEstimator,
     next_mid: u16,
     current_block: Option<usize>,
     /// Last time a MID of each block was handed out.
     block_last_used: [Option<Instant>; MID_BLOCKS],
     /// Exchanges counting against NSTART.
-    pub in_flight: usize,
-    /// Exchanges waiting for an NSTART slot: an intrusive FIFO through the exchange table.
-    pub queue_head: Option<SlabKey>,
-    pub queue_tail: Option<SlabKey>,
-    pub queue_len: usize,
+    in_flight: usize,
+    /// Exchanges waiting for an NSTART slot.
+    queue: NstartQueue,
     /// Exchanges, transmissions and observations that point at this peer.
-    pub refs: usize,
-    pub last_used: Instant,
+    refs: usize,
+    last_used: Instant,
     /// The last exchange timed out and nothing was heard since: sending is limited to
     /// PROBING_RATE (RFC 7252 §4.7).
-    pub unresponsive: bool,
+    unresponsive: bool,
     /// When the next message may go to an unresponsive peer.
-    pub probe_allowed_at: Instant,
+    probe_allowed_at: Instant,
     /// The local socket the peer last reached, to answer from.
-    pub local: LocalId,
+    local: LocalId,
 }
 
 impl Peer {
     /// The next message ID, or `None` when reusing it now would break the reuse interval.
-    pub fn allocate_mid(&mut self, now: Instant, reuse: Duration) -> Option<u16> {
+    fn allocate_mid(&mut self, now: Instant, reuse: Duration) -> Option<u16> {
         let mid = self.next_mid;
         let block = (mid >> MID_BLOCK_SHIFT) as usize;
         if self.current_block != Some(block) {
@@ -57,6 +67,16 @@ impl Peer {
         self.next_mid = mid.wrapping_add(1);
         Some(mid)
     }
+
+    /// Nothing refers to the peer and no exchange of ours to it is in flight or queued.
+    fn is_idle(&self) -> bool {
+        self.refs == 0 && !self.is_busy()
+    }
+
+    /// An exchange of ours to the peer is in flight or queued.
+    fn is_busy(&self) -> bool {
+        self.in_flight != 0 || self.queue.len != 0
+    }
 }
 
 /// A handle to a peer.
@@ -68,7 +88,7 @@ pub(crate) struct PeerTable {
     peers: Slab<Peer>,
     by_addr: Map<AddrKey, PeerKey>,
     /// The last source refused a new peer while the table was full.
-    pub refusals: RefusalMemo,
+    refusals: RefusalMemo,
 }
 
 impl PeerTable {
@@ -105,9 +125,7 @@ impl PeerTable {
             current_block: None,
             block_last_used: [None; MID_BLOCKS],
             in_flight: 0,
-            queue_head: None,
-            queue_tail: None,
-            queue_len: 0,
+            queue: NstartQueue::default(),
             refs: 0,
             last_used: now,
             unresponsive: false,
@@ -130,7 +148,7 @@ impl PeerTable {
         let victim = self
             .peers
             .iter()
-            .filter(|(_, p)| p.refs == 0 && p.in_flight == 0 && p.queue_len == 0)
+            .filter(|(_, p)| p.is_idle())
             .filter(|(_, p)| chosen(&p.addr))
             .min_by_key(|(_, p)| p.last_used)
             .map(|(k, _)| k);
@@ -157,20 +175,157 @@ impl PeerTable {
         self.peers.capacity()
     }
 
-    /// Every peer with its key.
-    pub fn entries(&self) -> impl Iterator<Item = (PeerKey, &Peer)> {
-        self.peers.iter()
+    /// Whether the last source refused a new peer while the table was full refuses `addr`.
+    pub fn refuses(&self, addr: &SocketAddr) -> bool {
+        self.refusals.refuses(addr)
     }
 
-    pub fn get(&self, key: PeerKey) -> Option<&Peer> {
-        self.peers.get(key)
+    /// Remembers the source refused a new peer while the table was full.
+    pub fn remember_refusal(&mut self, beyond: Beyond) {
+        self.refusals.remember(beyond);
     }
 
-    pub fn get_mut(&mut self, key: PeerKey) -> Option<&mut Peer> {
-        self.peers.get_mut(key)
+    /// The address of every peer.
+    pub fn addrs(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.peers.iter().map(|(_, p)| p.addr)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Peer> {
-        self.peers.iter().map(|(_, p)| p)
+    /// Every peer's address and current RTO estimate.
+    pub fn rtos(&self) -> impl Iterator<Item = (SocketAddr, Duration)> + '_ {
+        self.peers
+            .iter()
+            .map(|(_, p)| (p.addr, p.estimator.current_rto()))
+    }
+
+    /// The peer at an address `chosen` accepts that may be freed: no exchange of ours to it
+    /// in flight or queued; one nothing refers to first, else the least recently used.
+    pub fn to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| chosen(&p.addr) && !p.is_busy())
+            .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
+            .map(|(k, _)| k)
+    }
+
+    /// Forgets peer `key` if nothing refers to it; false if it stays.
+    pub fn remove_unreferenced(&mut self, key: PeerKey) -> bool {
+        self.peers.get(key).is_some_and(|p| p.refs == 0) && self.remove(key)
+    }
+
+    /// The address of peer `key`.
+    pub fn addr(&self, key: PeerKey) -> Option<SocketAddr> {
+        self.peers.get(key).map(|p| p.addr)
+    }
+
+    /// The local socket peer `key` last reached.
+    pub fn local(&self, key: PeerKey) -> Option<LocalId> {
+        self.peers.get(key).map(|p| p.local)
+    }
+
+    /// Remembers `local` as the socket peer `key` last reached.
+    pub fn set_local(&mut self, key: PeerKey, local: LocalId) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.local = local;
+        }
+    }
+
+    /// The next message ID towards peer `key`, or `None` when there is no such peer or
+    /// reusing the ID now would break the reuse interval.
+    pub fn allocate_mid(&mut self, key: PeerKey, now: Instant, reuse: Duration) -> Option<u16> {
+        self.peers.get_mut(key)?.allocate_mid(now, reuse)
+    }
+
+    /// The RTO estimator of peer `key`.
+    pub fn estimator(&self, key: PeerKey) -> Option<&PeerEstimator> {
+        self.peers.get(key).map(|p| &p.estimator)
+    }
+
+    /// The RTO estimator of peer `key`, to feed.
+    pub fn estimator_mut(&mut self, key: PeerKey) -> Option<&mut PeerEstimator> {
+        self.peers.get_mut(key).map(|p| &mut p.estimator)
+    }
+
+    /// One more exchange, transmission or observation refers to peer `key`.
+    pub fn hold(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.refs += 1;
+        }
+    }
+
+    /// One exchange, transmission or observation no longer refers to peer `key`.
+    pub fn release(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.refs = p.refs.saturating_sub(1);
+        }
+    }
+
+    /// Peer `key` was used at `now` (the least recently used idle peer is evicted first).
+    pub fn touch(&mut self, key: PeerKey, now: Instant) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.last_used = now;
+        }
+    }
+
+    /// An exchange with peer `key` timed out or it is unreachable: from `now` on, sending
+    /// to it is limited to PROBING_RATE until it is heard from.
+    pub fn mark_unresponsive(&mut self, key: PeerKey, now: Instant) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.unresponsive = true;
+            p.probe_allowed_at = now;
+        }
+    }
+
+    /// Peer `key` was heard from: it is no longer limited to PROBING_RATE.
+    pub fn mark_responsive(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.unresponsive = false;
+        }
+    }
+
+    /// When the next message may go to peer `key`, if it is unresponsive and that is
+    /// later than `now`.
+    pub fn probe_wait(&self, key: PeerKey, now: Instant) -> Option<Instant> {
+        let p = self.peers.get(key)?;
+        (p.unresponsive && now < p.probe_allowed_at).then_some(p.probe_allowed_at)
+    }
+
+    /// Spends `wait` of peer `key`'s PROBING_RATE budget from `now`, if it is unresponsive.
+    pub fn charge_probe(&mut self, key: PeerKey, now: Instant, wait: Duration) {
+        if let Some(p) = self.peers.get_mut(key) {
+            if p.unresponsive {
+                p.probe_allowed_at = now + wait;
+            }
+        }
+    }
+
+    /// The number of exchanges of ours to peer `key` counting against NSTART.
+    pub fn in_flight(&self, key: PeerKey) -> usize {
+        self.peers.get(key).map_or(0, |p| p.in_flight)
+    }
+
+    /// One more exchange to peer `key` counts against NSTART.
+    pub fn count_in_flight(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.in_flight += 1;
+        }
+    }
+
+    /// One exchange to peer `key` no longer counts against NSTART.
+    pub fn uncount_in_flight(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.in_flight = p.in_flight.saturating_sub(1);
+        }
+    }
+
+    /// Peer `key`'s queue of exchanges waiting for an NSTART slot.
+    pub fn nstart_queue(&self, key: PeerKey) -> Option<NstartQueue> {
+        self.peers.get(key).map(|p| p.queue)
+    }
+
+    /// Replaces peer `key`'s queue of exchanges waiting for an NSTART slot.
+    pub fn set_nstart_queue(&mut self, key: PeerKey, queue: NstartQueue) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.queue = queue;
+        }
     }
 }
