@@ -260,12 +260,12 @@ impl Endpoint {
         }
         let nstart = self.config.transmission.nstart;
         let max_queued = self.config.max_queued_per_peer;
-        let Some(queue) = self.peers.nstart_queue(peer) else {
+        if self.peers.addr(peer).is_none() {
             self.exchanges.remove(key);
             return Err(RequestError::Overload);
-        };
-        let start_now = self.peers.in_flight(peer) < nstart && queue.head.is_none();
-        if !start_now && queue.len >= max_queued {
+        }
+        let start_now = self.nstart.may_start(peer, nstart);
+        if !start_now && self.nstart.queued(peer) >= max_queued {
             self.exchanges.remove(key);
             return Err(RequestError::Overload);
         }
@@ -277,9 +277,21 @@ impl Endpoint {
         if start_now {
             self.begin_exchange(now, key);
         } else {
-            self.enqueue(peer, key);
+            self.nstart.enqueue(&mut self.exchanges, peer, key);
         }
         Ok(RequestId(key))
+    }
+
+    /// Starts queued exchanges while the peer has free NSTART slots.
+    pub(crate) fn start_queued(&mut self, now: Instant, peer: PeerKey) {
+        let Some(outer) = self.nstart.start_starting(peer) else {
+            return;
+        };
+        let nstart = self.config.transmission.nstart;
+        while let Some(head) = self.nstart.next_to_start(&mut self.exchanges, peer, nstart) {
+            self.begin_exchange(now, head);
+        }
+        self.nstart.stop_starting(outer);
     }
 
     /// Sends the first transmission of a queued exchange, taking an NSTART slot.
@@ -315,9 +327,9 @@ impl Endpoint {
             self.fail_exchange(now, key, Failure::MessageIdsExhausted);
             return;
         };
-        let ongoing = self.peers.in_flight(peer);
+        let ongoing = self.nstart.in_flight(peer);
         if first {
-            self.peers.count_in_flight(peer);
+            self.nstart.count(peer);
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.counted = true;
             }
@@ -406,11 +418,12 @@ impl Endpoint {
             self.end_transmission(now, tx, TransmissionEnd::TimedOut);
         }
         if ex.state == ExchangeState::Queued && !ex.counted {
-            self.unlink_queued(ex.peer, key, ex.next_queued);
+            self.nstart
+                .unlink(&mut self.exchanges, ex.peer, key, ex.next_queued);
         }
         self.peers.release(ex.peer);
         if ex.counted {
-            self.peers.uncount_in_flight(ex.peer);
+            self.nstart.uncount(ex.peer);
         }
         self.start_queued(now, ex.peer);
         Some(ex)

@@ -1,4 +1,6 @@
-//! Per-peer state: message-ID allocation, the RTO estimator and NSTART accounting.
+//! Per-peer state: message-ID allocation, the RTO estimator, PROBING_RATE and the references
+//! that keep a peer. The exchange layer keeps its NSTART accounting per peer itself
+//! (exchange/nstart.rs) and says which peers it is busy with when one is to be evicted.
 
 use crate::cc::{PeerEstimator, RtoEstimator};
 use crate::config::Config;
@@ -13,18 +15,6 @@ use core::net::SocketAddr;
 const MID_BLOCKS: usize = 16;
 const MID_BLOCK_SHIFT: u32 = 12;
 
-/// The ends and length of a peer's queue of exchanges waiting for an NSTART slot: an
-/// intrusive FIFO through the exchange layer's table, which alone links and reads it.
-///
-/// The exchange layer keeps it here, with the count of its exchanges in flight, because a
-/// peer with either may not be evicted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct NstartQueue {
-    pub head: Option<SlabKey>,
-    pub tail: Option<SlabKey>,
-    pub len: usize,
-}
-
 /// State kept for one remote endpoint.
 #[derive(Debug)]
 struct Peer {
@@ -34,10 +24,6 @@ struct Peer {
     current_block: Option<usize>,
     /// Last time a MID of each block was handed out.
     block_last_used: [Option<Instant>; MID_BLOCKS],
-    /// Exchanges counting against NSTART.
-    in_flight: usize,
-    /// Exchanges waiting for an NSTART slot.
-    queue: NstartQueue,
     /// Exchanges, transmissions and observations that point at this peer.
     refs: usize,
     last_used: Instant,
@@ -67,16 +53,6 @@ impl Peer {
         self.next_mid = mid.wrapping_add(1);
         Some(mid)
     }
-
-    /// Nothing refers to the peer and no exchange of ours to it is in flight or queued.
-    fn is_idle(&self) -> bool {
-        self.refs == 0 && !self.is_busy()
-    }
-
-    /// An exchange of ours to the peer is in flight or queued.
-    fn is_busy(&self) -> bool {
-        self.in_flight != 0 || self.queue.len != 0
-    }
 }
 
 /// A handle to a peer.
@@ -104,18 +80,20 @@ impl PeerTable {
         self.by_addr.get(&AddrKey(*addr)).copied()
     }
 
-    /// The peer for `addr`, created (evicting an idle one if needed) when absent.
+    /// The peer for `addr`, created (evicting an idle one if needed) when absent; `busy`
+    /// tells the peers an exchange of ours is in flight or queued to, which stay.
     pub fn get_or_insert(
         &mut self,
         addr: SocketAddr,
         now: Instant,
         config: &Config,
         first_mid: u16,
+        busy: impl Fn(PeerKey) -> bool,
     ) -> Option<PeerKey> {
         if let Some(k) = self.lookup(&addr) {
             return Some(k);
         }
-        if self.peers.is_full() && !self.evict_idle() {
+        if self.peers.is_full() && !self.evict_idle(busy) {
             return None;
         }
         let peer = Peer {
@@ -124,8 +102,6 @@ impl PeerTable {
             next_mid: first_mid,
             current_block: None,
             block_last_used: [None; MID_BLOCKS],
-            in_flight: 0,
-            queue: NstartQueue::default(),
             refs: 0,
             last_used: now,
             unresponsive: false,
@@ -137,18 +113,23 @@ impl PeerTable {
         Some(key)
     }
 
-    /// Forgets the least recently used peer that nothing refers to; false if there is none.
-    pub fn evict_idle(&mut self) -> bool {
-        self.evict_idle_of(|_| true)
+    /// Forgets the least recently used peer that nothing refers to and `busy` does not
+    /// name; false if there is none.
+    pub fn evict_idle(&mut self, busy: impl Fn(PeerKey) -> bool) -> bool {
+        self.evict_idle_of(|_| true, busy)
     }
 
     /// Forgets the least recently used peer at an address `chosen` accepts that nothing
-    /// refers to; false if there is none.
-    pub fn evict_idle_of(&mut self, chosen: impl Fn(&SocketAddr) -> bool) -> bool {
+    /// refers to and `busy` does not name; false if there is none.
+    pub fn evict_idle_of(
+        &mut self,
+        chosen: impl Fn(&SocketAddr) -> bool,
+        busy: impl Fn(PeerKey) -> bool,
+    ) -> bool {
         let victim = self
             .peers
             .iter()
-            .filter(|(_, p)| p.is_idle())
+            .filter(|&(k, p)| p.refs == 0 && !busy(k))
             .filter(|(_, p)| chosen(&p.addr))
             .min_by_key(|(_, p)| p.last_used)
             .map(|(k, _)| k);
@@ -197,12 +178,17 @@ impl PeerTable {
             .map(|(_, p)| (p.addr, p.estimator.current_rto()))
     }
 
-    /// The peer at an address `chosen` accepts that may be freed: no exchange of ours to it
-    /// in flight or queued; one nothing refers to first, else the least recently used.
-    pub fn to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
+    /// The peer at an address `chosen` accepts that may be freed: not one `busy` names (an
+    /// exchange of ours to it is in flight or queued); one nothing refers to first, else
+    /// the least recently used.
+    pub fn to_free(
+        &self,
+        chosen: impl Fn(&SocketAddr) -> bool,
+        busy: impl Fn(PeerKey) -> bool,
+    ) -> Option<PeerKey> {
         self.peers
             .iter()
-            .filter(|(_, p)| chosen(&p.addr) && !p.is_busy())
+            .filter(|&(k, p)| chosen(&p.addr) && !busy(k))
             .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
             .map(|(k, _)| k)
     }
@@ -295,37 +281,6 @@ impl PeerTable {
             if p.unresponsive {
                 p.probe_allowed_at = now + wait;
             }
-        }
-    }
-
-    /// The number of exchanges of ours to peer `key` counting against NSTART.
-    pub fn in_flight(&self, key: PeerKey) -> usize {
-        self.peers.get(key).map_or(0, |p| p.in_flight)
-    }
-
-    /// One more exchange to peer `key` counts against NSTART.
-    pub fn count_in_flight(&mut self, key: PeerKey) {
-        if let Some(p) = self.peers.get_mut(key) {
-            p.in_flight += 1;
-        }
-    }
-
-    /// One exchange to peer `key` no longer counts against NSTART.
-    pub fn uncount_in_flight(&mut self, key: PeerKey) {
-        if let Some(p) = self.peers.get_mut(key) {
-            p.in_flight = p.in_flight.saturating_sub(1);
-        }
-    }
-
-    /// Peer `key`'s queue of exchanges waiting for an NSTART slot.
-    pub fn nstart_queue(&self, key: PeerKey) -> Option<NstartQueue> {
-        self.peers.get(key).map(|p| p.queue)
-    }
-
-    /// Replaces peer `key`'s queue of exchanges waiting for an NSTART slot.
-    pub fn set_nstart_queue(&mut self, key: PeerKey, queue: NstartQueue) {
-        if let Some(p) = self.peers.get_mut(key) {
-            p.queue = queue;
         }
     }
 }
