@@ -176,3 +176,136 @@ impl Nstart {
         self.starting = outer;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::AppId;
+    use crate::exchange::client_exchange::{ExchangeKind, ExchangeState};
+    use alloc::vec;
+    use covey_core::Token;
+
+    fn exchange(peer: PeerKey) -> ClientExchange {
+        ClientExchange {
+            remote: "192.0.2.1:5683".parse().unwrap(),
+            peer,
+            token: Token::default(),
+            confirmable: true,
+            kind: ExchangeKind::Request,
+            state: ExchangeState::Queued,
+            next_queued: None,
+            counted: false,
+            retransmissions: 0,
+            multicast: false,
+            observe: None,
+            transfer: None,
+            echo_retries: 0,
+            owner: AppId(0),
+        }
+    }
+
+    /// A peer key, from a slab standing in for the peer table.
+    fn peer_keys(n: usize) -> (Slab<()>, Vec<PeerKey>) {
+        let mut peers = Slab::with_capacity(n);
+        let keys = (0..n).map(|_| peers.insert(()).unwrap()).collect();
+        (peers, keys)
+    }
+
+    /// `n` exchanges queued for `peer`, with room for one more.
+    fn queue(n: usize, peer: PeerKey) -> (Nstart, Slab<ClientExchange>, Vec<SlabKey>) {
+        let (mut nstart, mut exchanges) = (Nstart::default(), Slab::with_capacity(n + 1));
+        let keys: Vec<SlabKey> = (0..n)
+            .map(|_| exchanges.insert(exchange(peer)).unwrap())
+            .collect();
+        for &k in &keys {
+            nstart.enqueue(&mut exchanges, peer, k);
+        }
+        (nstart, exchanges, keys)
+    }
+
+    fn drain(
+        nstart: &mut Nstart,
+        exchanges: &mut Slab<ClientExchange>,
+        peer: PeerKey,
+    ) -> Vec<SlabKey> {
+        let mut started = vec![];
+        while let Some(k) = nstart.next_to_start(exchanges, peer, usize::MAX) {
+            started.push(k);
+        }
+        started
+    }
+
+    #[test]
+    fn queued_exchanges_start_in_order_while_slots_are_free() {
+        let (_peers, p) = peer_keys(1);
+        let (mut nstart, mut exchanges, keys) = queue(3, p[0]);
+        assert_eq!(nstart.queued(p[0]), 3);
+        assert!(!nstart.may_start(p[0], 1));
+        nstart.count(p[0]);
+        assert_eq!(nstart.next_to_start(&mut exchanges, p[0], 1), None);
+        assert_eq!(nstart.next_to_start(&mut exchanges, p[0], 2), Some(keys[0]));
+        nstart.uncount(p[0]);
+        assert_eq!(drain(&mut nstart, &mut exchanges, p[0]), keys[1..]);
+        assert_eq!(nstart.queued(p[0]), 0);
+        assert!(nstart.may_start(p[0], 1));
+        assert!(!nstart.is_busy(p[0]));
+    }
+
+    #[test]
+    fn unlinking_keeps_the_rest_of_the_queue_in_order() {
+        let (_peers, p) = peer_keys(1);
+        for gone in 0..3 {
+            let (mut nstart, mut exchanges, keys) = queue(3, p[0]);
+            let next = exchanges.get(keys[gone]).unwrap().next_queued;
+            nstart.unlink(&mut exchanges, p[0], keys[gone], next);
+            assert_eq!(nstart.queued(p[0]), 2);
+            let rest: Vec<SlabKey> = keys.iter().copied().filter(|&k| k != keys[gone]).collect();
+            let more = exchanges.insert(exchange(p[0])).unwrap();
+            nstart.enqueue(&mut exchanges, p[0], more);
+            let mut expected = rest;
+            expected.push(more);
+            assert_eq!(drain(&mut nstart, &mut exchanges, p[0]), expected);
+        }
+    }
+
+    #[test]
+    fn unlinking_an_exchange_not_queued_changes_nothing() {
+        let (_peers, p) = peer_keys(1);
+        let (mut nstart, mut exchanges, keys) = queue(2, p[0]);
+        let waiting = exchanges.insert(exchange(p[0])).unwrap();
+        nstart.unlink(&mut exchanges, p[0], waiting, None);
+        assert_eq!(nstart.queued(p[0]), 2);
+        assert_eq!(drain(&mut nstart, &mut exchanges, p[0]), keys);
+    }
+
+    #[test]
+    fn peers_keep_apart_and_a_new_peer_at_a_reused_index_starts_empty() {
+        let (mut peers, p) = peer_keys(2);
+        let mut nstart = Nstart::default();
+        nstart.count(p[1]);
+        assert!(nstart.is_busy(p[1]) && !nstart.is_busy(p[0]));
+        assert_eq!(nstart.in_flight(p[1]), 1);
+        peers.remove(p[1]);
+        let again = peers.insert(()).unwrap();
+        assert_eq!(again.index(), p[1].index());
+        assert_eq!(nstart.in_flight(again), 0);
+        assert!(!nstart.is_busy(again));
+        nstart.uncount(again);
+        assert_eq!(nstart.in_flight(again), 0);
+        assert_eq!(nstart.in_flight(p[1]), 0);
+    }
+
+    #[test]
+    fn a_queue_being_started_is_not_started_again_from_inside() {
+        let (_peers, p) = peer_keys(2);
+        let mut nstart = Nstart::default();
+        let outer = nstart.start_starting(p[0]).unwrap();
+        assert_eq!(nstart.start_starting(p[0]), None);
+        let inner = nstart.start_starting(p[1]).unwrap();
+        assert_eq!(inner, Some(p[0]));
+        nstart.stop_starting(inner);
+        assert_eq!(nstart.start_starting(p[0]), None);
+        nstart.stop_starting(outer);
+        assert!(nstart.start_starting(p[0]).is_some());
+    }
+}

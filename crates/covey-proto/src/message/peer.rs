@@ -284,3 +284,75 @@ impl PeerTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    fn addr(i: u32) -> SocketAddr {
+        format!("192.0.2.{}:5683", i).parse().unwrap()
+    }
+
+    /// A full table of `n` peers, peer `i` last used at second `i + 1`.
+    fn table(n: usize) -> (PeerTable, alloc::vec::Vec<PeerKey>) {
+        let config = Config {
+            max_peers: n,
+            ..Config::default()
+        };
+        let mut peers = PeerTable::new(&config, 7);
+        let keys = (0..n)
+            .map(|i| {
+                let now = Instant::from_secs(i as u64 + 1);
+                peers.get_or_insert(addr(i as u32), now, &config, 0, |_| false)
+            })
+            .map(Option::unwrap)
+            .collect();
+        assert!(peers.is_full());
+        (peers, keys)
+    }
+
+    #[test]
+    fn eviction_spares_referenced_and_busy_peers_and_takes_the_least_recently_used() {
+        let (mut peers, k) = table(4);
+        peers.hold(k[0]);
+        assert!(peers.evict_idle(|key| key == k[1]));
+        assert_eq!(peers.lookup(&addr(2)), None);
+        assert_eq!(peers.addr(k[0]), Some(addr(0)));
+        assert_eq!(peers.addr(k[1]), Some(addr(1)));
+        peers.release(k[0]);
+        assert!(peers.evict_idle_of(|a| *a != addr(0), |_| false));
+        assert_eq!(peers.lookup(&addr(1)), None);
+        assert!(!peers.evict_idle(|key| key == k[0] || key == k[3]));
+    }
+
+    #[test]
+    fn the_peer_to_free_is_an_unreferenced_one_first_else_the_least_recently_used() {
+        let (mut peers, k) = table(3);
+        peers.hold(k[0]);
+        peers.hold(k[1]);
+        assert_eq!(peers.to_free(|_| true, |_| false), Some(k[2]));
+        assert_eq!(peers.to_free(|_| true, |key| key == k[2]), Some(k[0]));
+        peers.touch(k[0], Instant::from_secs(10));
+        assert_eq!(peers.to_free(|_| true, |key| key == k[2]), Some(k[1]));
+        assert!(!peers.remove_unreferenced(k[1]));
+        assert!(peers.remove_unreferenced(k[2]));
+        assert_eq!(peers.addr(k[2]), None);
+    }
+
+    #[test]
+    fn an_unresponsive_peer_waits_for_its_probe_budget_until_heard_from() {
+        let (mut peers, k) = table(1);
+        let now = Instant::from_secs(5);
+        let second = Duration::from_secs(1);
+        peers.charge_probe(k[0], now, second);
+        assert_eq!(peers.probe_wait(k[0], now), None);
+        peers.mark_unresponsive(k[0], now);
+        assert_eq!(peers.probe_wait(k[0], now), None);
+        peers.charge_probe(k[0], now, second);
+        assert_eq!(peers.probe_wait(k[0], now), Some(now + second));
+        assert_eq!(peers.probe_wait(k[0], now + second), None);
+        peers.mark_responsive(k[0]);
+        assert_eq!(peers.probe_wait(k[0], now), None);
+    }
+}
