@@ -38,6 +38,7 @@ use crate::exchange::client_exchange::ClientExchange;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
+use crate::exchange::nstart::Nstart;
 use crate::message::reliability::Transmissions;
 use crate::message::transmission::TransmissionOwner;
 use crate::observe::notification_mids::NotificationMids;
@@ -90,9 +91,8 @@ pub struct Endpoint {
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
-    /// The peer whose NSTART queue is being started now: a queued request that fails as it
-    /// starts does not start the queue again from inside (the running loop goes on).
-    pub(crate) starting_queue_of: Option<PeerKey>,
+    /// The exchange layer's NSTART count and queue per peer.
+    pub(crate) nstart: Nstart,
     /// The Apps' own random stream, apart from the engine's so Apps do not shift it.
     pub(crate) app_rng: Rng,
     pub(crate) timers: TimerQueue,
@@ -147,7 +147,7 @@ impl Endpoint {
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             events: VecDeque::new(),
             acting_app: AppId(0),
-            starting_queue_of: None,
+            nstart: Nstart::default(),
             app_rng: Rng::new(rng.next_u64()),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,
@@ -190,16 +190,13 @@ impl Endpoint {
         use crate::cc::RtoEstimator;
         self.peers
             .lookup(&peer)
-            .and_then(|k| self.peers.get(k))
-            .map(|p| p.estimator.current_rto())
+            .and_then(|k| self.peers.estimator(k))
+            .map(|e| e.current_rto())
     }
 
     /// Every peer with state and its current RTO estimate.
     pub fn peer_rtos(&self) -> impl Iterator<Item = (SocketAddr, Duration)> + '_ {
-        use crate::cc::RtoEstimator;
-        self.peers
-            .iter()
-            .map(|p| (p.addr, p.estimator.current_rto()))
+        self.peers.rtos()
     }
 
     /// When `handle_timeout` must be called next.
@@ -362,8 +359,8 @@ impl Endpoint {
                     if meta.source.socket.is_none() {
                         meta.source.socket = self
                             .peers
-                            .get(t.peer)
-                            .and_then(|p| self.local_addr(p.local));
+                            .local(t.peer)
+                            .and_then(|local| self.local_addr(local));
                     }
                 }
             }
@@ -520,7 +517,11 @@ impl Endpoint {
                 return None;
             }
         }
-        let key = self.peers.get_or_insert(addr, now, &self.config, first_mid);
+        let nstart = &self.nstart;
+        let busy = |k| nstart.is_busy(k);
+        let key = self
+            .peers
+            .get_or_insert(addr, now, &self.config, first_mid, busy);
         if key.is_none() {
             self.stats.drop(DropCause::Overload);
         }

@@ -18,7 +18,7 @@ impl Endpoint {
         if self.is_address_verified(now, addr) {
             // A verified peer takes the place of an unverified one, whatever the shares.
             let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
-            let held = self.peers.entries().map(|(_, p)| (p.addr, 1));
+            let held = self.peers.addrs().map(|a| (a, 1));
             if let Some(source) = heaviest_unverified(held, verified) {
                 let unverified_of_source =
                     |a: &SocketAddr| Source::of(a) == source && !self.counts_as_verified(now, a);
@@ -30,18 +30,23 @@ impl Endpoint {
         }
         // Beyond its share, a source may only replace one of its own idle peers.
         let own = Holder::Source(Source::of(&addr));
-        if self.peers.refusals.refuses(&addr) {
-            return self.peers.evict_idle_of(|a| own.holds(a));
+        if self.peers.refuses(&addr) {
+            return self
+                .peers
+                .evict_idle_of(|a| own.holds(a), |k| self.nstart.is_busy(k));
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
-        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        let held = || self.peers.addrs().map(|a| (a, 1));
         match judge(held, &addr, 1, limits) {
             Verdict::Refuse(beyond) => {
-                self.peers.refusals.remember(beyond);
-                self.peers.evict_idle_of(|a| own.holds(a))
+                self.peers.remember_refusal(beyond);
+                self.peers
+                    .evict_idle_of(|a| own.holds(a), |k| self.nstart.is_busy(k))
             }
-            Verdict::Full => self.peers.evict_idle(),
-            Verdict::Evict(holder) => self.free_peer_of(now, holder) || self.peers.evict_idle(),
+            Verdict::Full => self.peers.evict_idle(|k| self.nstart.is_busy(k)),
+            Verdict::Evict(holder) => {
+                self.free_peer_of(now, holder) || self.peers.evict_idle(|k| self.nstart.is_busy(k))
+            }
         }
     }
 
@@ -49,11 +54,11 @@ impl Endpoint {
     /// an idle peer goes first, else a peer of the source most beyond its share; false if
     /// neither can go.
     pub(crate) fn make_room_for_own_request(&mut self, now: Instant) -> bool {
-        if self.peers.evict_idle() {
+        if self.peers.evict_idle(|k| self.nstart.is_busy(k)) {
             return true;
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
-        let held = || self.peers.entries().map(|(_, p)| (p.addr, 1));
+        let held = || self.peers.addrs().map(|a| (a, 1));
         heaviest(held, limits).is_some_and(|holder| self.free_peer_of(now, holder))
     }
 
@@ -68,11 +73,7 @@ impl Endpoint {
     /// The peer whose address `chosen` picks that may go: no exchange of ours under way, an
     /// idle one first, else the least recently used.
     fn peer_to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
-        self.peers
-            .entries()
-            .filter(|(_, p)| chosen(&p.addr) && p.in_flight == 0 && p.queue_len == 0)
-            .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
-            .map(|(k, _)| k)
+        self.peers.to_free(chosen, |k| self.nstart.is_busy(k))
     }
 
     /// Forgets peer `victim`, ending the observations it holds; false if it could not go.
@@ -85,6 +86,6 @@ impl Endpoint {
                 self.remove_observer(now, key);
             }
         }
-        self.peers.get(victim).is_some_and(|p| p.refs == 0) && self.peers.remove(victim)
+        self.peers.remove_unreferenced(victim)
     }
 }

@@ -31,12 +31,8 @@ impl Endpoint {
         self.receive(now, remote, local, datagram);
         self.messages.set_replying_from(LocalId::default());
         if from != LocalId::default() {
-            if let Some(p) = self
-                .peers
-                .lookup(&remote)
-                .and_then(|k| self.peers.get_mut(k))
-            {
-                p.local = from;
+            if let Some(k) = self.peers.lookup(&remote) {
+                self.peers.set_local(k, from);
             }
         }
         if self.stats.duplicates != duplicates {

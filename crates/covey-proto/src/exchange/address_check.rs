@@ -50,11 +50,7 @@ impl Endpoint {
         let Some(peer) = self.peer_for(remote, now) else {
             return false;
         };
-        let Some(mid) = self
-            .peers
-            .get_mut(peer)
-            .and_then(|p| p.allocate_mid(now, reuse))
-        else {
+        let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
             return false;
         };
         self.cache_body(now, key, remote, response);
@@ -94,7 +90,7 @@ impl Endpoint {
         // The wait is no longer than a piggy-backed answer may take.
         let window = self.config.piggyback_window;
         self.set_timer_for(TimerKind::Incoming, key, now + window);
-        let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+        let ongoing = self.nstart.in_flight(peer);
         self.start_transmission(now, tx, mid, TransmissionOwner::AddressCheck(key), ongoing);
         true
     }

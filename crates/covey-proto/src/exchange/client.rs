@@ -203,13 +203,8 @@ impl Endpoint {
                 self.fail_exchange(now, key, Failure::Unreachable);
             }
         }
-        if let Some(p) = self
-            .peers
-            .lookup(&remote)
-            .and_then(|k| self.peers.get_mut(k))
-        {
-            p.unresponsive = true;
-            p.probe_allowed_at = now;
+        if let Some(k) = self.peers.lookup(&remote) {
+            self.peers.mark_unresponsive(k, now);
         }
     }
 
@@ -233,9 +228,7 @@ impl Endpoint {
             .ok_or(RequestError::Overload)?;
         if let Some(source) = setup.source {
             let local = self.local_id(Some(source));
-            if let Some(p) = self.peers.get_mut(peer) {
-                p.local = local;
-            }
+            self.peers.set_local(peer, local);
         }
         let key = self
             .exchanges
@@ -267,26 +260,38 @@ impl Endpoint {
         }
         let nstart = self.config.transmission.nstart;
         let max_queued = self.config.max_queued_per_peer;
-        let Some(p) = self.peers.get_mut(peer) else {
-            self.exchanges.remove(key);
-            return Err(RequestError::Overload);
-        };
-        let start_now = p.in_flight < nstart && p.queue_head.is_none();
-        if !start_now && p.queue_len >= max_queued {
+        if self.peers.addr(peer).is_none() {
             self.exchanges.remove(key);
             return Err(RequestError::Overload);
         }
-        p.refs += 1;
-        p.last_used = now;
+        let start_now = self.nstart.may_start(peer, nstart);
+        if !start_now && self.nstart.queued(peer) >= max_queued {
+            self.exchanges.remove(key);
+            return Err(RequestError::Overload);
+        }
+        self.peers.hold(peer);
+        self.peers.touch(peer, now);
         if kind == ExchangeKind::Request {
             self.tokens.insert(token, key);
         }
         if start_now {
             self.begin_exchange(now, key);
         } else {
-            self.enqueue(peer, key);
+            self.nstart.enqueue(&mut self.exchanges, peer, key);
         }
         Ok(RequestId(key))
+    }
+
+    /// Starts queued exchanges while the peer has free NSTART slots.
+    pub(crate) fn start_queued(&mut self, now: Instant, peer: PeerKey) {
+        let Some(outer) = self.nstart.start_starting(peer) else {
+            return;
+        };
+        let nstart = self.config.transmission.nstart;
+        while let Some(head) = self.nstart.next_to_start(&mut self.exchanges, peer, nstart) {
+            self.begin_exchange(now, head);
+        }
+        self.nstart.stop_starting(outer);
     }
 
     /// Sends the first transmission of a queued exchange, taking an NSTART slot.
@@ -303,19 +308,18 @@ impl Endpoint {
         };
         let (peer, remote, confirmable, kind, multicast) =
             (ex.peer, ex.remote, ex.confirmable, ex.kind, ex.multicast);
-        let Some(p) = self.peers.get_mut(peer) else {
+        if self.peers.addr(peer).is_none() {
             return;
-        };
-        if p.unresponsive && now < p.probe_allowed_at {
+        }
+        if let Some(at) = self.peers.probe_wait(peer, now) {
             // PROBING_RATE: an unresponsive peer gets at most its byte budget.
-            let at = p.probe_allowed_at;
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.state = ExchangeState::Queued;
             }
             self.set_timer_for(TimerKind::Exchange, key, at);
             return;
         }
-        let Some(mid) = p.allocate_mid(now, reuse) else {
+        let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
             // Every message ID of the next block is still within its reuse interval, which
             // may last EXCHANGE_LIFETIME: the request fails now rather than wait unseen
             // past the time any exchange may take (as the server's own messages do).
@@ -323,9 +327,9 @@ impl Endpoint {
             self.fail_exchange(now, key, Failure::MessageIdsExhausted);
             return;
         };
-        let ongoing = p.in_flight;
+        let ongoing = self.nstart.in_flight(peer);
         if first {
-            p.in_flight += 1;
+            self.nstart.count(peer);
             if let Some(ex) = self.exchanges.get_mut(key) {
                 ex.counted = true;
             }
@@ -398,13 +402,8 @@ impl Endpoint {
     /// Spends `bytes` of an unresponsive peer's PROBING_RATE budget.
     fn charge_probe(&mut self, now: Instant, peer: PeerKey, bytes: usize) {
         let rate = u64::from(self.config.transmission.probing_rate);
-        if let Some(p) = self.peers.get_mut(peer) {
-            if p.unresponsive {
-                let wait =
-                    Duration::from_nanos((bytes as u64).saturating_mul(1_000_000_000) / rate);
-                p.probe_allowed_at = now + wait;
-            }
-        }
+        let wait = Duration::from_nanos((bytes as u64).saturating_mul(1_000_000_000) / rate);
+        self.peers.charge_probe(peer, now, wait);
     }
 
     /// Removes an exchange, frees its NSTART slot and starts the next queued one.
@@ -419,13 +418,12 @@ impl Endpoint {
             self.end_transmission(now, tx, TransmissionEnd::TimedOut);
         }
         if ex.state == ExchangeState::Queued && !ex.counted {
-            self.unlink_queued(ex.peer, key, ex.next_queued);
+            self.nstart
+                .unlink(&mut self.exchanges, ex.peer, key, ex.next_queued);
         }
-        if let Some(p) = self.peers.get_mut(ex.peer) {
-            p.refs = p.refs.saturating_sub(1);
-            if ex.counted {
-                p.in_flight = p.in_flight.saturating_sub(1);
-            }
+        self.peers.release(ex.peer);
+        if ex.counted {
+            self.nstart.uncount(ex.peer);
         }
         self.start_queued(now, ex.peer);
         Some(ex)
@@ -463,13 +461,8 @@ impl Endpoint {
                 }
                 TransmissionEnd::Reset => self.fail_after_transmission(now, key, Failure::Reset),
                 TransmissionEnd::TimedOut => {
-                    if let Some(p) = self
-                        .exchanges
-                        .get(key)
-                        .and_then(|e| self.peers.get_mut(e.peer))
-                    {
-                        p.unresponsive = true;
-                        p.probe_allowed_at = now;
+                    if let Some(peer) = self.exchanges.get(key).map(|e| e.peer) {
+                        self.peers.mark_unresponsive(peer, now);
                     }
                     self.fail_after_transmission(now, key, Failure::Timeout)
                 }
@@ -522,10 +515,7 @@ impl Endpoint {
                 }
             }
             ExchangeState::AwaitingResponse => {
-                if let Some(p) = self.peers.get_mut(ex.peer) {
-                    p.unresponsive = true;
-                    p.probe_allowed_at = now;
-                }
+                self.peers.mark_unresponsive(ex.peer, now);
                 self.fail_exchange(now, key, Failure::Timeout)
             }
             ExchangeState::AwaitingAck(_) | ExchangeState::Observing => {}

@@ -211,11 +211,7 @@ impl Endpoint {
             return Err(RespondError::Overload);
         };
         let reuse = self.lifetimes.mid_reuse;
-        let Some(mid) = self
-            .peers
-            .get_mut(peer)
-            .and_then(|p| p.allocate_mid(now, reuse))
-        else {
+        let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
             self.remove_incoming(key);
             return Err(RespondError::Overload);
         };
@@ -270,8 +266,7 @@ impl Endpoint {
         let reuse = self.lifetimes.mid_reuse;
         m.message_id = self
             .peers
-            .get_mut(peer)
-            .and_then(|p| p.allocate_mid(now, reuse))
+            .allocate_mid(peer, now, reuse)
             .ok_or(RespondError::Overload)?;
         if target.confirmable {
             m.message_type = MessageType::Confirmable;
@@ -288,7 +283,7 @@ impl Endpoint {
                 self.transmissions.unreserve(tx);
                 return Err(RespondError::TooLarge);
             }
-            let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+            let ongoing = self.nstart.in_flight(peer);
             self.start_transmission(
                 now,
                 tx,

@@ -33,9 +33,7 @@ impl Endpoint {
         let code = m.code();
         let mut body: Option<Vec<u8>> = None;
         let peer = ex.peer;
-        if let Some(p) = self.peers.get_mut(peer) {
-            p.unresponsive = false;
-        }
+        self.peers.mark_responsive(peer);
         if self.answer_echo(now, key, source, m) {
             return;
         }
@@ -111,9 +109,7 @@ impl Endpoint {
                 self.cancel_timer_for(TimerKind::Exchange, key);
                 if was_counted {
                     // An established observation no longer holds an NSTART slot.
-                    if let Some(p) = self.peers.get_mut(peer) {
-                        p.in_flight = p.in_flight.saturating_sub(1);
-                    }
+                    self.nstart.uncount(peer);
                     self.start_queued(now, peer);
                 }
                 self.deliver(now, key, source, datagram, body, false);

@@ -52,8 +52,8 @@ pub(crate) fn source_socket(
     match replying_from {
         LocalId(0) => peers
             .lookup(&destination)
-            .and_then(|k| peers.get(k))
-            .map_or(LocalId::default(), |p| p.local),
+            .and_then(|k| peers.local(k))
+            .unwrap_or_default(),
         id => id,
     }
 }

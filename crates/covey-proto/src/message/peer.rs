@@ -1,10 +1,12 @@
-//! Per-peer state: message-ID allocation, the RTO estimator and NSTART accounting.
+//! Per-peer state: message-ID allocation, the RTO estimator, PROBING_RATE and the references
+//! that keep a peer. The exchange layer keeps its NSTART accounting per peer itself
+//! (exchange/nstart.rs) and says which peers it is busy with when one is to be evicted.
 
-use crate::cc::PeerEstimator;
+use crate::cc::{PeerEstimator, RtoEstimator};
 use crate::config::Config;
 use crate::hash::{seeded_map, AddrKey, Map};
 use crate::message::outbox::LocalId;
-use crate::storage::fair_share::RefusalMemo;
+use crate::storage::fair_share::{Beyond, RefusalMemo};
 use crate::storage::slab::{Slab, SlabKey};
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
@@ -15,34 +17,28 @@ const MID_BLOCK_SHIFT: u32 = 12;
 
 /// State kept for one remote endpoint.
 #[derive(Debug)]
-pub(crate) struct Peer {
-    pub addr: SocketAddr,
-    pub estimator: PeerEstimator,
+struct Peer {
+    addr: SocketAddr,
+    estimator: PeerEstimator,
     next_mid: u16,
     current_block: Option<usize>,
     /// Last time a MID of each block was handed out.
     block_last_used: [Option<Instant>; MID_BLOCKS],
-    /// Exchanges counting against NSTART.
-    pub in_flight: usize,
-    /// Exchanges waiting for an NSTART slot: an intrusive FIFO through the exchange table.
-    pub queue_head: Option<SlabKey>,
-    pub queue_tail: Option<SlabKey>,
-    pub queue_len: usize,
     /// Exchanges, transmissions and observations that point at this peer.
-    pub refs: usize,
-    pub last_used: Instant,
+    refs: usize,
+    last_used: Instant,
     /// The last exchange timed out and nothing was heard since: sending is limited to
     /// PROBING_RATE (RFC 7252 §4.7).
-    pub unresponsive: bool,
+    unresponsive: bool,
     /// When the next message may go to an unresponsive peer.
-    pub probe_allowed_at: Instant,
+    probe_allowed_at: Instant,
     /// The local socket the peer last reached, to answer from.
-    pub local: LocalId,
+    local: LocalId,
 }
 
 impl Peer {
     /// The next message ID, or `None` when reusing it now would break the reuse interval.
-    pub fn allocate_mid(&mut self, now: Instant, reuse: Duration) -> Option<u16> {
+    fn allocate_mid(&mut self, now: Instant, reuse: Duration) -> Option<u16> {
         let mid = self.next_mid;
         let block = (mid >> MID_BLOCK_SHIFT) as usize;
         if self.current_block != Some(block) {
@@ -68,7 +64,7 @@ pub(crate) struct PeerTable {
     peers: Slab<Peer>,
     by_addr: Map<AddrKey, PeerKey>,
     /// The last source refused a new peer while the table was full.
-    pub refusals: RefusalMemo,
+    refusals: RefusalMemo,
 }
 
 impl PeerTable {
@@ -84,18 +80,20 @@ impl PeerTable {
         self.by_addr.get(&AddrKey(*addr)).copied()
     }
 
-    /// The peer for `addr`, created (evicting an idle one if needed) when absent.
+    /// The peer for `addr`, created (evicting an idle one if needed) when absent; `busy`
+    /// tells the peers an exchange of ours is in flight or queued to, which stay.
     pub fn get_or_insert(
         &mut self,
         addr: SocketAddr,
         now: Instant,
         config: &Config,
         first_mid: u16,
+        busy: impl Fn(PeerKey) -> bool,
     ) -> Option<PeerKey> {
         if let Some(k) = self.lookup(&addr) {
             return Some(k);
         }
-        if self.peers.is_full() && !self.evict_idle() {
+        if self.peers.is_full() && !self.evict_idle(busy) {
             return None;
         }
         let peer = Peer {
@@ -104,10 +102,6 @@ impl PeerTable {
             next_mid: first_mid,
             current_block: None,
             block_last_used: [None; MID_BLOCKS],
-            in_flight: 0,
-            queue_head: None,
-            queue_tail: None,
-            queue_len: 0,
             refs: 0,
             last_used: now,
             unresponsive: false,
@@ -119,18 +113,23 @@ impl PeerTable {
         Some(key)
     }
 
-    /// Forgets the least recently used peer that nothing refers to; false if there is none.
-    pub fn evict_idle(&mut self) -> bool {
-        self.evict_idle_of(|_| true)
+    /// Forgets the least recently used peer that nothing refers to and `busy` does not
+    /// name; false if there is none.
+    pub fn evict_idle(&mut self, busy: impl Fn(PeerKey) -> bool) -> bool {
+        self.evict_idle_of(|_| true, busy)
     }
 
     /// Forgets the least recently used peer at an address `chosen` accepts that nothing
-    /// refers to; false if there is none.
-    pub fn evict_idle_of(&mut self, chosen: impl Fn(&SocketAddr) -> bool) -> bool {
+    /// refers to and `busy` does not name; false if there is none.
+    pub fn evict_idle_of(
+        &mut self,
+        chosen: impl Fn(&SocketAddr) -> bool,
+        busy: impl Fn(PeerKey) -> bool,
+    ) -> bool {
         let victim = self
             .peers
             .iter()
-            .filter(|(_, p)| p.refs == 0 && p.in_flight == 0 && p.queue_len == 0)
+            .filter(|&(k, p)| p.refs == 0 && !busy(k))
             .filter(|(_, p)| chosen(&p.addr))
             .min_by_key(|(_, p)| p.last_used)
             .map(|(k, _)| k);
@@ -157,20 +156,203 @@ impl PeerTable {
         self.peers.capacity()
     }
 
-    /// Every peer with its key.
-    pub fn entries(&self) -> impl Iterator<Item = (PeerKey, &Peer)> {
-        self.peers.iter()
+    /// Whether the last source refused a new peer while the table was full refuses `addr`.
+    pub fn refuses(&self, addr: &SocketAddr) -> bool {
+        self.refusals.refuses(addr)
     }
 
-    pub fn get(&self, key: PeerKey) -> Option<&Peer> {
-        self.peers.get(key)
+    /// Remembers the source refused a new peer while the table was full.
+    pub fn remember_refusal(&mut self, beyond: Beyond) {
+        self.refusals.remember(beyond);
     }
 
-    pub fn get_mut(&mut self, key: PeerKey) -> Option<&mut Peer> {
-        self.peers.get_mut(key)
+    /// The address of every peer.
+    pub fn addrs(&self) -> impl Iterator<Item = SocketAddr> + '_ {
+        self.peers.iter().map(|(_, p)| p.addr)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Peer> {
-        self.peers.iter().map(|(_, p)| p)
+    /// Every peer's address and current RTO estimate.
+    pub fn rtos(&self) -> impl Iterator<Item = (SocketAddr, Duration)> + '_ {
+        self.peers
+            .iter()
+            .map(|(_, p)| (p.addr, p.estimator.current_rto()))
+    }
+
+    /// The peer at an address `chosen` accepts that may be freed: not one `busy` names (an
+    /// exchange of ours to it is in flight or queued); one nothing refers to first, else
+    /// the least recently used.
+    pub fn to_free(
+        &self,
+        chosen: impl Fn(&SocketAddr) -> bool,
+        busy: impl Fn(PeerKey) -> bool,
+    ) -> Option<PeerKey> {
+        self.peers
+            .iter()
+            .filter(|&(k, p)| chosen(&p.addr) && !busy(k))
+            .min_by_key(|(_, p)| (p.refs > 0, p.last_used))
+            .map(|(k, _)| k)
+    }
+
+    /// Forgets peer `key` if nothing refers to it; false if it stays.
+    pub fn remove_unreferenced(&mut self, key: PeerKey) -> bool {
+        self.peers.get(key).is_some_and(|p| p.refs == 0) && self.remove(key)
+    }
+
+    /// The address of peer `key`.
+    pub fn addr(&self, key: PeerKey) -> Option<SocketAddr> {
+        self.peers.get(key).map(|p| p.addr)
+    }
+
+    /// The local socket peer `key` last reached.
+    pub fn local(&self, key: PeerKey) -> Option<LocalId> {
+        self.peers.get(key).map(|p| p.local)
+    }
+
+    /// Remembers `local` as the socket peer `key` last reached.
+    pub fn set_local(&mut self, key: PeerKey, local: LocalId) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.local = local;
+        }
+    }
+
+    /// The next message ID towards peer `key`, or `None` when there is no such peer or
+    /// reusing the ID now would break the reuse interval.
+    pub fn allocate_mid(&mut self, key: PeerKey, now: Instant, reuse: Duration) -> Option<u16> {
+        self.peers.get_mut(key)?.allocate_mid(now, reuse)
+    }
+
+    /// The RTO estimator of peer `key`.
+    pub fn estimator(&self, key: PeerKey) -> Option<&PeerEstimator> {
+        self.peers.get(key).map(|p| &p.estimator)
+    }
+
+    /// The RTO estimator of peer `key`, to feed.
+    pub fn estimator_mut(&mut self, key: PeerKey) -> Option<&mut PeerEstimator> {
+        self.peers.get_mut(key).map(|p| &mut p.estimator)
+    }
+
+    /// One more exchange, transmission or observation refers to peer `key`.
+    pub fn hold(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.refs += 1;
+        }
+    }
+
+    /// One exchange, transmission or observation no longer refers to peer `key`.
+    pub fn release(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.refs = p.refs.saturating_sub(1);
+        }
+    }
+
+    /// Peer `key` was used at `now` (the least recently used idle peer is evicted first).
+    pub fn touch(&mut self, key: PeerKey, now: Instant) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.last_used = now;
+        }
+    }
+
+    /// An exchange with peer `key` timed out or it is unreachable: from `now` on, sending
+    /// to it is limited to PROBING_RATE until it is heard from.
+    pub fn mark_unresponsive(&mut self, key: PeerKey, now: Instant) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.unresponsive = true;
+            p.probe_allowed_at = now;
+        }
+    }
+
+    /// Peer `key` was heard from: it is no longer limited to PROBING_RATE.
+    pub fn mark_responsive(&mut self, key: PeerKey) {
+        if let Some(p) = self.peers.get_mut(key) {
+            p.unresponsive = false;
+        }
+    }
+
+    /// When the next message may go to peer `key`, if it is unresponsive and that is
+    /// later than `now`.
+    pub fn probe_wait(&self, key: PeerKey, now: Instant) -> Option<Instant> {
+        let p = self.peers.get(key)?;
+        (p.unresponsive && now < p.probe_allowed_at).then_some(p.probe_allowed_at)
+    }
+
+    /// Spends `wait` of peer `key`'s PROBING_RATE budget from `now`, if it is unresponsive.
+    pub fn charge_probe(&mut self, key: PeerKey, now: Instant, wait: Duration) {
+        if let Some(p) = self.peers.get_mut(key) {
+            if p.unresponsive {
+                p.probe_allowed_at = now + wait;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    fn addr(i: u32) -> SocketAddr {
+        format!("192.0.2.{}:5683", i).parse().unwrap()
+    }
+
+    /// A full table of `n` peers, peer `i` last used at second `i + 1`.
+    fn table(n: usize) -> (PeerTable, alloc::vec::Vec<PeerKey>) {
+        let config = Config {
+            max_peers: n,
+            ..Config::default()
+        };
+        let mut peers = PeerTable::new(&config, 7);
+        let keys = (0..n)
+            .map(|i| {
+                let now = Instant::from_secs(i as u64 + 1);
+                peers.get_or_insert(addr(i as u32), now, &config, 0, |_| false)
+            })
+            .map(Option::unwrap)
+            .collect();
+        assert!(peers.is_full());
+        (peers, keys)
+    }
+
+    #[test]
+    fn eviction_spares_referenced_and_busy_peers_and_takes_the_least_recently_used() {
+        let (mut peers, k) = table(4);
+        peers.hold(k[0]);
+        assert!(peers.evict_idle(|key| key == k[1]));
+        assert_eq!(peers.lookup(&addr(2)), None);
+        assert_eq!(peers.addr(k[0]), Some(addr(0)));
+        assert_eq!(peers.addr(k[1]), Some(addr(1)));
+        peers.release(k[0]);
+        assert!(peers.evict_idle_of(|a| *a != addr(0), |_| false));
+        assert_eq!(peers.lookup(&addr(1)), None);
+        assert!(!peers.evict_idle(|key| key == k[0] || key == k[3]));
+    }
+
+    #[test]
+    fn the_peer_to_free_is_an_unreferenced_one_first_else_the_least_recently_used() {
+        let (mut peers, k) = table(3);
+        peers.hold(k[0]);
+        peers.hold(k[1]);
+        assert_eq!(peers.to_free(|_| true, |_| false), Some(k[2]));
+        assert_eq!(peers.to_free(|_| true, |key| key == k[2]), Some(k[0]));
+        peers.touch(k[0], Instant::from_secs(10));
+        assert_eq!(peers.to_free(|_| true, |key| key == k[2]), Some(k[1]));
+        assert!(!peers.remove_unreferenced(k[1]));
+        assert!(peers.remove_unreferenced(k[2]));
+        assert_eq!(peers.addr(k[2]), None);
+    }
+
+    #[test]
+    fn an_unresponsive_peer_waits_for_its_probe_budget_until_heard_from() {
+        let (mut peers, k) = table(1);
+        let now = Instant::from_secs(5);
+        let second = Duration::from_secs(1);
+        peers.charge_probe(k[0], now, second);
+        assert_eq!(peers.probe_wait(k[0], now), None);
+        peers.mark_unresponsive(k[0], now);
+        assert_eq!(peers.probe_wait(k[0], now), None);
+        peers.charge_probe(k[0], now, second);
+        assert_eq!(peers.probe_wait(k[0], now), Some(now + second));
+        assert_eq!(peers.probe_wait(k[0], now + second), None);
+        peers.mark_responsive(k[0]);
+        assert_eq!(peers.probe_wait(k[0], now), None);
     }
 }

@@ -142,12 +142,10 @@ impl Transmissions {
             return;
         };
         let draw = cx.rng.next_f64();
-        let base_rto = match cx.peers.get_mut(peer) {
-            Some(p) => {
-                p.refs += 1;
-                p.last_used = now;
-                p.estimator.base_rto(now, ongoing)
-            }
+        cx.peers.hold(peer);
+        cx.peers.touch(peer, now);
+        let base_rto = match cx.peers.estimator_mut(peer) {
+            Some(e) => e.base_rto(now, ongoing),
             None => cx.params.ack_timeout,
         };
         // Dithering: uniform in [RTO, RTO * ACK_RANDOM_FACTOR].
@@ -201,15 +199,15 @@ impl Transmissions {
         self.index
             .remove(key, MidKey::new(t.destination, t.message_id));
         cx.cancel_timer(key);
-        if let Some(p) = cx.peers.get_mut(t.peer) {
-            p.refs = p.refs.saturating_sub(1);
-            p.last_used = now;
-            if end != TransmissionEnd::TimedOut {
-                p.unresponsive = false;
-            }
-            if end == TransmissionEnd::Acknowledged {
+        cx.peers.release(t.peer);
+        cx.peers.touch(t.peer, now);
+        if end != TransmissionEnd::TimedOut {
+            cx.peers.mark_responsive(t.peer);
+        }
+        if end == TransmissionEnd::Acknowledged {
+            if let Some(e) = cx.peers.estimator_mut(t.peer) {
                 let rtt = now.saturating_duration_since(t.first_sent);
-                p.estimator.on_sample(now, rtt, t.retransmissions);
+                e.on_sample(now, rtt, t.retransmissions);
                 cx.stats.rtt_samples += 1;
                 cx.stats.rtt_total += rtt;
             }
@@ -235,10 +233,10 @@ impl Transmissions {
             let attempt = t.retransmissions as usize;
             let destination = t.destination;
             let (base, previous) = (t.base_rto, t.timeout);
-            let next = match cx.peers.get_mut(peer) {
-                Some(p) => {
-                    p.estimator.on_timeout(now);
-                    p.estimator.next_timeout(base, previous)
+            let next = match cx.peers.estimator_mut(peer) {
+                Some(e) => {
+                    e.on_timeout(now);
+                    e.next_timeout(base, previous)
                 }
                 None => previous * 2,
             };
@@ -249,8 +247,8 @@ impl Transmissions {
             cx.set_timer(key, now + next);
             Timeout::Retransmit(key, destination)
         } else {
-            if let Some(p) = cx.peers.get_mut(peer) {
-                p.estimator.on_timeout(now);
+            if let Some(e) = cx.peers.estimator_mut(peer) {
+                e.on_timeout(now);
             }
             Timeout::GaveUp(key)
         }

@@ -37,8 +37,8 @@ impl Endpoint {
         }
         let Some((remote, mid)) = self
             .peers
-            .get_mut(peer)
-            .and_then(|p| Some((p.addr, p.allocate_mid(now, reuse)?)))
+            .addr(peer)
+            .and_then(|addr| Some((addr, self.peers.allocate_mid(peer, now, reuse)?)))
         else {
             return false;
         };
@@ -53,7 +53,7 @@ impl Endpoint {
                 let Some(tx) = self.transmissions.reserve(peer, remote) else {
                     return false;
                 };
-                let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+                let ongoing = self.nstart.in_flight(peer);
                 self.arm_transmission(now, tx, mid, TransmissionOwner::Notification(key), ongoing);
                 self.rounds.hold(resource);
                 if let Some(o) = self.observers.get_mut(key) {

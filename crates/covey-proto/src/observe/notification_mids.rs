@@ -49,7 +49,7 @@ fn notification(observers: &Slab<Observer>, peers: &PeerTable, entry: u32) -> Op
         0 => o.last_non_mid?,
         _ => o.replaced_mid?,
     };
-    Some(MidKey::new(peers.get(o.peer)?.addr, mid))
+    Some(MidKey::new(peers.addr(o.peer)?, mid))
 }
 
 /// The index of notification message IDs.

@@ -24,7 +24,7 @@ fn registration(
     index: u32,
 ) -> Option<(SocketAddr, Token)> {
     let o = observers.get(observers.key_at(index as usize)?)?;
-    Some((peers.get(o.peer)?.addr, o.token))
+    Some((peers.addr(o.peer)?, o.token))
 }
 
 impl ObserverIndex {

@@ -34,7 +34,7 @@ impl Endpoint {
         let held = || {
             self.observers
                 .iter()
-                .filter_map(|(_, o)| Some((self.peers.get(o.peer)?.addr, 1)))
+                .filter_map(|(_, o)| Some((self.peers.addr(o.peer)?, 1)))
         };
         let holder = match judge(held, &remote, 1, limits) {
             Verdict::Evict(holder) => holder,
@@ -45,7 +45,7 @@ impl Endpoint {
             Verdict::Full => return false,
         };
         let victim = self.observers.iter().find_map(|(key, o)| {
-            let addr = self.peers.get(o.peer)?.addr;
+            let addr = self.peers.addr(o.peer)?;
             holder.holds(&addr).then_some(key)
         });
         let Some(key) = victim else {
@@ -59,7 +59,7 @@ impl Endpoint {
     /// An observation of the source whose unverified peers hold the most of the table.
     fn unverified_observer(&self, now: Instant) -> Option<SlabKey> {
         let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
-        let addr_of = |o: &crate::observe::observer::Observer| Some(self.peers.get(o.peer)?.addr);
+        let addr_of = |o: &crate::observe::observer::Observer| self.peers.addr(o.peer);
         let held = self
             .observers
             .iter()

@@ -201,9 +201,10 @@ impl Endpoint {
 
     /// Whether observer `o`'s address may be sent more than its amplification budget.
     fn is_observer_verified(&self, now: Instant, o: &Observer) -> bool {
-        self.peers
-            .get(o.peer)
-            .is_some_and(|p| self.is_unlimited(now, p.addr, self.local_addr(p.local)))
+        let (Some(addr), Some(local)) = (self.peers.addr(o.peer), self.peers.local(o.peer)) else {
+            return false;
+        };
+        self.is_unlimited(now, addr, self.local_addr(local))
     }
 
     /// Number of observers registered for `resource`.
@@ -237,9 +238,7 @@ impl Endpoint {
                 due: false,
             })
             .ok()?;
-        if let Some(p) = self.peers.get_mut(peer) {
-            p.refs += 1;
-        }
+        self.peers.hold(peer);
         self.observer_index
             .insert(&self.observers, &self.peers, key, remote, token);
         Some(key)
@@ -247,7 +246,7 @@ impl Endpoint {
 
     /// The address of observer `o`'s peer.
     fn observer_addr(&self, o: &Observer) -> Option<SocketAddr> {
-        self.peers.get(o.peer).map(|p| p.addr)
+        self.peers.addr(o.peer)
     }
 
     /// The observer registered by `remote` with `token`.
@@ -263,7 +262,7 @@ impl Endpoint {
             return;
         };
         let old = core::mem::replace(role.field(o), mid);
-        let Some(remote) = self.peers.get(o.peer).map(|p| p.addr) else {
+        let Some(remote) = self.peers.addr(o.peer) else {
             return;
         };
         // The entry of the old ID goes before the new one is indexed: a rehash reads IDs
@@ -292,9 +291,7 @@ impl Endpoint {
         if let Some(remote) = self.observer_addr(&o) {
             self.observer_index.remove(key, remote, o.token);
         }
-        if let Some(p) = self.peers.get_mut(o.peer) {
-            p.refs = p.refs.saturating_sub(1);
-        }
+        self.peers.release(o.peer);
     }
 
     /// Sends the error `response` that ends observer `key`'s observation (RFC 7641 §4.2),
@@ -312,14 +309,10 @@ impl Endpoint {
             return false;
         };
         let (token, peer, replaced) = (o.token, o.peer, o.in_flight);
-        let Some(remote) = self.peers.get(peer).map(|p| p.addr) else {
+        let Some(remote) = self.peers.addr(peer) else {
             return false;
         };
-        let Some(mid) = self
-            .peers
-            .get_mut(peer)
-            .and_then(|p| p.allocate_mid(now, reuse))
-        else {
+        let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
             return false;
         };
         let m = Outgoing {
@@ -382,7 +375,7 @@ impl Endpoint {
                 self.queue_datagram(remote, OutSource::Transmission(tx));
             }
             None => {
-                let ongoing = self.peers.get(peer).map_or(0, |p| p.in_flight);
+                let ongoing = self.nstart.in_flight(peer);
                 self.start_transmission(now, tx, mid, TransmissionOwner::SeparateResponse, ongoing);
             }
         }

@@ -38,12 +38,13 @@ impl Endpoint {
                 None => (o.sequence + 1) & 0xFF_FFFF,
             };
             let peer = o.peer;
-            let addressed = self.peers.get_mut(peer).and_then(|p| {
+            let addressed = self.peers.addr(peer).and_then(|addr| {
+                let local = self.peers.local(peer)?;
                 let mid = match confirmable {
                     Some((mid, _)) => mid,
-                    None => p.allocate_mid(now, reuse)?,
+                    None => self.peers.allocate_mid(peer, now, reuse)?,
                 };
-                Some((p.addr, p.local, mid))
+                Some((addr, local, mid))
             });
             let message_type = match confirmable {
                 Some(_) => MessageType::Confirmable,
