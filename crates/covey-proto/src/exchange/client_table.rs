@@ -196,3 +196,137 @@ impl ClientExchanges {
         self.nstart.stop_starting(outer);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::AppId;
+    use alloc::vec::Vec;
+    use covey_core::{Code, MessageType};
+
+    fn exchange(peer: PeerKey, token: Token, kind: ExchangeKind) -> ClientExchange {
+        ClientExchange {
+            remote: "192.0.2.1:5683".parse().unwrap(),
+            peer,
+            token,
+            confirmable: true,
+            kind,
+            state: ExchangeState::Queued,
+            next_queued: None,
+            counted: false,
+            retransmissions: 0,
+            multicast: false,
+            observe: None,
+            transfer: None,
+            echo_retries: 0,
+            owner: AppId(0),
+        }
+    }
+
+    fn get(token: &[u8]) -> Outgoing<'_> {
+        Outgoing {
+            message_type: MessageType::Confirmable,
+            code: Code::GET,
+            message_id: 0,
+            token,
+            options: &[],
+            extra: &[],
+            payload: &[],
+        }
+    }
+
+    /// A peer key, from a slab standing in for the peer table.
+    fn peer() -> (Slab<()>, PeerKey) {
+        let mut peers = Slab::with_capacity(1);
+        let key = peers.insert(()).unwrap();
+        (peers, key)
+    }
+
+    fn token(n: u8) -> Token {
+        Token::new(&[n]).unwrap()
+    }
+
+    #[test]
+    fn a_request_is_found_by_token_only_once_indexed_and_until_removed() {
+        let (_peers, p) = peer();
+        let mut pool = BufferPool::new(1152, 4096);
+        let mut table = ClientExchanges::new(2, 7);
+        let key = table
+            .insert(
+                exchange(p, token(1), ExchangeKind::Request),
+                &get(&[1]),
+                &mut pool,
+            )
+            .unwrap();
+        assert!(!table.token_in_use(&token(1)));
+        assert!(!table.template(key).is_empty());
+        table.index_token(key);
+        assert_eq!(table.by_token(&token(1)), Some(key));
+        assert_eq!(table.len(), 1);
+        assert!(table.remove(key, &mut pool).is_some());
+        assert_eq!(table.by_token(&token(1)), None);
+        assert!(table.template(key).is_empty());
+        assert_eq!(table.len(), 0);
+        assert!(table.remove(key, &mut pool).is_none());
+    }
+
+    #[test]
+    fn a_ping_is_not_indexed_and_a_full_table_refuses() {
+        let (_peers, p) = peer();
+        let mut pool = BufferPool::new(1152, 4096);
+        let mut table = ClientExchanges::new(1, 7);
+        let key = table
+            .insert(
+                exchange(p, Token::default(), ExchangeKind::Ping),
+                &get(&[]),
+                &mut pool,
+            )
+            .unwrap();
+        table.index_token(key);
+        assert!(!table.token_in_use(&Token::default()));
+        let refused = table.insert(
+            exchange(p, token(2), ExchangeKind::Request),
+            &get(&[2]),
+            &mut pool,
+        );
+        assert_eq!(refused, Err(InsertError::Full));
+        table.discard(key);
+        assert_eq!(table.len(), 0);
+    }
+
+    #[test]
+    fn removing_a_queued_exchange_takes_it_out_of_its_peers_queue() {
+        let (_peers, p) = peer();
+        let mut pool = BufferPool::new(1152, 4096);
+        let mut table = ClientExchanges::new(3, 7);
+        let keys: Vec<SlabKey> = (1..=3)
+            .map(|n| {
+                let k = table
+                    .insert(
+                        exchange(p, token(n), ExchangeKind::Request),
+                        &get(&[n]),
+                        &mut pool,
+                    )
+                    .unwrap();
+                table.index_token(k);
+                table.enqueue(p, k);
+                k
+            })
+            .collect();
+        assert_eq!(table.queued(p), 3);
+        assert!(table.is_busy(p) && !table.may_start(p, 1));
+        table.remove(keys[1], &mut pool);
+        assert_eq!(table.queued(p), 2);
+        assert_eq!(table.next_to_start(p, 1), Some(keys[0]));
+        table.count(p, keys[0]);
+        assert!(table.get(keys[0]).is_some_and(|e| e.counted));
+        assert_eq!(table.in_flight(p), 1);
+        assert_eq!(table.next_to_start(p, 1), None);
+        // A counted exchange leaves no queue; its slot is the caller's to give back.
+        table.remove(keys[0], &mut pool);
+        assert_eq!(table.in_flight(p), 1);
+        table.uncount(p);
+        assert_eq!(table.next_to_start(p, 1), Some(keys[2]));
+        assert_eq!(table.queued(p), 0);
+    }
+}
