@@ -34,13 +34,13 @@ impl Endpoint {
                 self.end_transmission(now, tx, TransmissionEnd::Acknowledged);
                 Some(key)
             }
-            MessageType::Confirmable | MessageType::NonConfirmable => token
-                .and_then(|t| self.tokens.get(&t).copied())
-                .filter(|k| {
+            MessageType::Confirmable | MessageType::NonConfirmable => {
+                token.and_then(|t| self.exchanges.by_token(&t)).filter(|k| {
                     self.exchanges
                         .get(*k)
                         .is_some_and(|e| !e.multicast && e.remote == remote)
-                }),
+                })
+            }
             MessageType::Reset => None,
         };
         if let Some(key) = exchange {

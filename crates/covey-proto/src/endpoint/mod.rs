@@ -14,7 +14,7 @@ use crate::storage::timer_layout::TimerLayout;
 use crate::config::{Config, ConfigError};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
-use crate::hash::{seeded_map, Map, SeededState};
+use crate::hash::SeededState;
 use crate::message::layer::Messages;
 use crate::message::outbox::{LocalId, OutSource};
 use crate::message::peer::{PeerKey, PeerTable};
@@ -34,11 +34,10 @@ use covey_core::{Message, Token};
 use crate::block;
 use crate::exchange::address_credit::AddressCredit;
 use crate::exchange::address_verification::AddressVerification;
-use crate::exchange::client_exchange::ClientExchange;
+use crate::exchange::client_table::ClientExchanges;
 use crate::exchange::held_response::HeldResponse;
 use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
-use crate::exchange::nstart::Nstart;
 use crate::message::reliability::Transmissions;
 use crate::message::transmission::TransmissionOwner;
 use crate::observe::notification_mids::NotificationMids;
@@ -69,9 +68,8 @@ pub struct Endpoint {
     pub(crate) rng: Rng,
     pub(crate) hasher: SeededState,
     pub(crate) peers: PeerTable,
-    pub(crate) exchanges: Slab<ClientExchange>,
-    pub(crate) exchange_bufs: SlotBufs,
-    pub(crate) tokens: Map<Token, SlabKey>,
+    /// Our requests, their stored messages, the index by token and NSTART per peer.
+    pub(crate) exchanges: ClientExchanges,
     /// CON messages awaiting their ACK.
     pub(crate) transmissions: Transmissions,
     pub(crate) incoming: Slab<IncomingExchange>,
@@ -91,8 +89,6 @@ pub struct Endpoint {
     pub(crate) events: VecDeque<(AppId, Event)>,
     /// The App acting now: new exchanges and timers belong to it.
     pub(crate) acting_app: AppId,
-    /// The exchange layer's NSTART count and queue per peer.
-    pub(crate) nstart: Nstart,
     /// The Apps' own random stream, apart from the engine's so Apps do not shift it.
     pub(crate) app_rng: Rng,
     pub(crate) timers: TimerQueue,
@@ -132,9 +128,7 @@ impl Endpoint {
         Ok(Endpoint {
             hasher: SeededState::with_seed(rng.next_u64()),
             peers: PeerTable::new(&config, rng.next_u64()),
-            exchanges: Slab::with_capacity(config.max_exchanges),
-            exchange_bufs: SlotBufs::default(),
-            tokens: seeded_map(rng.next_u64()),
+            exchanges: ClientExchanges::new(config.max_exchanges, rng.next_u64()),
             transmissions: Transmissions::new(transmissions, rng.next_u64()),
             incoming: Slab::with_capacity(config.max_incoming),
             incoming_bufs: SlotBufs::default(),
@@ -147,7 +141,6 @@ impl Endpoint {
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             events: VecDeque::new(),
             acting_app: AppId(0),
-            nstart: Nstart::default(),
             app_rng: Rng::new(rng.next_u64()),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,
@@ -302,7 +295,7 @@ impl Endpoint {
                     // One of our NON requests: its token names the exchange.
                     header.code.is_request().then(|| {
                         let token = Message::parse(&buf[..size]).ok()?.token();
-                        self.tokens.get(&token).copied().map(RequestId)
+                        self.exchanges.by_token(&token).map(RequestId)
                     })?
                 });
                 return Some(Transmit {
@@ -517,8 +510,8 @@ impl Endpoint {
                 return None;
             }
         }
-        let nstart = &self.nstart;
-        let busy = |k| nstart.is_busy(k);
+        let exchanges = &self.exchanges;
+        let busy = |k| exchanges.is_busy(k);
         let key = self
             .peers
             .get_or_insert(addr, now, &self.config, first_mid, busy);
@@ -532,7 +525,7 @@ impl Endpoint {
     pub(crate) fn new_token(&mut self) -> Token {
         loop {
             let token = Token::from_u64(self.rng.next_u64(), self.config.token_length);
-            if !self.tokens.contains_key(&token) {
+            if !self.exchanges.token_in_use(&token) {
                 return token;
             }
         }

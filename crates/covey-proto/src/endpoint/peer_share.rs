@@ -33,7 +33,7 @@ impl Endpoint {
         if self.peers.refuses(&addr) {
             return self
                 .peers
-                .evict_idle_of(|a| own.holds(a), |k| self.nstart.is_busy(k));
+                .evict_idle_of(|a| own.holds(a), |k| self.exchanges.is_busy(k));
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
         let held = || self.peers.addrs().map(|a| (a, 1));
@@ -41,11 +41,12 @@ impl Endpoint {
             Verdict::Refuse(beyond) => {
                 self.peers.remember_refusal(beyond);
                 self.peers
-                    .evict_idle_of(|a| own.holds(a), |k| self.nstart.is_busy(k))
+                    .evict_idle_of(|a| own.holds(a), |k| self.exchanges.is_busy(k))
             }
-            Verdict::Full => self.peers.evict_idle(|k| self.nstart.is_busy(k)),
+            Verdict::Full => self.peers.evict_idle(|k| self.exchanges.is_busy(k)),
             Verdict::Evict(holder) => {
-                self.free_peer_of(now, holder) || self.peers.evict_idle(|k| self.nstart.is_busy(k))
+                self.free_peer_of(now, holder)
+                    || self.peers.evict_idle(|k| self.exchanges.is_busy(k))
             }
         }
     }
@@ -54,7 +55,7 @@ impl Endpoint {
     /// an idle peer goes first, else a peer of the source most beyond its share; false if
     /// neither can go.
     pub(crate) fn make_room_for_own_request(&mut self, now: Instant) -> bool {
-        if self.peers.evict_idle(|k| self.nstart.is_busy(k)) {
+        if self.peers.evict_idle(|k| self.exchanges.is_busy(k)) {
             return true;
         }
         let limits = ShareLimits::new(&self.config.fair_share, self.peers.capacity());
@@ -73,7 +74,7 @@ impl Endpoint {
     /// The peer whose address `chosen` picks that may go: no exchange of ours under way, an
     /// idle one first, else the least recently used.
     fn peer_to_free(&self, chosen: impl Fn(&SocketAddr) -> bool) -> Option<PeerKey> {
-        self.peers.to_free(chosen, |k| self.nstart.is_busy(k))
+        self.peers.to_free(chosen, |k| self.exchanges.is_busy(k))
     }
 
     /// Forgets peer `victim`, ending the observations it holds; false if it could not go.

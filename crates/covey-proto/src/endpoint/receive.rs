@@ -246,7 +246,7 @@ impl Endpoint {
         } else {
             self.lifetimes.non
         };
-        let matched = self.tokens.get(&message.token()).copied().filter(|k| {
+        let matched = self.exchanges.by_token(&message.token()).filter(|k| {
             self.exchanges
                 .get(*k)
                 .is_some_and(|e| e.multicast || e.remote == remote)

@@ -90,7 +90,7 @@ impl Endpoint {
         // The wait is no longer than a piggy-backed answer may take.
         let window = self.config.piggyback_window;
         self.set_timer_for(TimerKind::Incoming, key, now + window);
-        let ongoing = self.nstart.in_flight(peer);
+        let ongoing = self.exchanges.in_flight(peer);
         self.start_transmission(now, tx, mid, TransmissionOwner::AddressCheck(key), ongoing);
         true
     }

@@ -6,6 +6,7 @@ use crate::event::{Event, Failure, RequestId};
 use crate::exchange::client_exchange::{
     BlockTransfer, ClientExchange, ExchangeKind, ExchangeState, ObserveState,
 };
+use crate::exchange::client_table::InsertError;
 use crate::message::outbox::OutSource;
 use crate::message::peer::PeerKey;
 use crate::message::transmission::{Transmission, TransmissionEnd, TransmissionOwner};
@@ -48,7 +49,7 @@ impl Endpoint {
             return Err(RequestError::ConfirmableMulticast);
         }
         let token = match params.token {
-            Some(t) if self.tokens.contains_key(&t) => return Err(RequestError::TokenInUse),
+            Some(t) if self.exchanges.token_in_use(&t) => return Err(RequestError::TokenInUse),
             Some(t) => t,
             None => self.new_token(),
         };
@@ -130,7 +131,7 @@ impl Endpoint {
             return Err(RequestError::UnknownRequest);
         };
         let (remote, token, confirmable) = (ex.remote, ex.token, ex.confirmable);
-        let template = self.exchange_bufs.get(id.0.index());
+        let template = self.exchanges.template(id.0);
         let mut copy = DatagramBuf::default();
         let extra = [CoapOption {
             number: OptionNumber::OBSERVE,
@@ -230,9 +231,8 @@ impl Endpoint {
             let local = self.local_id(Some(source));
             self.peers.set_local(peer, local);
         }
-        let key = self
-            .exchanges
-            .insert(ClientExchange {
+        let inserted = self.exchanges.insert(
+            ClientExchange {
                 remote,
                 peer,
                 token,
@@ -247,51 +247,46 @@ impl Endpoint {
                 transfer: setup.transfer,
                 echo_retries: 0,
                 owner: self.acting_app,
-            })
-            .map_err(|_| RequestError::Overload)?;
-        if self
-            .exchange_bufs
-            .slot(key.index())
-            .encode(template, &mut self.pool)
-            .is_err()
-        {
-            self.exchanges.remove(key);
-            return Err(RequestError::TooLarge);
-        }
+            },
+            template,
+            &mut self.pool,
+        );
+        let key = inserted.map_err(|e| match e {
+            InsertError::Full => RequestError::Overload,
+            InsertError::TooLarge => RequestError::TooLarge,
+        })?;
         let nstart = self.config.transmission.nstart;
         let max_queued = self.config.max_queued_per_peer;
         if self.peers.addr(peer).is_none() {
-            self.exchanges.remove(key);
+            self.exchanges.discard(key);
             return Err(RequestError::Overload);
         }
-        let start_now = self.nstart.may_start(peer, nstart);
-        if !start_now && self.nstart.queued(peer) >= max_queued {
-            self.exchanges.remove(key);
+        let start_now = self.exchanges.may_start(peer, nstart);
+        if !start_now && self.exchanges.queued(peer) >= max_queued {
+            self.exchanges.discard(key);
             return Err(RequestError::Overload);
         }
         self.peers.hold(peer);
         self.peers.touch(peer, now);
-        if kind == ExchangeKind::Request {
-            self.tokens.insert(token, key);
-        }
+        self.exchanges.index_token(key);
         if start_now {
             self.begin_exchange(now, key);
         } else {
-            self.nstart.enqueue(&mut self.exchanges, peer, key);
+            self.exchanges.enqueue(peer, key);
         }
         Ok(RequestId(key))
     }
 
     /// Starts queued exchanges while the peer has free NSTART slots.
     pub(crate) fn start_queued(&mut self, now: Instant, peer: PeerKey) {
-        let Some(outer) = self.nstart.start_starting(peer) else {
+        let Some(outer) = self.exchanges.start_starting(peer) else {
             return;
         };
         let nstart = self.config.transmission.nstart;
-        while let Some(head) = self.nstart.next_to_start(&mut self.exchanges, peer, nstart) {
+        while let Some(head) = self.exchanges.next_to_start(peer, nstart) {
             self.begin_exchange(now, head);
         }
-        self.nstart.stop_starting(outer);
+        self.exchanges.stop_starting(outer);
     }
 
     /// Sends the first transmission of a queued exchange, taking an NSTART slot.
@@ -327,12 +322,9 @@ impl Endpoint {
             self.fail_exchange(now, key, Failure::MessageIdsExhausted);
             return;
         };
-        let ongoing = self.nstart.in_flight(peer);
+        let ongoing = self.exchanges.in_flight(peer);
         if first {
-            self.nstart.count(peer);
-            if let Some(ex) = self.exchanges.get_mut(key) {
-                ex.counted = true;
-            }
+            self.exchanges.count(peer, key);
         }
         let owner = match kind {
             ExchangeKind::Request => TransmissionOwner::Request(key),
@@ -346,7 +338,7 @@ impl Endpoint {
             let encoded = match self.exchanges.get(key) {
                 Some(ex) => encode_request(
                     ex,
-                    self.exchange_bufs.get(key.index()),
+                    self.exchanges.template(key),
                     mid,
                     self.transmissions.buf_mut(tx),
                     &mut self.pool,
@@ -372,7 +364,7 @@ impl Endpoint {
             let encoded = match self.exchanges.get(key) {
                 Some(ex) => encode_request(
                     ex,
-                    self.exchange_bufs.get(key.index()),
+                    self.exchanges.template(key),
                     mid,
                     self.messages.slot_mut(slot),
                     &mut self.pool,
@@ -408,22 +400,14 @@ impl Endpoint {
 
     /// Removes an exchange, frees its NSTART slot and starts the next queued one.
     pub(crate) fn finish_exchange(&mut self, now: Instant, key: SlabKey) -> Option<ClientExchange> {
-        let ex = self.exchanges.remove(key)?;
-        self.exchange_bufs.release(key.index(), &mut self.pool);
-        if ex.kind == ExchangeKind::Request && self.tokens.get(&ex.token) == Some(&key) {
-            self.tokens.remove(&ex.token);
-        }
+        let ex = self.exchanges.remove(key, &mut self.pool)?;
         self.cancel_timer_for(TimerKind::Exchange, key);
         if let ExchangeState::AwaitingAck(tx) = ex.state {
             self.end_transmission(now, tx, TransmissionEnd::TimedOut);
         }
-        if ex.state == ExchangeState::Queued && !ex.counted {
-            self.nstart
-                .unlink(&mut self.exchanges, ex.peer, key, ex.next_queued);
-        }
         self.peers.release(ex.peer);
         if ex.counted {
-            self.nstart.uncount(ex.peer);
+            self.exchanges.uncount(ex.peer);
         }
         self.start_queued(now, ex.peer);
         Some(ex)

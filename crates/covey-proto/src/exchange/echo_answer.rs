@@ -77,6 +77,9 @@ impl Endpoint {
             return false;
         }
         let block_szx = self.config.block_szx;
+        // Only a safe method may be sent again from the start (an unsafe one was carried out).
+        let safe = Message::parse(self.exchanges.template(key))
+            .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH));
         let Some(ex) = self.exchanges.get_mut(key) else {
             return false;
         };
@@ -85,9 +88,6 @@ impl Endpoint {
             .as_ref()
             .and_then(|t| t.download_block)
             .map_or(block_szx, |b| b.szx);
-        // Only a safe method may be sent again from the start (an unsafe one was carried out).
-        let safe = Message::parse(self.exchange_bufs.get(key.index()))
-            .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH));
         if !safe || block.num != 0 || block.szx >= wanted || ex.echo_retries >= MAX_ECHO_RETRIES {
             return false;
         }
@@ -103,7 +103,7 @@ impl Endpoint {
 
     /// Replaces the Echo option of exchange `key`'s stored request with `value`.
     fn put_echo_in_template(&mut self, key: SlabKey, value: &[u8]) -> bool {
-        let template = self.exchange_bufs.get(key.index());
+        let template = self.exchanges.template(key);
         let payload = Message::parse(template).map_or(&[][..], |m| m.payload());
         let extra = [CoapOption {
             number: OptionNumber::ECHO,
@@ -121,7 +121,7 @@ impl Endpoint {
         )
         .is_ok();
         if ok {
-            core::mem::swap(self.exchange_bufs.slot(key.index()), &mut updated);
+            self.exchanges.swap_template(key, &mut updated);
         }
         updated.release(&mut self.pool);
         ok

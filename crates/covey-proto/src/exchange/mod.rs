@@ -7,6 +7,7 @@ pub(crate) mod address_credit;
 pub(crate) mod address_verification;
 pub(crate) mod client;
 pub(crate) mod client_exchange;
+pub(crate) mod client_table;
 pub(crate) mod echo_answer;
 pub(crate) mod echo_challenge;
 pub(crate) mod error;

@@ -2,8 +2,10 @@
 //! exchanges are in flight and the queue of those waiting for a slot.
 //!
 //! The queue is an intrusive FIFO through the exchange table: [`Nstart`] keeps its ends and
-//! length and takes the exchanges it links as an argument. A peer with exchanges in flight or
-//! queued may not be evicted; the endpoint asks [`Nstart::is_busy`] when it makes room.
+//! length and takes the exchanges it links as an argument; the client exchange table
+//! (`exchange/client_table.rs`) owns it beside them. A peer with exchanges in flight or queued
+//! may not be evicted; the endpoint asks [`Nstart::is_busy`] (through the table) when it makes
+//! room.
 
 use crate::exchange::client_exchange::ClientExchange;
 use crate::message::peer::PeerKey;

@@ -283,7 +283,7 @@ impl Endpoint {
                 self.transmissions.unreserve(tx);
                 return Err(RespondError::TooLarge);
             }
-            let ongoing = self.nstart.in_flight(peer);
+            let ongoing = self.exchanges.in_flight(peer);
             self.start_transmission(
                 now,
                 tx,

@@ -109,7 +109,7 @@ impl Endpoint {
                 self.cancel_timer_for(TimerKind::Exchange, key);
                 if was_counted {
                     // An established observation no longer holds an NSTART slot.
-                    self.nstart.uncount(peer);
+                    self.exchanges.uncount(peer);
                     self.start_queued(now, peer);
                 }
                 self.deliver(now, key, source, datagram, body, false);

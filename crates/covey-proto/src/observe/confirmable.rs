@@ -53,7 +53,7 @@ impl Endpoint {
                 let Some(tx) = self.transmissions.reserve(peer, remote) else {
                     return false;
                 };
-                let ongoing = self.nstart.in_flight(peer);
+                let ongoing = self.exchanges.in_flight(peer);
                 self.arm_transmission(now, tx, mid, TransmissionOwner::Notification(key), ongoing);
                 self.rounds.hold(resource);
                 if let Some(o) = self.observers.get_mut(key) {

@@ -375,7 +375,7 @@ impl Endpoint {
                 self.queue_datagram(remote, OutSource::Transmission(tx));
             }
             None => {
-                let ongoing = self.nstart.in_flight(peer);
+                let ongoing = self.exchanges.in_flight(peer);
                 self.start_transmission(now, tx, mid, TransmissionOwner::SeparateResponse, ongoing);
             }
         }
