@@ -7,6 +7,13 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s\n' "$*"; }
 
+# The fuzz step at the end needs a nightly toolchain (cargo fuzz's libFuzzer instrumentation)
+# and installs cargo-fuzz into ~/.cargo/bin: say so now, not after twenty minutes of tests.
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  echo "scripts/test.sh needs a nightly Rust toolchain for its fuzz step: rustup toolchain install nightly" >&2
+  exit 1
+fi
+
 # Debian packages the interop tests run: libcoap's client/server and Wireshark's dissector.
 need_debs=()
 command -v coap-client-notls >/dev/null || need_debs+=(libcoap3-bin)
@@ -69,8 +76,7 @@ fi
 grep -q "test result: ok. [1-9]" target/test-output.txt
 
 log "fuzz smoke (${FUZZ_SECONDS:=20} s per target)"
-# cargo fuzz needs nightly (libFuzzer instrumentation); the image ships it beside stable.
-rustup toolchain list | grep -q '^nightly' || { echo "no nightly toolchain: cannot run cargo fuzz"; exit 1; }
+# cargo fuzz needs nightly (checked at the start); cargo-fuzz goes into ~/.cargo/bin.
 command -v cargo-fuzz >/dev/null || cargo install --quiet --locked cargo-fuzz
 for target in message uri link_format; do
   scratch=$(mktemp -d)
