@@ -83,3 +83,24 @@ pub(crate) struct BlockTransfer {
     /// The body size the server announced (Size2), which bounds the download.
     pub size2: Option<u32>,
 }
+
+/// A queued confirmable exchange for `peer`, for the exchange layer's unit tests.
+#[cfg(test)]
+pub(crate) fn queued_for_test(peer: PeerKey, token: Token, kind: ExchangeKind) -> ClientExchange {
+    ClientExchange {
+        remote: "192.0.2.1:5683".parse().unwrap(),
+        peer,
+        token,
+        confirmable: true,
+        kind,
+        state: ExchangeState::Queued,
+        next_queued: None,
+        counted: false,
+        retransmissions: 0,
+        multicast: false,
+        observe: None,
+        transfer: None,
+        echo_retries: 0,
+        owner: AppId(0),
+    }
+}

@@ -200,27 +200,11 @@ impl ClientExchanges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::AppId;
     use alloc::vec::Vec;
     use covey_core::{Code, MessageType};
 
     fn exchange(peer: PeerKey, token: Token, kind: ExchangeKind) -> ClientExchange {
-        ClientExchange {
-            remote: "192.0.2.1:5683".parse().unwrap(),
-            peer,
-            token,
-            confirmable: true,
-            kind,
-            state: ExchangeState::Queued,
-            next_queued: None,
-            counted: false,
-            retransmissions: 0,
-            multicast: false,
-            observe: None,
-            transfer: None,
-            echo_retries: 0,
-            owner: AppId(0),
-        }
+        crate::exchange::client_exchange::queued_for_test(peer, token, kind)
     }
 
     fn get(token: &[u8]) -> Outgoing<'_> {

@@ -182,28 +182,16 @@ impl Nstart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::AppId;
-    use crate::exchange::client_exchange::{ExchangeKind, ExchangeState};
+    use crate::exchange::client_exchange::ExchangeKind;
     use alloc::vec;
     use covey_core::Token;
 
     fn exchange(peer: PeerKey) -> ClientExchange {
-        ClientExchange {
-            remote: "192.0.2.1:5683".parse().unwrap(),
+        crate::exchange::client_exchange::queued_for_test(
             peer,
-            token: Token::default(),
-            confirmable: true,
-            kind: ExchangeKind::Request,
-            state: ExchangeState::Queued,
-            next_queued: None,
-            counted: false,
-            retransmissions: 0,
-            multicast: false,
-            observe: None,
-            transfer: None,
-            echo_retries: 0,
-            owner: AppId(0),
-        }
+            Token::default(),
+            ExchangeKind::Request,
+        )
     }
 
     /// A peer key, from a slab standing in for the peer table.
