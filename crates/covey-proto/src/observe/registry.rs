@@ -244,6 +244,29 @@ impl Endpoint {
         Some(key)
     }
 
+    /// The network says nothing listens at `remote` any more (ICMP port unreachable): its
+    /// client exchanges fail as with [`Endpoint::handle_unreachable`], and the observations
+    /// registered from there end, as an RST to a notification ends them (RFC 7641 §3.6,
+    /// §4.5): notifying a closed port only draws more ICMP errors. Returns how many ended.
+    pub fn handle_port_closed(&mut self, now: Instant, remote: SocketAddr) -> usize {
+        let mut ended = 0;
+        for index in 0..self.observers.capacity() {
+            let Some(key) = self.observers.key_at(index) else {
+                continue;
+            };
+            let there = self
+                .observers
+                .get(key)
+                .is_some_and(|o| self.observer_addr(o) == Some(remote));
+            if there {
+                self.remove_observer(now, key);
+                ended += 1;
+            }
+        }
+        self.handle_unreachable(now, remote);
+        ended
+    }
+
     /// The address of observer `o`'s peer.
     fn observer_addr(&self, o: &Observer) -> Option<SocketAddr> {
         self.peers.addr(o.peer)

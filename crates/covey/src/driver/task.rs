@@ -538,18 +538,28 @@ impl Task {
 
     /// Fails the exchanges towards an unreachable destination: those of the async API with
     /// what the network said, the hosted App's through the engine (which also slows new
-    /// requests to it down to PROBING_RATE). Served requests and observers are unaffected.
+    /// requests to it down to PROBING_RATE). When the destination's host says its port is
+    /// closed, the observations it registered from there end too; served requests, and
+    /// observers behind a route that may come back, are unaffected.
     fn on_unreachable(&mut self, now: Instant, unreachable: Unreachable) {
         let Unreachable {
             destination,
             reason,
+            port_closed,
         } = unreachable;
         tracing::debug!(%destination, "unreachable: {reason}");
         self.fail_towards(now, destination, || Error::Unreachable {
             addr: destination,
             reason: reason.to_string(),
         });
-        self.node.endpoint.handle_unreachable(now, destination);
+        if port_closed {
+            let ended = self.node.endpoint.handle_port_closed(now, destination);
+            if ended > 0 {
+                tracing::debug!(%destination, "{reason}: {ended} observation(s) ended");
+            }
+        } else {
+            self.node.endpoint.handle_unreachable(now, destination);
+        }
     }
 
     fn begin_closing(&mut self, done: Option<oneshot::Sender<()>>) {

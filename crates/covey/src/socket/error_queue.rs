@@ -19,6 +19,9 @@ pub(crate) struct Unreachable {
     pub destination: SocketAddr,
     /// What the network said, e.g. "ICMP port unreachable".
     pub reason: &'static str,
+    /// The destination host itself said nothing listens on that port (port or protocol
+    /// unreachable): a hard error, unlike a route or neighbour that may come back.
+    pub port_closed: bool,
 }
 
 /// Room for the control messages of one error-queue entry (the extended error and the
@@ -74,9 +77,11 @@ pub(super) fn recv(fd: BorrowedFd<'_>) -> io::Result<Option<Unreachable>> {
     let Some(reason) = unreachable_reason(error.origin, error.icmp_type, error.icmp_code) else {
         return Ok(None);
     };
+    let port_closed = closes_port(error.origin, error.icmp_type, error.icmp_code);
     Ok(name.as_socket().map(|destination| Unreachable {
         destination: super::canonical_socket_addr(destination),
         reason,
+        port_closed,
     }))
 }
 
@@ -128,6 +133,15 @@ fn extended_error(control: &[u8]) -> Option<ExtendedError> {
         rest = rest.get(align(len)?..)?;
     }
     None
+}
+
+/// Whether an ICMP error comes from the destination host saying no one listens there (RFC 1122
+/// §3.2.2.1 calls port and protocol unreachable hard errors; the others may be transient).
+fn closes_port(origin: u8, icmp_type: u8, code: u8) -> bool {
+    matches!(
+        (origin, icmp_type, code),
+        (ORIGIN_ICMP, 3, 2 | 3) | (ORIGIN_ICMP6, 1, 4)
+    )
 }
 
 /// What an ICMP error says, when it says the destination cannot be reached.
@@ -206,6 +220,17 @@ mod tests {
         // Our level and type with a payload too short for the struct.
         assert_eq!(extended_error(&cmsg(0, 11, &[0; 8])), None);
         assert_eq!(extended_error(&[]), None);
+    }
+
+    #[test]
+    fn only_port_and_protocol_unreachable_close_the_port() {
+        assert!(closes_port(ORIGIN_ICMP, 3, 3), "port");
+        assert!(closes_port(ORIGIN_ICMP, 3, 2), "protocol");
+        assert!(closes_port(ORIGIN_ICMP6, 1, 4), "ICMPv6 port");
+        assert!(!closes_port(ORIGIN_ICMP, 3, 1), "host: may come back");
+        assert!(!closes_port(ORIGIN_ICMP6, 1, 3), "address: may come back");
+        assert!(!closes_port(ORIGIN_ICMP6, 1, 0), "no route");
+        assert!(!closes_port(ORIGIN_ICMP, 12, 0), "parameter problem");
     }
 
     #[test]

@@ -274,6 +274,7 @@ mod tests {
         let expected = Unreachable {
             destination: closed,
             reason: "ICMP port unreachable",
+            port_closed: true,
         };
         assert_eq!(found, vec![expected]);
         assert_eq!(drain(&socket, 8), (0, Vec::new()));
