@@ -1,6 +1,9 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
 mod invalid_code;
+mod notification;
+mod notification_transmit;
+mod observation;
 mod outgoing;
 mod peer_share;
 mod receive;
@@ -40,10 +43,8 @@ use crate::exchange::incoming_exchange::IncomingExchange;
 use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::reliability::Transmissions;
 use crate::message::transmission::TransmissionOwner;
-use crate::observe::notification_mids::NotificationMids;
-use crate::observe::observer::Observer;
-use crate::observe::observer_index::ObserverIndex;
-use crate::observe::round::{Rounds, NOTIFICATIONS_PER_QUEUED};
+use crate::observe::observers::Observers;
+use crate::observe::round::NOTIFICATIONS_PER_QUEUED;
 
 /// What `poll_transmit` reads from a queued datagram's entry.
 struct TransmitMeta {
@@ -95,15 +96,8 @@ pub struct Endpoint {
     pub(crate) timer_layout: TimerLayout,
     pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
-    pub(crate) observers: Slab<Observer>,
-    /// The last holder refused a place in the full observer table.
-    pub(crate) observer_refusals: RefusalMemo,
-    /// Observers by (address, token).
-    pub(crate) observer_index: ObserverIndex,
-    /// Observers by the message IDs of their notifications, so an RST ends the observation.
-    pub(crate) notification_mids: NotificationMids,
-    /// Notification rounds under way: one shared representation per resource.
-    pub(crate) rounds: Rounds,
+    /// The observe layer: observers, their indices and notification rounds.
+    pub(crate) observers: Observers,
     pub(crate) uploads: block::Uploads,
     pub(crate) bodies: block::BodyCache,
     /// Echo values issued and the peer addresses verified with them (server side).
@@ -151,11 +145,7 @@ impl Endpoint {
                 non: config.transmission.non_lifetime(),
                 mid_reuse: config.mid_reuse(),
             },
-            observers: Slab::with_capacity(config.max_observers),
-            observer_refusals: RefusalMemo::default(),
-            observer_index: ObserverIndex::new(rng.next_u64()),
-            notification_mids: NotificationMids::new(rng.next_u64()),
-            rounds: Rounds::default(),
+            observers: Observers::new(config.max_observers, rng.next_u64(), rng.next_u64()),
             uploads: block::Uploads::new(&config, rng.next_u64()),
             bodies: block::BodyCache::new(&config, rng.next_u64()),
             address_verification: AddressVerification::from_seed(seed),
@@ -227,21 +217,22 @@ impl Endpoint {
         // A round's notifications take turns with the other queued datagrams: one of those,
         // then a few notifications, so a round to every observer does not hold back
         // responses (a response queued before the round goes first, as it did).
-        let queued_first = self.rounds.credit == 0 && !self.messages.nothing_queued();
-        if self.rounds.any_due() && !queued_first {
+        let queued_first = self.observers.credit() == 0 && !self.messages.nothing_queued();
+        if self.observers.any_due() && !queued_first {
             if let Some(t) = self.transmit_notification(now, buf) {
                 // Credit is spent only while something waits: the next datagram queued
                 // then goes at once.
-                self.rounds.credit = match self.messages.nothing_queued() {
+                let credit = match self.messages.nothing_queued() {
                     true => 0,
-                    false => self.rounds.credit.saturating_sub(1),
+                    false => self.observers.credit().saturating_sub(1),
                 };
+                self.observers.set_credit(credit);
                 return Some(t);
             }
         }
         match self.transmit_queued(now, buf) {
             Some(t) => {
-                self.rounds.credit = NOTIFICATIONS_PER_QUEUED;
+                self.observers.set_credit(NOTIFICATIONS_PER_QUEUED);
                 Some(t)
             }
             None => self.transmit_notification(now, buf),

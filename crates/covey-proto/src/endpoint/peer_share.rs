@@ -79,14 +79,7 @@ impl Endpoint {
 
     /// Forgets peer `victim`, ending the observations it holds; false if it could not go.
     fn free_peer(&mut self, now: Instant, victim: PeerKey) -> bool {
-        for index in 0..self.observers.capacity() {
-            let Some(key) = self.observers.key_at(index) else {
-                continue;
-            };
-            if self.observers.get(key).is_some_and(|o| o.peer == victim) {
-                self.remove_observer(now, key);
-            }
-        }
+        self.end_observations_where(now, |_, o| o.peer == victim);
         self.peers.remove_unreferenced(victim)
     }
 }

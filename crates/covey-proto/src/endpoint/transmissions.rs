@@ -69,7 +69,7 @@ impl Endpoint {
         let t = self.transmissions.end(cx, now, key, end)?;
         if let TransmissionOwner::Notification(observer) = t.owner {
             if let Some(resource) = self.observers.get(observer).map(|o| o.resource) {
-                self.rounds.release(resource, &mut self.pool);
+                self.observers.release_round(resource, &mut self.pool);
             }
         }
         Some(t)

@@ -3,15 +3,13 @@
 //! round's shared representation: a NON with a fresh message ID, or the first copy of the
 //! observer's CON in flight. Retransmissions of that CON are written the same way.
 
-use crate::endpoint::Endpoint;
+use super::Endpoint;
 use crate::message::datagram::{LocalAddr, Transmit};
-use crate::message::wire::notification_into;
 use crate::observe::notification_mids::MidRole;
-use crate::observe::observer::Observer;
 use crate::stats::DropCause;
 use crate::storage::slab::SlabKey;
 use crate::Instant;
-use covey_core::{uint, CoapOption, Header, MessageType, OptionNumber};
+use covey_core::{Header, MessageType};
 
 impl Endpoint {
     /// Writes the next due observer's notification into `buf`; `None` once nobody is due.
@@ -23,7 +21,7 @@ impl Endpoint {
         buf: &mut [u8],
     ) -> Option<Transmit> {
         let reuse = self.lifetimes.mid_reuse;
-        while let Some(key) = self.rounds.next_due(&self.observers) {
+        while let Some(key) = self.observers.next_due() {
             let Some(o) = self.observers.get(key) else {
                 continue;
             };
@@ -51,12 +49,10 @@ impl Endpoint {
                 None => MessageType::NonConfirmable,
             };
             let written = addressed.and_then(|(_, _, mid)| {
-                let o = self.observers.get(key)?;
-                self.write_notification(o, message_type, mid, sequence, buf)
+                self.observers
+                    .write_notification(key, message_type, mid, sequence, buf)
             });
-            if let Some(o) = self.observers.get_mut(key) {
-                self.rounds.settle(o, &mut self.pool);
-            }
+            self.observers.settle(key, &mut self.pool);
             let (Some((remote, local, mid)), Some(size)) = (addressed, written) else {
                 let cause = match addressed {
                     Some(_) => DropCause::TooLarge,
@@ -75,7 +71,8 @@ impl Endpoint {
                     o.sequence = sequence;
                     o.since_con += 1;
                 }
-                self.set_notification_mid(key, MidRole::LastNon, Some(mid));
+                self.observers
+                    .set_mid(&self.peers, key, MidRole::LastNon, Some(mid));
             }
             self.stats.transmissions += 1;
             self.stats.bytes_sent += size as u64;
@@ -97,26 +94,6 @@ impl Endpoint {
         None
     }
 
-    /// Writes observer `o`'s notification with Observe value `sequence` into `buf` from its
-    /// round's representation; `None` when there is none or it does not fit.
-    pub(crate) fn write_notification(
-        &self,
-        o: &Observer,
-        message_type: MessageType,
-        message_id: u16,
-        sequence: u32,
-        buf: &mut [u8],
-    ) -> Option<usize> {
-        let template = self.rounds.template(o.resource)?;
-        let mut value = [0u8; 4];
-        let observe = [CoapOption {
-            number: OptionNumber::OBSERVE,
-            value: uint::encode(sequence, &mut value),
-        }];
-        let token = o.token.as_bytes();
-        notification_into(template, message_type, message_id, token, &observe, buf).ok()
-    }
-
     /// Writes a retransmission of observer `key`'s CON notification (message ID
     /// `message_id`) into `buf`.
     pub(crate) fn write_confirmable(
@@ -125,7 +102,8 @@ impl Endpoint {
         message_id: u16,
         buf: &mut [u8],
     ) -> Option<usize> {
-        let o = self.observers.get(key)?;
-        self.write_notification(o, MessageType::Confirmable, message_id, o.sequence, buf)
+        let sequence = self.observers.get(key)?.sequence;
+        self.observers
+            .write_notification(key, MessageType::Confirmable, message_id, sequence, buf)
     }
 }
