@@ -3,10 +3,10 @@
 //! bounded memory.
 
 mod body_cache;
-mod expiry;
-mod server;
 mod slicing;
+mod transfers;
 mod uploads;
 
-pub(crate) use body_cache::BodyCache;
-pub(crate) use uploads::Uploads;
+pub(crate) use slicing::slice_block2;
+pub(crate) use transfers::{BlockTransfers, TransferKey};
+pub(crate) use uploads::UploadStep;

@@ -1,5 +1,6 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod block_transfer;
 mod invalid_code;
 mod notification;
 mod notification_transmit;
@@ -34,7 +35,7 @@ use alloc::vec::Vec;
 use core::net::SocketAddr;
 use covey_core::{Message, Token};
 
-use crate::block;
+use crate::block::BlockTransfers;
 use crate::exchange::address_credit::AddressCredit;
 use crate::exchange::address_verification::AddressVerification;
 use crate::exchange::client_table::ClientExchanges;
@@ -98,8 +99,8 @@ pub struct Endpoint {
     pub(crate) stats: Stats,
     /// The observe layer: observers, their indices and notification rounds.
     pub(crate) observers: Observers,
-    pub(crate) uploads: block::Uploads,
-    pub(crate) bodies: block::BodyCache,
+    /// The block layer: Block1 uploads and Block2 bodies of transfers in progress.
+    pub(crate) block_transfers: BlockTransfers,
     /// Echo values issued and the peer addresses verified with them (server side).
     pub(crate) address_verification: AddressVerification,
     /// What each unverified address has sent and been sent (server side).
@@ -146,8 +147,12 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Observers::new(config.max_observers, rng.next_u64(), rng.next_u64()),
-            uploads: block::Uploads::new(&config, rng.next_u64()),
-            bodies: block::BodyCache::new(&config, rng.next_u64()),
+            block_transfers: BlockTransfers::new(
+                &config,
+                rng.next_u64(),
+                rng.next_u64(),
+                config.transmission.exchange_lifetime(),
+            ),
             address_verification: AddressVerification::from_seed(seed),
             // Keyed apart from the engine's stream, so its other draws stay as they were.
             address_credit: AddressCredit::new(seed.rotate_left(17) ^ 0xC4ED_17AB_0000_0001),

@@ -57,12 +57,12 @@ impl Endpoint {
         let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
             return false;
         };
-        let transfer = self.uploads.key(remote, &request);
-        if !self.bodies.contains(&transfer) {
+        let transfer = self.block_transfers.key(remote, &request);
+        if !self.block_transfers.has_body(&transfer) {
             return false;
         }
         let Some(tx) = self.transmissions.reserve(peer, remote) else {
-            self.bodies.take(&transfer);
+            self.block_transfers.take_body(&transfer);
             return false;
         };
         let ping = Outgoing {
@@ -81,7 +81,7 @@ impl Endpoint {
             .is_err()
         {
             self.transmissions.unreserve(tx);
-            self.bodies.take(&transfer);
+            self.block_transfers.take_body(&transfer);
             return false;
         }
         if let Some(inc) = self.incoming.get_mut(key) {
@@ -121,8 +121,8 @@ impl Endpoint {
             self.remove_incoming(key);
             return;
         };
-        let transfer = self.uploads.key(remote, &request);
-        let Some(cached) = self.bodies.take(&transfer) else {
+        let transfer = self.block_transfers.key(remote, &request);
+        let Some(cached) = self.block_transfers.take_body(&transfer) else {
             self.remove_incoming(key);
             return;
         };

@@ -247,7 +247,7 @@ impl Endpoint {
         };
         self.set_timer_for(TimerKind::Incoming, key, now + wait);
         if let Some(b) = block2.filter(|b| b.num > 0 && block1.is_none()) {
-            let transfer = self.uploads.key(remote, message);
+            let transfer = self.block_transfers.key(remote, message);
             if self.serve_cached_block(now, IncomingId(key), transfer, b) {
                 return;
             }

@@ -1,10 +1,11 @@
-//! The server's block-wise steps (RFC 7959): taking Block1 uploads in, answering 2.31,
-//! 4.08 and 4.13 along the way, slicing responses with this endpoint's block size, and
-//! serving later blocks from the cached body.
+//! The endpoint's side of block-wise transfers (RFC 7959): taking Block1 uploads in and
+//! answering 2.31, 4.08 and 4.13 along the way, slicing responses with this endpoint's block
+//! size, serving later blocks from the kept body, and the timer on which idle uploads and
+//! kept bodies expire even on a server with nothing else to do. The transfers themselves are
+//! the block layer's [`BlockTransfers`](crate::block::BlockTransfers).
 
-use super::slicing::slice_block2;
-use super::uploads::UploadStep;
-use crate::endpoint::Endpoint;
+use super::Endpoint;
+use crate::block::{slice_block2, TransferKey, UploadStep};
 use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::ResponseTarget;
 use crate::message::wire::Outgoing;
@@ -28,12 +29,12 @@ impl Endpoint {
         b: Block,
         size1: Option<u32>,
     ) -> Option<Vec<u8>> {
-        let key = self.uploads.key(target.remote, message);
+        let key = self.block_transfers.key(target.remote, message);
         let step = {
             let limited = self.config.amplification.enabled;
             let verified = self.address_verification.verifier(now, limited);
-            self.uploads
-                .receive(now, key, b, message.payload(), size1, &verified)
+            self.block_transfers
+                .receive_block1(now, key, b, message.payload(), size1, &verified)
         };
         self.arm_block_expiry();
         match step {
@@ -116,7 +117,7 @@ impl Endpoint {
         let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
             return;
         };
-        let transfer = self.uploads.key(remote, &request);
+        let transfer = self.block_transfers.key(remote, &request);
         let head = Outgoing {
             message_type: MessageType::NonConfirmable,
             code: response.code,
@@ -132,7 +133,8 @@ impl Endpoint {
                 let limited = self.config.amplification.enabled;
                 let verified = self.address_verification.verifier(now, limited);
                 let (head, body) = (buf.as_slice().to_vec(), response.payload.to_vec());
-                self.bodies.insert(now, transfer, head, body, &verified);
+                self.block_transfers
+                    .keep_body(now, transfer, head, body, &verified);
             }
             self.arm_block_expiry();
         }
@@ -144,10 +146,10 @@ impl Endpoint {
         &mut self,
         now: Instant,
         id: IncomingId,
-        transfer: (SocketAddr, u64),
+        transfer: TransferKey,
         block: Block,
     ) -> bool {
-        let Some(cached) = self.bodies.take_fresh(now, &transfer) else {
+        let Some(cached) = self.block_transfers.take_fresh_body(now, &transfer) else {
             return false;
         };
         let Ok(head) = Message::parse(&cached.head) else {
@@ -182,8 +184,25 @@ impl Endpoint {
         let last = sent.offset() + sent.size() >= cached.body.len();
         drop(options);
         if !last {
-            self.bodies.put_back(transfer, cached);
+            self.block_transfers.put_back_body(transfer, cached);
         }
         served
+    }
+
+    /// Forgets uploads idle for EXCHANGE_LIFETIME and bodies past their lifetime, and sets
+    /// the timer for the next to go.
+    pub(crate) fn expire_block_state(&mut self, now: Instant) {
+        self.block_transfers.expire(now);
+        self.arm_block_expiry();
+    }
+
+    /// Sets the block-expiry timer to when the next upload or body goes (or cancels it).
+    pub(crate) fn arm_block_expiry(&mut self) {
+        let next = self.block_transfers.next_expiry();
+        let id = self.timer_layout.block_expiry_id();
+        match next {
+            Some(at) => self.timers.set(id, at),
+            None => self.timers.cancel(id),
+        }
     }
 }
