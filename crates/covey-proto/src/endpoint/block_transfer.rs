@@ -31,8 +31,7 @@ impl Endpoint {
     ) -> Option<Vec<u8>> {
         let key = self.block_transfers.key(target.remote, message);
         let step = {
-            let limited = self.config.amplification.enabled;
-            let verified = self.address_verification.verifier(now, limited);
+            let verified = self.address_validation.verifier(now);
             self.block_transfers
                 .receive_block1(now, key, b, message.payload(), size1, &verified)
         };
@@ -114,7 +113,7 @@ impl Endpoint {
         remote: SocketAddr,
         response: &Response<'_>,
     ) {
-        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
+        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
             return;
         };
         let transfer = self.block_transfers.key(remote, &request);
@@ -130,8 +129,7 @@ impl Endpoint {
         let mut buf = DatagramBuf::default();
         if buf.encode(&head, &mut self.pool).is_ok() {
             {
-                let limited = self.config.amplification.enabled;
-                let verified = self.address_verification.verifier(now, limited);
+                let verified = self.address_validation.verifier(now);
                 let (head, body) = (buf.as_slice().to_vec(), response.payload.to_vec());
                 self.block_transfers
                     .keep_body(now, transfer, head, body, &verified);

@@ -25,22 +25,18 @@ use crate::message::peer::{PeerKey, PeerTable};
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
-use crate::storage::datagram_buf::SlotBufs;
-use crate::storage::fair_share::RefusalMemo;
 use crate::storage::slab::{Slab, SlabKey};
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
-use alloc::vec::Vec;
 use core::net::SocketAddr;
 use covey_core::{Message, Token};
 
 use crate::block::BlockTransfers;
-use crate::exchange::address_credit::AddressCredit;
-use crate::exchange::address_verification::AddressVerification;
+use crate::exchange::address_validation::AddressValidation;
 use crate::exchange::client_table::ClientExchanges;
-use crate::exchange::held_response::HeldResponse;
-use crate::exchange::incoming_exchange::IncomingExchange;
+use crate::exchange::held_response::HeldResponses;
+use crate::exchange::incoming_table::IncomingRequests;
 use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::reliability::Transmissions;
 use crate::message::transmission::TransmissionOwner;
@@ -74,16 +70,10 @@ pub struct Endpoint {
     pub(crate) exchanges: ClientExchanges,
     /// CON messages awaiting their ACK.
     pub(crate) transmissions: Transmissions,
-    pub(crate) incoming: Slab<IncomingExchange>,
-    pub(crate) incoming_bufs: SlotBufs,
-    /// The incoming table was found full with every holder within its share, and nothing
-    /// was added since: newcomers are refused without scanning it again.
-    pub(crate) incoming_shared_fairly: bool,
-    /// The last holder refused a place in the full incoming table.
-    pub(crate) incoming_refusals: RefusalMemo,
-    pub(crate) held: Slab<HeldResponse>,
-    pub(crate) held_bufs: SlotBufs,
-    pub(crate) released_on_poll: Option<SlabKey>,
+    /// The server role's requests taken in and not yet answered.
+    pub(crate) incoming: IncomingRequests,
+    /// Responses held for the application until its next poll.
+    pub(crate) held: HeldResponses,
     /// Deduplication, the reply cache, the outbox and the local sockets.
     pub(crate) messages: Messages,
     /// Buffers for every stored datagram, by size class.
@@ -101,12 +91,8 @@ pub struct Endpoint {
     pub(crate) observers: Observers,
     /// The block layer: Block1 uploads and Block2 bodies of transfers in progress.
     pub(crate) block_transfers: BlockTransfers,
-    /// Echo values issued and the peer addresses verified with them (server side).
-    pub(crate) address_verification: AddressVerification,
-    /// What each unverified address has sent and been sent (server side).
-    pub(crate) address_credit: AddressCredit,
-    /// Local sockets whose peers proved their address another way (DTLS's cookie).
-    pub(crate) trusted_sockets: Vec<SocketAddr>,
+    /// Verified addresses, the others' amplification budgets and the trusted sockets.
+    pub(crate) address_validation: AddressValidation,
     /// Echo values servers sent, for the next request to them (client side).
     pub(crate) kept_echoes: KeptEchoes,
 }
@@ -125,13 +111,8 @@ impl Endpoint {
             peers: PeerTable::new(&config, rng.next_u64()),
             exchanges: ClientExchanges::new(config.max_exchanges, rng.next_u64()),
             transmissions: Transmissions::new(transmissions, rng.next_u64()),
-            incoming: Slab::with_capacity(config.max_incoming),
-            incoming_bufs: SlotBufs::default(),
-            incoming_shared_fairly: false,
-            incoming_refusals: RefusalMemo::default(),
-            held: Slab::with_capacity(config.max_events),
-            held_bufs: SlotBufs::default(),
-            released_on_poll: None,
+            incoming: IncomingRequests::new(config.max_incoming),
+            held: HeldResponses::new(config.max_events),
             messages: Messages::new(&config, rng.next_u64()),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             events: VecDeque::new(),
@@ -153,10 +134,7 @@ impl Endpoint {
                 rng.next_u64(),
                 config.transmission.exchange_lifetime(),
             ),
-            address_verification: AddressVerification::from_seed(seed),
-            // Keyed apart from the engine's stream, so its other draws stay as they were.
-            address_credit: AddressCredit::new(seed.rotate_left(17) ^ 0xC4ED_17AB_0000_0001),
-            trusted_sockets: Vec::new(),
+            address_validation: AddressValidation::new(config.amplification.clone(), seed),
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
             config,
             rng,
@@ -260,10 +238,7 @@ impl Endpoint {
                         OutSource::Slot(slot) => self.messages.slot(slot),
                         OutSource::Transmission(key) => self.transmissions.bytes(key),
                         OutSource::Reply(r) => self.messages.reply(r).unwrap_or(&[]),
-                        OutSource::Incoming(key) => match self.incoming.get(key) {
-                            Some(_) => self.incoming_bufs.get(key.index()),
-                            None => &[],
-                        },
+                        OutSource::Incoming(key) => self.incoming.bytes(key),
                     };
                     let size = bytes.len();
                     let fits = size > 0 && size <= buf.len();
@@ -377,14 +352,13 @@ impl Endpoint {
     /// (requests belong to no App yet and come with `AppId(0)`). Same release rule as
     /// [`poll_event`](Self::poll_event).
     pub fn poll_app_event(&mut self) -> Option<(AppId, Event)> {
-        if let Some(key) = self.released_on_poll.take() {
-            self.release_held(key);
-        }
-        let (owner, event) = self.events.pop_front()?;
-        if let Event::Response { key, .. } = event {
-            self.released_on_poll = Some(key.0);
-        }
-        Some((owner, event))
+        let polled = self.events.pop_front();
+        let announced = match polled {
+            Some((_, Event::Response { key, .. })) => Some(key.0),
+            _ => None,
+        };
+        self.held.on_poll(announced, &mut self.pool);
+        polled
     }
 
     /// Makes `app` the owner of the exchanges and timers started from now on, until the
@@ -400,8 +374,7 @@ impl Endpoint {
 
     /// A response announced by an [`Event::Response`].
     pub fn response(&self, key: ResponseKey) -> Option<Received<'_>> {
-        let held = self.held.get(key.0)?;
-        let bytes = self.held_bufs.get(key.0.index());
+        let (held, bytes) = self.held.get(key.0)?;
         let message = Message::parse(bytes).ok()?;
         Some(Received {
             source: held.source,
@@ -417,7 +390,7 @@ impl Endpoint {
     /// An incoming request announced by an [`Event::Request`] and not answered yet.
     pub fn request(&self, id: IncomingId) -> Option<Received<'_>> {
         let inc = self.incoming.get(id.0)?;
-        let bytes = self.incoming_bufs.get(id.0.index());
+        let bytes = self.incoming.bytes(id.0);
         let message = Message::parse(bytes).ok()?;
         Some(Received {
             source: inc.remote,
@@ -458,9 +431,7 @@ impl Endpoint {
 
     /// Forgets a held response and gives its buffer back.
     pub(crate) fn release_held(&mut self, key: SlabKey) {
-        if self.held.remove(key).is_some() {
-            self.held_bufs.release(key.index(), &mut self.pool);
-        }
+        self.held.release(key, &mut self.pool);
     }
 
     pub(crate) fn push_event_for(&mut self, owner: AppId, event: Event) -> bool {

@@ -42,7 +42,9 @@ impl Endpoint {
             || self.remaining_budget(now, remote) < PING_LEN
             // The held body must outlive the wait (at most the piggyback window).
             || self.config.block_cache_lifetime <= self.config.piggyback_window
-            || !self.address_credit.may_validate_by_acknowledgement(remote)
+            || !self
+                .address_validation
+                .may_validate_by_acknowledgement(remote)
         {
             return false;
         }
@@ -54,7 +56,7 @@ impl Endpoint {
             return false;
         };
         self.cache_body(now, key, remote, response);
-        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
+        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
             return false;
         };
         let transfer = self.block_transfers.key(remote, &request);
@@ -117,7 +119,7 @@ impl Endpoint {
         }
         inc.address_check = AddressCheck::Done;
         let remote = inc.remote;
-        let Ok(request) = Message::parse(self.incoming_bufs.get(key.index())) else {
+        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
             self.remove_incoming(key);
             return;
         };

@@ -54,10 +54,7 @@ impl Endpoint {
         let echoed = message
             .options()
             .find(|o| o.number == OptionNumber::ECHO)
-            .is_some_and(|o| {
-                self.address_verification
-                    .is_fresh(now, remote, o.value, limit)
-            });
+            .is_some_and(|o| self.address_validation.is_fresh_echo(now, remote, o.value));
         if echoed {
             self.verify_address(now, remote);
             return true;
@@ -97,8 +94,7 @@ impl Endpoint {
 
     /// A fresh Echo value for `remote`.
     pub(crate) fn echo_value_for(&self, now: Instant, remote: SocketAddr) -> EchoValue {
-        self.address_verification
-            .echo_value(now, remote, &self.config.amplification)
+        self.address_validation.echo_value(now, remote)
     }
 
     /// Answers a request with 4.01 Unauthorized and a fresh Echo value for its sender.
@@ -309,13 +305,13 @@ impl Endpoint {
     /// Whether incoming request `key` has a safe method (GET, FETCH: RFC 7252 §5.1,
     /// RFC 8132), which may be refused and repeated without effect.
     pub(crate) fn is_safe_request(&self, key: SlabKey) -> bool {
-        Message::parse(self.incoming_bufs.get(key.index()))
+        Message::parse(self.incoming.bytes(key))
             .is_ok_and(|m| matches!(m.code(), Code::GET | Code::FETCH))
     }
 
     /// What incoming request `key` alone earned its unverified sender.
     fn request_share(&self, key: SlabKey) -> usize {
-        let request_len = self.incoming_bufs.get(key.index()).len();
+        let request_len = self.incoming.bytes(key).len();
         self.config.amplification.share_of(request_len)
     }
 

@@ -20,9 +20,7 @@ use covey_core::{uint, Block, Code, Message, MessageType};
 
 impl Endpoint {
     pub(crate) fn remove_incoming(&mut self, key: SlabKey) {
-        if self.incoming.remove(key).is_some() {
-            self.incoming_refusals.entry_removed();
-            self.incoming_bufs.release(key.index(), &mut self.pool);
+        if self.incoming.remove(key, &mut self.pool) {
             self.cancel_timer_for(TimerKind::Incoming, key);
         }
     }
@@ -206,7 +204,7 @@ impl Endpoint {
         if self.incoming.is_full() {
             self.make_room_for_request(now, remote);
         }
-        let inserted = self.incoming.insert(IncomingExchange {
+        let exchange = IncomingExchange {
             remote,
             message_id: message.message_id(),
             token: message.token(),
@@ -223,9 +221,8 @@ impl Endpoint {
             block2,
             observe,
             address_check: AddressCheck::None,
-        });
-        self.incoming_shared_fairly &= inserted.is_err();
-        let Ok(key) = inserted else {
+        };
+        let Some(key) = self.incoming.insert(exchange, datagram, &mut self.pool) else {
             self.stats.drop(DropCause::Overload);
             if multicast {
                 return;
@@ -233,9 +230,6 @@ impl Endpoint {
             self.reply_busy(now, target);
             return;
         };
-        self.incoming_bufs
-            .slot(key.index())
-            .copy_from(datagram, &mut self.pool);
         if confirmable {
             self.messages
                 .update_remembered(dedup, DedupState::Processing(IncomingId(key)));

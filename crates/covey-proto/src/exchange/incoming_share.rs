@@ -7,8 +7,6 @@
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::stats::DropCause;
-use crate::storage::fair_share::{heaviest_unverified, judge, ShareLimits, Source, Verdict};
-use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{uint, CoapOption, Code, OptionNumber};
@@ -20,12 +18,11 @@ impl Endpoint {
     /// Makes room in the full incoming table for a request from `remote` by evicting a
     /// request of a holder beyond its share; false when `remote` must be refused instead.
     pub(crate) fn make_room_for_request(&mut self, now: Instant, remote: SocketAddr) -> bool {
-        let key = match self.is_address_verified(now, remote) {
-            // A verified peer takes the place of an unverified one, whatever the shares.
-            true => self
-                .unverified_request(now)
-                .or_else(|| self.request_beyond_share(remote)),
-            false => self.request_beyond_share(remote),
+        let remote_verified = self.is_address_verified(now, remote);
+        let key = {
+            let verified = self.address_validation.verifier(now);
+            self.incoming
+                .victim(remote, remote_verified, &verified, &self.config.fair_share)
         };
         let Some((key, inc)) = key.and_then(|key| Some((key, self.incoming.get(key)?))) else {
             return false;
@@ -42,41 +39,6 @@ impl Endpoint {
         }
         self.remove_incoming(key);
         true
-    }
-
-    /// A request of the source whose unverified peers hold the most of the table.
-    fn unverified_request(&self, now: Instant) -> Option<SlabKey> {
-        let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
-        let held = self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
-        let source = heaviest_unverified(held, verified)?;
-        self.incoming
-            .iter()
-            .find(|(_, inc)| Source::of(&inc.remote) == source && !verified(&inc.remote))
-            .map(|(key, _)| key)
-    }
-
-    /// A request of the holder most beyond its share, if `remote` may take its place.
-    fn request_beyond_share(&mut self, remote: SocketAddr) -> Option<SlabKey> {
-        if self.incoming_shared_fairly || self.incoming_refusals.refuses(&remote) {
-            return None;
-        }
-        let limits = ShareLimits::new(&self.config.fair_share, self.incoming.capacity());
-        let held = || self.incoming.iter().map(|(_, inc)| (inc.remote, 1));
-        let holder = match judge(held, &remote, 1, limits) {
-            Verdict::Evict(holder) => holder,
-            Verdict::Full => {
-                self.incoming_shared_fairly = true;
-                return None;
-            }
-            Verdict::Refuse(beyond) => {
-                self.incoming_refusals.remember(beyond);
-                return None;
-            }
-        };
-        self.incoming
-            .iter()
-            .find(|(_, inc)| holder.holds(&inc.remote))
-            .map(|(key, _)| key)
     }
 
     /// Answers 5.03 Service Unavailable with the configured Max-Age: a table is full.

@@ -4,6 +4,7 @@
 pub(crate) mod address_budget;
 pub(crate) mod address_check;
 pub(crate) mod address_credit;
+pub(crate) mod address_validation;
 pub(crate) mod address_verification;
 pub(crate) mod client;
 pub(crate) mod client_exchange;
@@ -15,6 +16,7 @@ pub(crate) mod held_response;
 pub(crate) mod incoming;
 pub(crate) mod incoming_exchange;
 pub(crate) mod incoming_share;
+pub(crate) mod incoming_table;
 pub(crate) mod kept_echoes;
 pub(crate) mod nstart;
 pub(crate) mod oversized;

@@ -216,19 +216,14 @@ impl Endpoint {
             return Err(RespondError::Overload);
         };
         m.message_id = mid;
-        if self
-            .incoming_bufs
-            .slot(key.index())
-            .encode(&m, &mut self.pool)
-            .is_err()
-        {
+        if !self.incoming.encode_response(key, &m, &mut self.pool) {
             return Err(RespondError::TooLarge);
         }
         if let Some(inc) = self.incoming.get_mut(key) {
             inc.state = IncomingState::DelayedResponse;
         }
         // RFC 7252 §8.2: answer at a random instant within the leisure period.
-        let size = self.incoming_bufs.get(key.index()).len();
+        let size = self.incoming.bytes(key).len();
         let leisure = self.config.leisure_for(size);
         let delay = crate::transmission_parameters::TransmissionParameters {
             ack_random_factor: 2.0,

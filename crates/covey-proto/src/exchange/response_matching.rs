@@ -6,7 +6,6 @@ use crate::endpoint::{Endpoint, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, Failure, RequestId, ResponseKey};
 use crate::exchange::client_exchange::{BlockTransfer, ExchangeState};
-use crate::exchange::held_response::HeldResponse;
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::slab::SlabKey;
 use crate::Instant;
@@ -129,13 +128,10 @@ impl Endpoint {
         body: Option<Vec<u8>>,
         last: bool,
     ) {
-        let Ok(held) = self.held.insert(HeldResponse { source, body }) else {
+        let Some(held) = self.held.hold(source, body, datagram, &mut self.pool) else {
             self.stats.drop(DropCause::Overload);
             return;
         };
-        self.held_bufs
-            .slot(held.index())
-            .copy_from(datagram, &mut self.pool);
         let owner = if last {
             let Some(ex) = self.finish_exchange(now, key) else {
                 self.release_held(held);
