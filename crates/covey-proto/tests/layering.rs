@@ -1,10 +1,9 @@
 //! The source files of covey-proto form no cycle and respect the protocol's layering: every
 //! `crate::` or `super::` path a file names (in `use` lines or inline) is an edge to the file
 //! that defines the item; following the edges never leads back, and no edge goes up a layer
-//! (foundation <- message <- exchange <- observe, block <- endpoint, app) except to the
-//! `Endpoint` struct from the layers in [`REACHING_ENDPOINT`], whose files still hold `impl`
-//! blocks of it. The message, observe and block layers are done: their files may not name
-//! `Endpoint`.
+//! (foundation <- message <- exchange <- observe, block <- endpoint, app). Each layer keeps its
+//! state in types of its own; `Endpoint` is the composition of them, and its `impl` blocks live
+//! in endpoint/ alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -74,12 +73,6 @@ fn layer(file: &str) -> u8 {
 /// Edges that still go up a layer: code of a higher layer that lives in a lower one's file.
 /// Move it to its layer, then delete the line here; new ones are refused.
 const KNOWN_UPWARD: &[(&str, &str)] = &[];
-
-/// Layers (source directories) whose files still hold `impl Endpoint` blocks and so may reach
-/// up to `Endpoint` (endpoint/mod.rs) and its fields. Give a layer its own state with an API
-/// taking explicit context, move its `impl Endpoint` blocks to endpoint/, then delete it
-/// here; the message, observe and block layers already went.
-const REACHING_ENDPOINT: &[&str] = &["exchange/"];
 
 /// The file a module path ("message::dedup") lives in, if any.
 fn module_file(files: &BTreeSet<String>, path: &[&str]) -> Option<String> {
@@ -266,9 +259,7 @@ fn source_files_form_no_cycle() {
     let mut upward = Vec::new();
     for (from, tos) in &edges {
         for to in tos {
-            let reaches_endpoint = to == "endpoint/mod.rs"
-                && REACHING_ENDPOINT.iter().any(|dir| from.starts_with(dir));
-            let allowed = reaches_endpoint || KNOWN_UPWARD.contains(&(from.as_str(), to.as_str()));
+            let allowed = KNOWN_UPWARD.contains(&(from.as_str(), to.as_str()));
             if layer(to) > layer(from) && !allowed {
                 upward.push(format!("(\"{from}\", \"{to}\"),"));
             }
@@ -291,5 +282,24 @@ fn source_files_form_no_cycle() {
         cycles.is_empty(),
         "cycles between source files:\n{}",
         cycles.join("\n")
+    );
+}
+
+#[test]
+fn endpoint_impl_blocks_live_in_endpoint_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut list = Vec::new();
+    sources(&root, &root, &mut list);
+    let outside: Vec<&String> = list
+        .iter()
+        .filter(|f| !f.starts_with("endpoint/"))
+        .filter(|f| {
+            let text = fs::read_to_string(root.join(f)).expect("read");
+            code(&text).contains("impl Endpoint")
+        })
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "impl Endpoint outside endpoint/: {outside:?}"
     );
 }

@@ -1,13 +1,23 @@
 //! The sans-IO endpoint: datagrams and time in, datagrams, timers and events out.
 
+mod address_budget;
+mod address_check;
 mod block_transfer;
+mod client;
+mod echo_answer;
+mod echo_challenge;
+mod incoming;
+mod incoming_share;
 mod invalid_code;
 mod notification;
 mod notification_transmit;
 mod observation;
 mod outgoing;
+mod oversized;
 mod peer_share;
 mod receive;
+mod respond;
+mod response_matching;
 mod transmissions;
 
 pub use crate::exchange::error::{RequestError, RespondError};

@@ -2,9 +2,9 @@
 //! separate otherwise, with the engine's Observe and Block options added, and once per group
 //! member after a leisure delay for multicast requests.
 
+use crate::endpoint::address_check::PING_LEN;
 use crate::endpoint::{Endpoint, RespondError, TimerKind};
 use crate::event::IncomingId;
-use crate::exchange::address_check::PING_LEN;
 use crate::exchange::incoming_exchange::{IncomingState, ObserveRequest, ResponseTarget};
 use crate::message::dedup::DedupState;
 use crate::message::outbox::OutSource;
