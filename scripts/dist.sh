@@ -4,14 +4,77 @@
 # packages ship theirs.
 #   scripts/dist.sh             build release and write target/dist/
 #   scripts/dist.sh FROM OUT    split already built programs in FROM into OUT
+#
+# The full build links the C library statically (a server then maps its own code only, not
+# all of libc's) and lays out first the functions a server runs to start and to idle, so it
+# pages in that code and not every page the kernel's fault-around maps beside scattered
+# functions. The functions are read off the programs themselves: `covey serve`, `covey
+# gateway` and `covey get` run once under valgrind's callgrind, and the programs are linked
+# again with that list (crates/covey-cli/build.rs, COVEY_SYMBOL_ORDER). Without valgrind the
+# second link is skipped, with a warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 programs=(covey covey-gateway covey-lab covey-bench)
+
+# Runs "$@" under callgrind, asks the server it starts for PATH once, stops it, and prints
+# the functions it ran, one symbol a line.
+profile_server() {
+  local work=$1 name=$2 path=$3
+  shift 3
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.out" "$@" \
+    >"$work/$name.log" 2>&1 &
+  local pid=$! port=""
+  for _ in $(seq 600); do
+    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/$name.log" | head -1 | cut -d: -f2 || true)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$port" ]; then
+    echo "dist.sh: $name did not start under valgrind:" >&2
+    cat "$work/$name.log" >&2
+    kill "$pid" 2>/dev/null || true
+    return 1
+  fi
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/get.out" \
+    "$from/covey" get "coap://127.0.0.1:$port$path" >"$work/get.log" 2>&1 || true
+  sleep 1
+  kill -TERM "$pid"
+  wait "$pid" || true
+  for out in "$work/$name.out" "$work/get.out"; do
+    # Callgrind names a function once, as "fn=(ID) NAME" or "cfn=(ID) NAME"; addresses
+    # without a symbol and its own pseudo-functions are no use to the linker.
+    grep -ohE '^c?fn=\([0-9]+\) .*' "$out" | sed -E 's/^c?fn=\([0-9]+\) //' \
+      | grep -vE '^(0x|\(below main\))' || true
+  done
+}
+
 if [ $# -eq 0 ]; then
-  cargo build --release -p covey-cli
-  from=target/release
+  target=$(rustc -vV | sed -n 's/^host: //p')
   out=target/dist
+  from=${CARGO_TARGET_DIR:-target}/$target/release
+  mkdir -p "$out"
+  # An explicit --target keeps the static flag off build scripts and proc macros.
+  build() {
+    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+      cargo build --release -p covey-cli --target "$target"
+  }
+  export COVEY_SYMBOL_ORDER=""
+  build
+  if command -v valgrind >/dev/null; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    {
+      profile_server "$work" serve /time "$from/covey" serve --bind 127.0.0.1:0
+      profile_server "$work" gateway /e "$from/covey-gateway" --bind 127.0.0.1:0 \
+        --db "$work/entities.db" --http 127.0.0.1:0
+    } | awk '!seen[$0]++' >"$out/symbol-order.txt"
+    echo "dist.sh: $(wc -l <"$out/symbol-order.txt") functions laid out first"
+    COVEY_SYMBOL_ORDER=$(realpath "$out/symbol-order.txt") build
+  else
+    echo "dist.sh: no valgrind, so the start-up functions are not laid out first" >&2
+  fi
 elif [ $# -eq 2 ]; then
   from=$1
   out=$2

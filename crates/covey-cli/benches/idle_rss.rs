@@ -1,6 +1,8 @@
 //! The resident memory of `covey serve` and `covey gateway` when idle, against their
-//! targets (4 MiB and 6 MiB) and libcoap's server measured in the same run. Fails when a
-//! target is missed. `cargo bench -p covey-cli --bench idle_rss` (release binaries).
+//! targets (4 MiB and 6 MiB) and libcoap's server measured in the same run. The targets are
+//! for the release artifacts `scripts/dist.sh` writes (run it first); the programs as cargo
+//! links them are measured beside. Fails when a target is missed.
+//! `scripts/dist.sh && cargo bench -p covey-cli --bench idle_rss --profile release`.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -122,9 +124,8 @@ fn libcoap_rss() -> Option<u64> {
     Some(rss_kib(server.child.id()))
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; any other argument is a filter this bench ignores.
-    let covey = env!("CARGO_BIN_EXE_covey");
+/// The idle RSS (KiB) of `covey serve` and `covey gateway`, run from the program `covey`.
+fn measure(covey: &str) -> (u64, u64) {
     let db = std::env::temp_dir().join(format!("covey-idle-rss-{}.db", std::process::id()));
     let db_arg = db.to_string_lossy().into_owned();
 
@@ -148,6 +149,35 @@ fn main() {
     let gateway_kib = idle_rss(&gateway, &gateway_addr, "/e");
     drop(gateway);
     let _ = std::fs::remove_file(&db);
+    (serve_kib, gateway_kib)
+}
+
+/// The release artifacts `scripts/dist.sh` wrote (static, start-up code first, stripped):
+/// `COVEY_DIST` or the workspace's target/dist.
+fn dist_covey() -> std::path::PathBuf {
+    let dir = std::env::var_os("COVEY_DIST").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/dist"),
+        std::path::PathBuf::from,
+    );
+    let covey = dir.join("covey");
+    if !covey.is_file() {
+        eprintln!(
+            "no release artifacts in {}: run scripts/dist.sh first (the targets are the \
+             programs it ships)",
+            dir.display()
+        );
+        std::process::exit(2);
+    }
+    covey
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter this bench ignores.
+    let dist = dist_covey();
+    let (serve_kib, gateway_kib) = measure(&dist.to_string_lossy());
+    // The programs as `cargo build --release` links them (dynamic, default layout), for
+    // comparison: what `cargo run --release` gives.
+    let (cargo_serve_kib, cargo_gateway_kib) = measure(env!("CARGO_BIN_EXE_covey"));
 
     let libcoap = libcoap_rss();
     let ratio = |kib: u64| {
@@ -155,7 +185,10 @@ fn main() {
             format!(" ({:.1}x libcoap)", kib as f64 / l as f64)
         })
     };
-    println!("idle RSS (VmRSS after one request and 1 s of rest):");
+    println!(
+        "idle RSS (VmRSS after one request and 1 s of rest) of the release artifacts in {}:",
+        dist.parent().map_or(String::new(), |d| d.display().to_string())
+    );
     println!(
         "  covey serve    {serve_kib:6} KiB{}  target <= {SERVE_TARGET_KIB} KiB",
         ratio(serve_kib)
@@ -163,6 +196,11 @@ fn main() {
     println!(
         "  covey gateway  {gateway_kib:6} KiB{}  target <= {GATEWAY_TARGET_KIB} KiB",
         ratio(gateway_kib)
+    );
+    println!(
+        "  as cargo links them: serve {cargo_serve_kib} KiB{}, gateway {cargo_gateway_kib} KiB{}",
+        ratio(cargo_serve_kib),
+        ratio(cargo_gateway_kib)
     );
     match libcoap {
         Some(l) => println!("  libcoap server {l:6} KiB (coap-server-notls)"),
