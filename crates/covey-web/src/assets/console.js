@@ -68,10 +68,11 @@ function formatNumber(v) {
   return String(Number(v.toFixed(decimals)));
 }
 
-// A reply time in seconds as milliseconds: 0.42 ms, 3.1 ms, 120 ms.
+// A reply time in seconds as people read it: 0.42 ms, 3.1 ms, 120 ms, 2.22 s.
 function formatMs(seconds) {
   const ms = seconds * 1000;
   if (!(ms > 0)) return "< 0.001 ms";
+  if (ms >= 1000) return `${formatNumber(Number(seconds.toFixed(2)))} s`;
   const decimals = ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 0.01 ? 2 : 3;
   return `${Number(ms.toFixed(decimals))} ms`;
 }
@@ -389,7 +390,9 @@ async function runQuery(extra) {
   queryShown = name;
   $("#query-op").textContent = doc.op;
   const scalar = doc.value !== null && doc.value !== undefined;
-  $("#query-value").textContent = scalar ? formatNumber(doc.value) : "(list)";
+  $("#query-what").textContent = scalar ? "Combined value" : "Every member's value, below";
+  $("#query-combined").hidden = !scalar;
+  $("#query-value").textContent = scalar ? formatNumber(doc.value) : "";
   $("#query-unit").textContent = scalar && doc.op !== "count" ? unit : "";
   const notNeeded = new Set(doc.not_needed || []);
   const asked = doc.members - notNeeded.size;
