@@ -64,6 +64,10 @@ pub struct CombinedReply {
     pub answered: usize,
     /// Missing members left out of `missing` to keep the reply small.
     pub missing_more: usize,
+    /// Members in `missing` whose answer the query did not need: not asked, or not answered
+    /// yet when `enr` replies had arrived (an anycast asks one). A page showing reliability
+    /// counts the other members only.
+    pub not_needed: Vec<String>,
     /// SenML base time: Unix seconds of the query start, or (negative) seconds before now.
     pub base_time: f64,
 }
@@ -141,6 +145,7 @@ pub fn combine(
         replies,
         missing,
         missing_more: 0,
+        not_needed: Vec::new(),
         base_time,
     })
 }
@@ -149,8 +154,9 @@ fn code_text(code: Code) -> String {
     format!("{}.{:02}", code.class(), code.detail())
 }
 
+/// Seconds to the microsecond: a reply on a LAN takes well under a millisecond.
 fn secs(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0).round() / 1000.0
+    (d.as_secs_f64() * 1e6).round() / 1e6
 }
 
 impl CombinedReply {
@@ -168,6 +174,7 @@ impl CombinedReply {
         }
         let mut small = self.clone();
         small.replies.clear();
+        small.not_needed.clear();
         loop {
             let body = small.render(format)?;
             if body.len() <= limit || small.missing.is_empty() {
@@ -286,6 +293,7 @@ impl CombinedReply {
             "answered": self.answered(),
             "replies": replies,
             "missing": self.missing,
+            "not_needed": self.not_needed,
         });
         if self.missing_more > 0 {
             doc["missing_more"] = json!(self.missing_more);
@@ -427,6 +435,34 @@ mod tests {
         assert_eq!(doc["replies"][1]["member"], "coap://[::3]/s/t");
         assert_eq!(doc["replies"][1]["t"], 0.31);
         assert_eq!(doc["missing"], json!(["coap://[::2]/s/t"]));
+        assert_eq!(doc["not_needed"], json!([]));
+    }
+
+    #[test]
+    fn json_says_which_missing_members_were_not_needed() {
+        let mut anycast = sample(Operation::Average);
+        anycast.not_needed = vec!["coap://[::2]/s/t".into()];
+        let doc = anycast.to_json();
+        assert_eq!(doc["missing"], json!(["coap://[::2]/s/t"]));
+        assert_eq!(doc["not_needed"], json!(["coap://[::2]/s/t"]));
+    }
+
+    #[test]
+    fn reply_times_keep_microseconds() {
+        let m = members();
+        let fast = MemberReply {
+            after: Duration::from_micros(420),
+            ..reply(&m[0], MemberValue::Number(1.0), 0)
+        };
+        let c = combine(
+            "e".into(),
+            ReplyKind::Query(Operation::List),
+            &m,
+            vec![fast],
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(c.to_json()["replies"][0]["t"], 0.00042);
     }
 
     #[test]

@@ -249,6 +249,10 @@ fn anycast_and_inserted_delay() {
     let doc = a.json();
     assert_eq!(doc["answered"], 1);
     assert_eq!(doc["missing"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        doc["not_needed"], doc["missing"],
+        "the members not asked were not needed"
+    );
     assert_eq!(gets(&s) - before, 1, "anycast asked one member");
 
     // emt=non at use time: the member requests are NON.

@@ -126,6 +126,10 @@ fn multicast_entity_life_cycle() {
         )
         .json();
     assert_eq!(doc["answered"], 1);
+    assert_eq!(
+        doc["not_needed"], doc["missing"],
+        "asked, but not awaited once the first answered"
+    );
 
     // Any client can use the group without the EM.
     let answers = client.multicast(&mut net, SocketAddr::new(group(1), 5683), "/s/t");

@@ -1,5 +1,6 @@
-//! The web console: its page, script and style (embedded in the binary, so it works offline)
-//! and the two small JSON endpoints the page needs besides the proxy.
+//! The web console: its page, script and style and the vendored uPlot that draws its chart
+//! (embedded in the binary, so it works offline), and the two small JSON endpoints the page
+//! needs besides the proxy.
 
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use covey_render::payload::Payload;
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/console.js");
 const STYLE: &str = include_str!("assets/console.css");
+const UPLOT_SCRIPT: &str = include_str!("assets/vendor/uplot/uPlot.iife.min.js");
+const UPLOT_STYLE: &str = include_str!("assets/vendor/uplot/uPlot.min.css");
 
 /// `/`: the console page.
 pub async fn index() -> Response {
@@ -31,6 +34,16 @@ pub async fn script() -> Response {
 /// `/console.css`.
 pub async fn style() -> Response {
     asset("text/css; charset=utf-8", STYLE)
+}
+
+/// `/vendor/uplot/uPlot.iife.min.js`: uPlot, which draws the live chart.
+pub async fn uplot_script() -> Response {
+    asset("text/javascript; charset=utf-8", UPLOT_SCRIPT)
+}
+
+/// `/vendor/uplot/uPlot.min.css`: uPlot's style.
+pub async fn uplot_style() -> Response {
+    asset("text/css; charset=utf-8", UPLOT_STYLE)
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {

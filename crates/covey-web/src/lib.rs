@@ -161,6 +161,11 @@ fn router(state: Arc<WebState>, max_body: usize, hosts: AllowedHosts) -> Router 
         .route("/", get(console::index))
         .route("/console.js", get(console::script))
         .route("/console.css", get(console::style))
+        .route(
+            "/vendor/uplot/uPlot.iife.min.js",
+            get(console::uplot_script),
+        )
+        .route("/vendor/uplot/uPlot.min.css", get(console::uplot_style))
         .route("/api/info", get(console::info))
         .route("/api/render", post(console::render))
         .route("/hc", any(proxy::forward))

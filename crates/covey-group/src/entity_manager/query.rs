@@ -428,6 +428,8 @@ impl EntityManager {
         self.end_counted(counted, params.client);
         let mut replies = Vec::new();
         let mut silent = false;
+        let mut not_needed = Vec::new();
+        let enough = result.successes >= enr;
         for (outcome, member) in result.outcomes.iter().zip(&members) {
             match outcome {
                 Outcome::Answered { response, after } => {
@@ -443,8 +445,9 @@ impl EntityManager {
                         after: *after,
                     });
                 }
+                Outcome::Waiting if enough => not_needed.push(member.clone()),
                 Outcome::Waiting | Outcome::Failed(_) => silent = true,
-                Outcome::Unasked => {}
+                Outcome::Unasked => not_needed.push(member.clone()),
             }
         }
         let base_time = match self.config.epoch {
@@ -452,7 +455,8 @@ impl EntityManager {
             None => -result.elapsed.as_secs_f64(),
         };
         let reply = match combine(entity_uri, kind, &members, replies, base_time) {
-            Ok(combined) => {
+            Ok(mut combined) => {
+                combined.not_needed = not_needed;
                 let code = match kind {
                     ReplyKind::Query(_) if result.successes >= enr => Code::CONTENT,
                     ReplyKind::Fanout(m) if result.successes >= members.len() => {
