@@ -367,49 +367,171 @@ fn quick_report_writes_an_index_linking_every_scenario_page() {
     }
 }
 
-#[test]
-fn report_only_reruns_the_named_scenario_and_keeps_the_other_rows() {
-    let dir = Scratch::new("report-only");
-    let out_dir = dir.join("lab");
-    std::fs::create_dir_all(&out_dir).expect("create the report folder");
-    // An index an earlier report wrote: one row per scenario, recognisable.
-    let mut earlier = String::from("# The Covey lab\n\n| scenario | x | y | runs | wall time |\n");
-    for name in scenario_names() {
-        earlier += &format!("| [{name}]({name}/README.md) | kept | kept | 7 | 7 s |\n");
-    }
-    std::fs::write(out_dir.join("README.md"), &earlier).expect("write the earlier index");
-
+/// `covey lab report --quick --only server-workload --out OUT` (a small scenario), which
+/// succeeds.
+fn quick_server_workload_report(out_dir: &Path) -> Output {
     let out = lab(&[
         "report",
         "--quick",
         "--only",
         "server-workload",
         "--out",
-        path_arg(&out_dir),
+        path_arg(out_dir),
     ]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
+    out
+}
+
+#[test]
+fn report_only_reruns_the_named_scenario_and_keeps_the_other_rows() {
+    let dir = Scratch::new("report-only");
+    let out_dir = dir.join("lab");
+    std::fs::create_dir_all(&out_dir).expect("create the report folder");
+    // An index a full report wrote before rows said their sweep: one footer for all pages.
+    let row = |name: &str| format!("| [{name}]({name}/README.md) | kept | kept | 7 | 7 s |");
+    let mut earlier = String::from("# The Covey lab\n\n| scenario | x | y | runs | wall time |\n");
+    for name in scenario_names() {
+        earlier += &row(&name);
+        earlier += "\n";
+    }
+    earlier += "\nThese pages come from `covey lab report` (full runs, seed 1); run it again.\n";
+    std::fs::write(out_dir.join("README.md"), &earlier).expect("write the earlier index");
+
+    quick_server_workload_report(&out_dir);
     let index = std::fs::read_to_string(out_dir.join("README.md")).expect("the index page");
     for name in scenario_names() {
-        let kept = format!("| [{name}]({name}/README.md) | kept | kept | 7 | 7 s |");
+        // The kept rows still say the full sweep made their pages; the new one says quick.
+        let kept = format!("{} full, seed 1 |", row(&name));
         let row_kept = index.lines().any(|l| l == kept);
         assert_eq!(row_kept, name != "server-workload", "{name}'s row: {index}");
         let ran = out_dir.join(&name).join("README.md").is_file();
         assert_eq!(ran, name == "server-workload", "{name} ran");
     }
+    let new_row = index
+        .lines()
+        .find(|l| l.starts_with("| [server-workload]("))
+        .expect("server-workload's row");
+    assert!(new_row.ends_with("| quick, seed 1 |"), "{new_row}");
+    assert!(
+        !index.contains("(full runs"),
+        "no footer for all pages: {index}"
+    );
 
-    // A name that is no scenario, or an index without a row to keep, is refused up front.
+    // A name that is no scenario is refused up front.
     let out = lab(&["report", "--only", "nonesuch", "--out", path_arg(&out_dir)]);
     assert_refused(&out, 2, &["nonesuch"]);
-    let bare = dir.join("bare");
+    let out = lab(&["report", "--skip", "nonesuch", "--out", path_arg(&out_dir)]);
+    assert_refused(&out, 2, &["nonesuch"]);
+}
+
+#[test]
+fn report_only_into_a_fresh_folder_writes_that_page_and_an_index_of_it_alone() {
+    let dir = Scratch::new("report-fresh");
+    let fresh = dir.join("fresh");
+    quick_server_workload_report(&fresh);
+    let index = std::fs::read_to_string(fresh.join("README.md")).expect("the index page");
+    let links = relative_links(&index);
+    assert_eq!(links, ["server-workload/README.md"], "{index}");
+    assert!(fresh.join(&links[0]).is_file());
+    let rows = index.lines().filter(|l| l.starts_with("| [")).count();
+    assert_eq!(rows, 1, "{index}");
+}
+
+#[test]
+fn report_says_what_it_runs_and_how_long_before_it_starts() {
+    let dir = Scratch::new("report-plan");
+    let fresh = dir.join("fresh");
+    let out = lab(&["report", "--plan", "--out", path_arg(&fresh)]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let plan = stdout(&out);
+    for name in scenario_names() {
+        let line = plan
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {plan}"));
+        assert!(line.contains(" trials") && line.contains("about"), "{line}");
+    }
+    let protocols = plan
+        .lines()
+        .find(|l| l.starts_with("protocols takes"))
+        .expect("a line on leaving protocols out");
+    assert!(
+        protocols.contains(" h ") && protocols.contains("needs root"),
+        "{protocols}"
+    );
+    assert!(protocols.contains("--skip protocols"), "{protocols}");
+    assert!(!fresh.exists(), "--plan writes nothing");
+
     let out = lab(&[
         "report",
-        "--only",
-        "server-workload",
+        "--plan",
+        "--skip",
+        "protocols",
         "--out",
-        path_arg(&bare),
+        path_arg(&fresh),
     ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("whole report"), "{}", stderr(&out));
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(!stdout(&out).contains("protocols"), "{}", stdout(&out));
+
+    // Times an earlier report recorded beat the declared cost per trial.
+    std::fs::create_dir_all(&fresh).expect("create the report folder");
+    let index =
+        "| [server-workload](server-workload/README.md) | t | p | 4 | 4000 s | full, seed 1 |\n";
+    std::fs::write(fresh.join("README.md"), index).expect("write an index");
+    let out = quick_server_workload_report(&fresh);
+    let text = stdout(&out);
+    let planned = text.find("The report runs 1 scenario").expect("the plan");
+    let line = &text[planned..]
+        .lines()
+        .nth(1)
+        .expect("server-workload's line");
+    assert!(
+        line.contains("as the index recorded it") && line.contains(" h "),
+        "{line}"
+    );
+    let ran = text.find("server-workload: ").expect("the line as it ends");
+    assert!(planned < ran, "the plan comes first: {text}");
+}
+
+#[test]
+fn without_out_the_report_goes_to_the_repositorys_docs_lab_and_elsewhere_needs_out() {
+    // Outside the target folder, which is inside this repository.
+    let outside = std::env::temp_dir().join(format!("covey-lab-default-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(outside.join("docs/lab")).expect("create a folder");
+    let report_in = |cwd: &Path| {
+        covey()
+            .current_dir(cwd)
+            .args(["lab", "report", "--quick", "--only", "server-workload"])
+            .output()
+            .expect("run covey lab report")
+    };
+    let out = report_in(&outside);
+    let entries = std::fs::read_dir(outside.join("docs/lab"))
+        .expect("read")
+        .count();
+    assert_refused(&out, 2, &["--out", "Covey repository"]);
+    assert_eq!(
+        entries, 0,
+        "nothing written into another project's docs/lab"
+    );
+
+    // A Covey repository: its docs/lab, from anywhere inside it.
+    let repo = outside.join("repo");
+    std::fs::create_dir_all(repo.join("crates/covey-lab")).expect("create a folder");
+    std::fs::create_dir_all(repo.join("docs/lab")).expect("create a folder");
+    std::fs::write(repo.join("crates/covey-lab/Cargo.toml"), "").expect("write a file");
+    let out = report_in(&repo.join("crates"));
+    let written = repo.join("docs/lab/server-workload/README.md").is_file();
+    std::fs::remove_dir_all(&outside).ok();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(written, "{}", stdout(&out));
+
+    let help = stdout(&lab(&["report", "--help"]));
+    assert!(
+        help.contains("Covey repository") && help.contains("--skip protocols"),
+        "{help}"
+    );
 }
 
 #[test]

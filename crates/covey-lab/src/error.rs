@@ -43,9 +43,6 @@ pub enum LabError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The index of an earlier report lacks what a partial report keeps from it.
-    #[error("{0}")]
-    Index(String),
     /// Telling a report's progress failed (standard output could not be written).
     #[error("{0}")]
     Output(String),

@@ -37,7 +37,8 @@ enum LabCommand {
     /// Join the shard files of a sweep run with `run --shard i/n` into the files one run
     /// writes.
     Merge(merge::MergeArgs),
-    /// Run every scenario and write one page each plus an index (README.md).
+    /// Run the scenarios and write one page each plus an index (README.md), saying first
+    /// which scenarios run and about how long they take.
     Report(report::ReportArgs),
     /// Run one emulator agent (a real stack's role) inside a namespace; the emulator
     /// scenarios start it.

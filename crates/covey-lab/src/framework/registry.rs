@@ -23,6 +23,12 @@ pub trait LabScenario: Sync {
     fn table_problems(&self) -> Vec<String>;
     /// Whether the same seed gives the same bytes.
     fn reproducible(&self) -> bool;
+    /// The trials of its sweep with its default parameters and seeds.
+    fn planned_trials(&self, quick: bool) -> usize;
+    /// About how many seconds one trial takes ([`Scenario::trial_seconds`]).
+    fn trial_seconds(&self) -> f64;
+    /// What the machine needs for it to run ([`Scenario::needs`]).
+    fn needs(&self) -> Option<&'static str>;
 }
 
 impl<S: Scenario> LabScenario for S {
@@ -54,6 +60,19 @@ impl<S: Scenario> LabScenario for S {
 
     fn reproducible(&self) -> bool {
         Scenario::reproducible(self)
+    }
+
+    fn planned_trials(&self, quick: bool) -> usize {
+        let params = self.defaults(quick);
+        runner::trials(self, &params, quick, 1, self.default_seeds(quick)).len()
+    }
+
+    fn trial_seconds(&self) -> f64 {
+        Scenario::trial_seconds(self)
+    }
+
+    fn needs(&self) -> Option<&'static str> {
+        Scenario::needs(self)
     }
 }
 

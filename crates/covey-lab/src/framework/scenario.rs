@@ -118,4 +118,18 @@ pub trait Scenario: Sync + 'static {
     fn reproducible(&self) -> bool {
         true
     }
+
+    /// About how many wall-clock seconds one trial takes, for the estimate `covey lab report`
+    /// prints before it starts when no earlier report recorded the scenario's times. A
+    /// simulated trial takes milliseconds (the recorded full reports: 0.004 to 0.06 s per
+    /// trial with the trials in parallel); 0.05 s rounds that up.
+    fn trial_seconds(&self) -> f64 {
+        0.05
+    }
+
+    /// What the machine needs beyond the build for the trials to run (root, real stacks),
+    /// said before a report starts; `None` for the simulator's scenarios.
+    fn needs(&self) -> Option<&'static str> {
+        None
+    }
 }

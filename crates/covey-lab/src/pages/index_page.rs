@@ -15,24 +15,76 @@ pub struct Entry {
     pub runs: usize,
     /// Wall-clock seconds.
     pub wall_s: f64,
+    /// Whether the page comes from the quick sweep.
+    pub quick: bool,
+    /// The base seed of its runs.
+    pub seed: u64,
     /// The row as an earlier report wrote it, kept when this report did not run the
     /// scenario (`covey lab report --only`).
     pub kept_row: Option<String>,
 }
 
-/// The row of scenario `name` in an index written before, if it has one.
+/// What an index row records of a report's runs of one scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// Runs made.
+    pub runs: usize,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// The row of scenario `name` in an index written before, if it has one, with its sweep
+/// column: a row from before the index had one gets the sweep the old index's footer named
+/// for all of its pages.
 pub fn existing_row(index: &str, name: &str) -> Option<String> {
     let start = format!("| [{name}](");
-    index
-        .lines()
-        .find(|line| line.starts_with(&start))
-        .map(str::to_string)
+    let row = index.lines().find(|line| line.starts_with(&start))?;
+    if cells(row).len() >= 6 {
+        return Some(row.to_string());
+    }
+    let sweep = old_footer_sweep(index).unwrap_or_else(|| "not recorded".to_string());
+    Some(format!("{} {sweep} |", row.trim_end()))
+}
+
+/// The runs and wall time `row` records, if it records them.
+pub fn recorded(row: &str) -> Option<Recorded> {
+    let cells = cells(row);
+    let runs = cells.get(3)?.parse().ok()?;
+    let wall_s = cells.get(4)?.trim_end_matches('s').trim().parse().ok()?;
+    Some(Recorded { runs, wall_s })
+}
+
+/// The cells of a table row, `\|` inside a cell not splitting it.
+fn cells(row: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut escaped = false;
+    for c in row.trim().trim_start_matches('|').chars() {
+        match c {
+            '|' if !escaped => cells.push(String::new()),
+            _ => cells.last_mut().expect("one cell").push(c),
+        }
+        escaped = c == '\\';
+    }
+    if cells.last().is_some_and(|c| c.trim().is_empty()) {
+        cells.pop();
+    }
+    cells.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// The sweep an index from before the sweep column named for every page in its footer
+/// ("(full runs, seed 1)"), as that column writes it.
+fn old_footer_sweep(index: &str) -> Option<String> {
+    ["quick", "full"].iter().find_map(|sweep| {
+        let marker = format!("({sweep} runs, seed ");
+        let rest = &index[index.find(&marker)? + marker.len()..];
+        let seed: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        (!seed.is_empty()).then(|| format!("{sweep}, seed {seed}"))
+    })
 }
 
 /// The index page (README.md of the report folder);
 /// `present`: the hand-written pages ([`HAND_WRITTEN`]) the folder holds, to be linked.
-pub fn render(entries: &[Entry], quick: bool, seed: u64, present: &[&str]) -> String {
-    let sweep = if quick { "quick" } else { "full" };
+pub fn render(entries: &[Entry], present: &[&str]) -> String {
     let mut page = String::from(
         "# The Covey lab\n\n\
          Covey's simulator runs the real covey-proto engine on modelled networks to repeat the \
@@ -43,8 +95,8 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, present: &[&str]) -> St
          differ. Covey's CoAP nodes run the engine's defaults without Echo (RFC 9175), which \
          the papers' stacks predate.\n\n",
     );
-    page += "| scenario | what it measures | reproduces | runs | wall time |\n";
-    page += "|---|---|---|---:|---:|\n";
+    page += "| scenario | what it measures | reproduces | runs | wall time | sweep |\n";
+    page += "|---|---|---|---:|---:|---|\n";
     for e in entries {
         if let Some(row) = &e.kept_row {
             page += row;
@@ -52,22 +104,22 @@ pub fn render(entries: &[Entry], quick: bool, seed: u64, present: &[&str]) -> St
             continue;
         }
         page += &format!(
-            "| [{}]({}) | {} | {} | {} | {:.0} s |\n",
+            "| [{}]({}) | {} | {} | {} | {:.0} s | {}, seed {} |\n",
             e.name,
             e.page,
             cell(e.title),
             cell(e.paper),
             e.runs,
-            e.wall_s
+            e.wall_s,
+            if e.quick { "quick" } else { "full" },
+            e.seed
         );
     }
-    let quick_flag = if quick { " --quick" } else { "" };
-    page += &format!(
-        "\nThese pages come from `covey lab report{quick_flag}` ({sweep} runs, seed {seed}); \
-         run it again to regenerate them. One scenario alone: `covey lab run NAME` \
-         (`--quick` for the small sweep, `--set name=value` for the parameters that \
-         `covey lab params NAME` lists).\n"
-    );
+    page += "\nEach page comes from `covey lab report` with the sweep its row names: the \
+             papers' full sweeps, or the small ones of `--quick`, and the base seed \
+             (`--seed`). Run it again to regenerate them, `--only NAME` for one page. One \
+             scenario alone: `covey lab run NAME` (`--quick` for the small sweep, \
+             `--set name=value` for the parameters that `covey lab params NAME` lists).\n";
     for (file, paragraph) in HAND_WRITTEN {
         if present.contains(&file) {
             page += paragraph;
@@ -116,8 +168,56 @@ mod tests {
     fn hand_written_pages_are_linked_only_where_they_are() {
         for (file, _) in HAND_WRITTEN {
             let link = format!("]({file})");
-            assert!(render(&[], false, 1, &[file]).contains(&link));
-            assert!(!render(&[], false, 1, &[]).contains(&link));
+            assert!(render(&[], &[file]).contains(&link));
+            assert!(!render(&[], &[]).contains(&link));
         }
+    }
+
+    fn entry(name: &'static str, quick: bool) -> Entry {
+        Entry {
+            name,
+            title: "t | u",
+            paper: "p",
+            page: format!("{name}/README.md"),
+            runs: 12,
+            wall_s: 3.4,
+            quick,
+            seed: 5,
+            kept_row: None,
+        }
+    }
+
+    #[test]
+    fn each_row_says_which_sweep_and_seed_made_its_page() {
+        let index = render(&[entry("a", true), entry("b", false)], &[]);
+        assert!(index.contains("| [a](a/README.md) | t \\| u | p | 12 | 3 s | quick, seed 5 |"));
+        assert!(index.contains("| [b](b/README.md) | t \\| u | p | 12 | 3 s | full, seed 5 |"));
+        let row = existing_row(&index, "a").expect("a's row");
+        assert_eq!(
+            recorded(&row),
+            Some(Recorded {
+                runs: 12,
+                wall_s: 3.0
+            })
+        );
+        assert!(row.ends_with("| quick, seed 5 |"), "{row}");
+    }
+
+    #[test]
+    fn a_row_from_before_the_sweep_column_takes_the_old_footers_sweep() {
+        let old = "| [a](a/README.md) | t | p | 1794 | 10 s |\n\nThese pages come from \
+                   `covey lab report` (full runs, seed 1); run it again.\n";
+        let row = existing_row(old, "a").expect("a's row");
+        assert_eq!(
+            row,
+            "| [a](a/README.md) | t | p | 1794 | 10 s | full, seed 1 |"
+        );
+        let quick = old.replace("(full runs", "(quick runs");
+        assert!(existing_row(&quick, "a")
+            .unwrap()
+            .ends_with("| quick, seed 1 |"));
+        let bare = existing_row("| [a](a/README.md) | t | p | 1 | 1 s |", "a").unwrap();
+        assert!(bare.ends_with("| not recorded |"), "{bare}");
+        assert_eq!(existing_row(old, "b"), None);
     }
 }

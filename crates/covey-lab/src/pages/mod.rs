@@ -3,10 +3,11 @@
 //! pieces `covey lab run` and `merge` print and check with.
 
 pub mod data_files;
+pub mod estimate;
 pub mod headline;
 pub mod index_page;
 pub mod out_dir;
 mod report;
 pub mod scenario_page;
 
-pub use report::{write_report, ReportOptions, ReportProgress};
+pub use report::{estimate_report, write_report, ReportOptions, ReportProgress};

@@ -37,3 +37,15 @@ pub fn check_writable(dir: &Path) -> Result<(), LabError> {
             ))
         })
 }
+
+/// The report folder of `covey lab report` without `--out`: the Covey repository's docs/lab
+/// when `cwd` is inside the repository (a folder at or above it holds crates/covey-lab and
+/// docs/lab), wherever in it the command runs; `None` elsewhere, so that a report never
+/// lands in the docs/lab of some other project.
+pub fn default_report_dir(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|dir| {
+            dir.join("crates/covey-lab/Cargo.toml").is_file() && dir.join("docs/lab").is_dir()
+        })
+        .map(|repo| repo.join("docs/lab"))
+}

@@ -2,8 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::estimate::{self, Estimate};
 use super::index_page::{self, Entry};
 use super::{data_files, out_dir, scenario_page};
+use crate::framework::registry;
 use crate::scenarios::{self, ProgressFn, RunOptions, Summary};
 use crate::LabError;
 
@@ -16,14 +18,17 @@ pub struct ReportOptions {
     pub seed: u64,
     /// The report folder: README.md (the index) and one folder per scenario.
     pub out: PathBuf,
-    /// Run only these scenarios; the others keep their pages and their rows of the
-    /// existing index. Empty: every scenario.
+    /// Run only these scenarios. Empty: every scenario.
     pub only: Vec<String>,
+    /// Leave these scenarios out.
+    pub skip: Vec<String>,
 }
 
 /// What a report tells as it goes (the command line draws a progress bar and prints a
 /// line per scenario).
 pub trait ReportProgress {
+    /// The report is about to start: what it runs and about how long it takes.
+    fn planned(&mut self, estimate: &Estimate) -> Result<(), LabError>;
     /// Scenario `name` starts; its sweep reports its runs to the callback returned.
     fn started(&mut self, name: &'static str) -> Option<ProgressFn>;
     /// Scenario `name`'s sweep ended, well or not.
@@ -32,23 +37,36 @@ pub trait ReportProgress {
     fn page_written(&mut self, summary: &Summary) -> Result<(), LabError>;
 }
 
-/// Runs every scenario into `out/NAME/`, writes its page there as README.md, and the
-/// index as `out/README.md`, whose path it returns.
+/// What a report will do, checked before anything runs or is written.
+struct Plan {
+    /// The scenarios to run.
+    run: Vec<&'static str>,
+    /// The rows of the existing index kept for the scenarios not run that it lists; a
+    /// scenario neither run nor listed is left out of the index.
+    kept: Vec<(&'static str, String)>,
+    /// What running them takes.
+    estimate: Estimate,
+}
+
+/// What the report `options` asks for would run and about how long it takes, checking
+/// the names and the folder first; runs and writes nothing.
+pub fn estimate_report(options: &ReportOptions) -> Result<Estimate, LabError> {
+    Ok(plan(options)?.estimate)
+}
+
+/// Runs the scenarios `options` names into `out/NAME/`, writes each page there as
+/// README.md, and the index as `out/README.md`, whose path it returns. The index lists the
+/// scenarios run and those the existing index lists; each row says which sweep made its page.
 pub fn write_report(
     options: &ReportOptions,
     progress: &mut dyn ReportProgress,
 ) -> Result<PathBuf, LabError> {
-    // Every scenario's folder, so that no sweep dies at its end on a file in the way.
-    out_dir::check_writable(&options.out)?;
-    for info in scenarios::list() {
-        out_dir::check_writable(&options.out.join(info.name))?;
-    }
-    let index = options.out.join("README.md");
-    let kept_rows = kept_rows(options, &index)?;
+    let plan = plan(options)?;
+    progress.planned(&plan.estimate)?;
     let quick_flag = if options.quick { " --quick" } else { "" };
     let mut entries = Vec::new();
     for info in scenarios::list() {
-        if let Some(row) = kept_rows.iter().find(|(name, _)| *name == info.name) {
+        if let Some((_, row)) = plan.kept.iter().find(|(name, _)| *name == info.name) {
             entries.push(Entry {
                 name: info.name,
                 title: info.title,
@@ -56,8 +74,13 @@ pub fn write_report(
                 page: format!("{}/README.md", info.name),
                 runs: 0,
                 wall_s: 0.0,
-                kept_row: Some(row.1.clone()),
+                quick: options.quick,
+                seed: options.seed,
+                kept_row: Some(row.clone()),
             });
+            continue;
+        }
+        if !plan.run.contains(&info.name) {
             continue;
         }
         let dir = options.out.join(info.name);
@@ -89,6 +112,8 @@ pub fn write_report(
             page: format!("{}/README.md", info.name),
             runs: summary.runs,
             wall_s: summary.wall_s,
+            quick: options.quick,
+            seed: options.seed,
             kept_row: None,
         });
     }
@@ -97,54 +122,73 @@ pub fn write_report(
         .map(|(file, _)| *file)
         .filter(|file| options.out.join(file).is_file())
         .collect();
-    write(
-        &index,
-        &index_page::render(&entries, options.quick, options.seed, &present),
-    )?;
+    let index = options.out.join("README.md");
+    write(&index, &index_page::render(&entries, &present))?;
     Ok(index)
 }
 
-/// With `only`: the existing index's row of every scenario not named, checked before
-/// anything runs (an unknown name, or no earlier row to keep, is refused).
-///
-/// The rows come from the index itself: the runs and wall time it shows are kept nowhere
-/// else (a scenario's JSON holds its results, not how long it took, and may be left out of
-/// the report as too large).
-fn kept_rows(
-    options: &ReportOptions,
-    index: &Path,
-) -> Result<Vec<(&'static str, String)>, LabError> {
-    if options.only.is_empty() {
-        return Ok(Vec::new());
-    }
-    for name in &options.only {
+/// The report `options` asks for, checked: known names, a writable folder for the index and
+/// every scenario run (so that no sweep dies at its end on a file in the way).
+fn plan(options: &ReportOptions) -> Result<Plan, LabError> {
+    for name in options.only.iter().chain(&options.skip) {
         if !scenarios::list().iter().any(|s| s.name == name) {
             return Err(LabError::InvalidOption(format!(
                 "no scenario named {name} (see `covey lab list`)"
             )));
         }
     }
-    let existing = std::fs::read_to_string(index).map_err(|e| {
-        LabError::Index(format!(
-            "--only keeps the other rows of {}, which cannot be read: {e}; run the whole report once",
-            index.display()
-        ))
-    })?;
-    let mut kept = Vec::new();
-    for info in scenarios::list() {
-        if options.only.iter().any(|n| n == info.name) {
-            continue;
-        }
-        let row = index_page::existing_row(&existing, info.name).ok_or_else(|| {
-            LabError::Index(format!(
-                "{} has no row for {}: run the whole report, or name it with --only",
-                index.display(),
-                info.name
-            ))
-        })?;
-        kept.push((info.name, row));
+    let named = |list: &[String], name: &str| list.iter().any(|n| n == name);
+    let run: Vec<&'static str> = scenarios::list()
+        .iter()
+        .map(|s| s.name)
+        .filter(|name| options.only.is_empty() || named(&options.only, name))
+        .filter(|name| !named(&options.skip, name))
+        .collect();
+    if run.is_empty() {
+        return Err(LabError::InvalidOption(
+            "--skip leaves no scenario to run".to_string(),
+        ));
     }
-    Ok(kept)
+    out_dir::check_writable(&options.out)?;
+    for name in &run {
+        out_dir::check_writable(&options.out.join(name))?;
+    }
+    let index = read_index(&options.out.join("README.md"))?;
+    let row = |name: &str| {
+        index
+            .as_deref()
+            .and_then(|i| index_page::existing_row(i, name))
+    };
+    let kept = scenarios::list()
+        .iter()
+        .filter(|s| !run.contains(&s.name))
+        .filter_map(|s| Some((s.name, row(s.name)?)))
+        .collect();
+    let mut estimates = Vec::new();
+    for name in &run {
+        let scenario = registry::find(name)?;
+        estimates.push(estimate::of(scenario, options.quick, row(name).as_deref()));
+    }
+    Ok(Plan {
+        run,
+        kept,
+        estimate: Estimate {
+            quick: options.quick,
+            scenarios: estimates,
+        },
+    })
+}
+
+/// The index an earlier report wrote at `path`, if there is one.
+fn read_index(path: &Path) -> Result<Option<String>, LabError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(LabError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), LabError> {

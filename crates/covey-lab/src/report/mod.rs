@@ -4,7 +4,9 @@
 pub mod folder;
 pub mod json;
 pub mod markdown;
+pub mod palette;
 pub mod rows;
+pub mod series_style;
 pub mod svg;
 
 use std::path::Path;

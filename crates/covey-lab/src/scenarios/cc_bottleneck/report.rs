@@ -15,7 +15,7 @@ use super::{run, Outcome, Params, Workload, NETEM_LIMIT};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Fixed;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::LabError;
 
 /// Writes the CSV and SVG files of `outcome` into `folder` and returns the page.
@@ -276,6 +276,7 @@ fn charts(outcome: &Outcome) -> Vec<(&'static str, LineChart)> {
                     workload.name()
                 ),
                 x_label: "clients".into(),
+                x_kind: AxisKind::Count,
                 y_label: format!(
                     "completion time of {} exchanges (s)",
                     outcome.params.exchanges
@@ -291,6 +292,7 @@ fn charts(outcome: &Outcome) -> Vec<(&'static str, LineChart)> {
                     workload.name()
                 ),
                 x_label: "clients".into(),
+                x_kind: AxisKind::Count,
                 y_label: "share of exchanges (%)".into(),
                 series: line(&|a| 100.0 * a.retransmitted_share),
             },

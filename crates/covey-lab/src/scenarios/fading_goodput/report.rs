@@ -16,7 +16,7 @@ use super::NAME;
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Fixed;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::scenarios::one_hop::LinkFormat;
 use crate::LabError;
 
@@ -174,6 +174,7 @@ fn chart(outcome: &Outcome, snr: f64) -> LineChart {
     LineChart {
         title: format!("Goodput at {snr:.1} dB SNR (cf. the paper's Fig 10)"),
         x_label: "payload (bytes)".into(),
+        x_kind: AxisKind::Count,
         y_label: "goodput (bytes/s)".into(),
         series: outcome
             .sweep

@@ -9,7 +9,7 @@ use covey_sim::media::contiki::ContikiConfig;
 use super::{paper, Outcome, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::scenarios::group::points_table::{pct, secs, DelayRow};
 use crate::scenarios::group::testbed::transmission;
 use crate::scenarios::group::HopProfile;
@@ -84,6 +84,7 @@ fn chart(outcome: &Outcome, per_member: bool) -> LineChart {
             "Entity response time against the delay D (cf. the paper's Figs 7-8)".into()
         },
         x_label: "delay between the EM's requests D (ms)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: if per_member {
             "response time / G (s)".into()
         } else {

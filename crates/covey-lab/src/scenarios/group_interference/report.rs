@@ -11,7 +11,7 @@ use super::office::usage_of;
 use super::{capture_variant, paper, Mode, Outcome, NAME, UNICAST_DELAY_MS};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::scenarios::group::points_table::{pct, secs, LoadRow};
 use crate::scenarios::group::wifi::OPEN_ROOM_WIFI_M;
 use crate::scenarios::group::{GroupPoint, HopProfile, RunOutcome, WifiSetup};
@@ -174,6 +174,7 @@ fn main_chart(
     LineChart {
         title: title.into(),
         x_label: "Wi-Fi load (Mbit/s)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: y_label.into(),
         series: s,
     }
@@ -193,6 +194,7 @@ fn ack_chart(outcome: &Outcome) -> LineChart {
     LineChart {
         title: "Entity response time, G = 10, by ACK_TIMEOUT (cf. Fig 14)".into(),
         x_label: "Wi-Fi load (Mbit/s)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: "mean response time (s)".into(),
         series: ack_variants(outcome)
             .iter()

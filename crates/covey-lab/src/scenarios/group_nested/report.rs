@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::{paper, Layout, Outcome, MEMBER_DELAY_MS, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::scenarios::group::points_table::{pct, secs, LoadRow};
 use crate::LabError;
 
@@ -24,6 +24,7 @@ fn chart(outcome: &Outcome) -> LineChart {
     LineChart {
         title: "Entity response time: nested against single entities (cf. Fig 13)".into(),
         x_label: "Wi-Fi load (Mbit/s)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: "mean response time (s)".into(),
         series: Layout::ALL
             .iter()

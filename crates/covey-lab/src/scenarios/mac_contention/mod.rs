@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::framework::{Accepts, Param, Plan, Scenario, ScenarioInfo, Trial};
 use crate::report::folder::ReportFolder;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::stats;
 use crate::LabError;
 
@@ -410,6 +410,7 @@ fn delivery_chart(outcome: &Outcome) -> LineChart {
     LineChart {
         title: "Delivery ratio against senders, SINR capture and any-overlap loss".into(),
         x_label: "senders".into(),
+        x_kind: AxisKind::Count,
         y_label: "delivery ratio".into(),
         series,
     }

@@ -436,6 +436,15 @@ impl Scenario for ObjectDownload {
     fn reproducible(&self) -> bool {
         false
     }
+
+    fn trial_seconds(&self) -> f64 {
+        // The committed full report: 179 s for 45 trials, one at a time on real time.
+        4.0
+    }
+
+    fn needs(&self) -> Option<&'static str> {
+        Some("root and the real stacks (scripts/lab-stacks.sh installs them)")
+    }
 }
 
 #[cfg(test)]

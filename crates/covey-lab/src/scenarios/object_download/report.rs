@@ -11,7 +11,7 @@ use super::{Outcome, SizePoint, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Fixed;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::LabError;
 
 /// The paper's account of its Figs 4 and 5 (published only as plots).
@@ -120,6 +120,7 @@ fn chart(outcome: &Outcome, title: &str, y: &str, metric: fn(&SizePoint) -> f64)
     LineChart {
         title: format!("{title}, 20 kbit/s link, 20 ms one way"),
         x_label: "object size (bytes)".into(),
+        x_kind: AxisKind::Count,
         y_label: y.into(),
         series,
     }

@@ -588,6 +588,15 @@ impl Scenario for Protocols {
     fn reproducible(&self) -> bool {
         false
     }
+
+    fn trial_seconds(&self) -> f64 {
+        // The committed full report: 4137 s for 135 trials, one at a time on real time.
+        31.0
+    }
+
+    fn needs(&self) -> Option<&'static str> {
+        Some("root and the real stacks (scripts/lab-stacks.sh installs them)")
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::{Outcome, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::Plain;
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::stats::Estimate;
 use crate::LabError;
 
@@ -273,6 +273,7 @@ fn axis_chart(
     Some(LineChart {
         title: format!("{y_label} against {x_label}"),
         x_label: x_label.into(),
+        x_kind: AxisKind::Quantity,
         y_label: y_label.into(),
         series,
     })
@@ -324,6 +325,7 @@ fn latency_cdf(outcome: &Outcome) -> Option<LineChart> {
     (!series.is_empty()).then(|| LineChart {
         title: "Telemetry delivered within a latency, low-quality network".into(),
         x_label: "gateway-to-caregiver latency (ms)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: "messages delivered (% of sent)".into(),
         series,
     })
@@ -384,6 +386,7 @@ fn tradeoff(outcome: &Outcome) -> (LineChart, Vec<Series>) {
     let chart = LineChart {
         title: "Latency against overhead, low-quality network".into(),
         x_label: "control bytes per 100 bytes of data".into(),
+        x_kind: AxisKind::Quantity,
         y_label: "mean latency (ms)".into(),
         series,
     };

@@ -12,7 +12,7 @@ use super::{run, serial, Outcome, NAME};
 use crate::report::folder::ReportFolder;
 use crate::report::markdown::MarkdownTable;
 use crate::report::rows::{Fixed, Plain};
-use crate::report::svg::{LineChart, Series};
+use crate::report::svg::{AxisKind, LineChart, Series};
 use crate::scenarios::one_hop::LinkFormat;
 use crate::LabError;
 
@@ -149,6 +149,7 @@ fn chart(outcome: &Outcome) -> LineChart {
     LineChart {
         title: "Requests answered against the client's rate (cf. the paper's Fig 9)".into(),
         x_label: "client rate (requests/s)".into(),
+        x_kind: AxisKind::Quantity,
         y_label: "requests answered (%)".into(),
         series: vec![
             series(curve(serial), &|p| 100.0 * p.answered_share),
