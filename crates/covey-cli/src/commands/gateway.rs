@@ -212,6 +212,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
+    em.named_by_first = !args.authority.is_empty();
     let scheme = if dtls.is_some() { "coaps" } else { "coap" };
     let listen = listen(&args.bind, &args.bind_plain, dtls.is_some())?;
     let sockets = Sockets {
