@@ -1,6 +1,7 @@
 //! The DTLS flags of every command that speaks `coaps://`: libcoap's `-u IDENTITY -k KEY`, a
 //! file of `identity:key` lines, or a PEM certificate and key. Bad credentials are a
-//! [`CredentialsError`]: a usage error, but for an unreadable file.
+//! [`CredentialsError`]: a usage error, but for an unreadable file. The servers' own flags
+//! (client certificates, CAs) are theirs, in `covey-cli`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,16 +47,12 @@ pub struct DtlsArgs {
     /// coaps: the private key of --cert (PEM).
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
-
-    /// coaps server: ask clients for a certificate too (with --cert), so requests carry it.
-    #[arg(long, requires = "cert")]
-    pub require_client_cert: bool,
 }
 
 impl DtlsArgs {
     /// The DTLS configuration the flags give; `None` without credentials.
     pub fn config(&self) -> Result<Option<DtlsConfig>, CredentialsError> {
-        let mut config = if let (Some(identity), Some(key)) = (&self.psk_identity, &self.psk_key) {
+        let config = if let (Some(identity), Some(key)) = (&self.psk_identity, &self.psk_key) {
             DtlsConfig::psk(PskKeys::single(identity, key.as_bytes())?)
         } else if let Some(path) = &self.psk_file {
             DtlsConfig::psk(PskKeys::from_file(path)?)
@@ -64,7 +61,6 @@ impl DtlsArgs {
         } else {
             return Ok(None);
         };
-        config.require_client_certificate = self.require_client_cert;
         Ok(Some(config))
     }
 

@@ -63,6 +63,22 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The failure of a request to `uri`: as from its [`covey::Error`], with a hint when a
+    /// `coaps://` host is unreachable, as a handshake that gets no answer gives.
+    pub fn of_request(uri: &str, e: covey::Error) -> Failure {
+        let coaps = uri
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("coaps://"));
+        let unreachable = matches!(e, covey::Error::Unreachable { .. });
+        let mut failure = Failure::from(e);
+        if coaps && unreachable {
+            failure.message.push_str(" (no coaps server there)");
+        }
+        failure
+    }
+}
+
 impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Failure {
         Failure::new(ExitKind::Other, format!("{e:#}"))

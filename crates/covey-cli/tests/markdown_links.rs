@@ -1,9 +1,16 @@
 //! Every relative link in the repository's Markdown (README.md, docs/, the crates' and fuzz/
 //! READMEs) leads to a file that exists, and to a heading that exists when it names one; every
 //! Markdown file named in backticks exists too, so no page sends a reader to a file they lack.
+//! Every `covey` command the pages show exists too: the subcommand of each `covey ...` in
+//! inline code or at the start of a code-block line is one `covey --help` lists, and so is
+//! that of each `covey entity ...`, so no page tells a reader to run a command they lack.
+
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use support::{covey, stdout};
 
 /// The workspace root.
 fn root() -> PathBuf {
@@ -180,5 +187,112 @@ fn the_checker_sees_broken_links_and_headings() {
     assert!(
         problems[2].ends_with("missing file shared/DESIGN.md"),
         "{problems:?}"
+    );
+}
+
+/// The words after `covey` of each command shown in `text`: inline code starting `covey `,
+/// and code-block lines starting `covey ` (or `$ covey `).
+fn commands(text: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        let mut shown = Vec::new();
+        if in_block {
+            let line = line.trim_start();
+            shown.push(line.strip_prefix("$ ").unwrap_or(line));
+        } else {
+            shown.extend(line.split('`').skip(1).step_by(2));
+        }
+        for code in shown {
+            if let Some(rest) = code.strip_prefix("covey ") {
+                found.push(rest.split_whitespace().map(str::to_string).collect());
+            }
+        }
+    }
+    found
+}
+
+/// The subcommands `covey ARGS --help` lists.
+fn subcommands(args: &[&str]) -> Vec<String> {
+    let out = covey()
+        .args(args)
+        .arg("--help")
+        .output()
+        .expect("run covey");
+    assert!(out.status.success(), "covey {args:?} --help: {out:?}");
+    let help = stdout(&out);
+    help.split("Commands:")
+        .nth(1)
+        .and_then(|s| s.split("Options:").next())
+        .expect("a Commands: section")
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// What is wrong with the commands `text` shows.
+fn command_problems(text: &str, top: &[String], entity: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for words in commands(text) {
+        let Some(first) = words.first() else {
+            continue;
+        };
+        // Flags and placeholders (`covey COMMAND`, `covey <cmd>`) are not commands.
+        if !first.chars().all(|c| c.is_ascii_lowercase() || c == '-') || first.starts_with('-') {
+            continue;
+        }
+        if !top.contains(first) {
+            problems.push(format!("covey {first}: no such command"));
+        } else if first == "entity" {
+            if let Some(second) = words.get(1).filter(|w| !w.starts_with('-')) {
+                if !entity.contains(second) {
+                    problems.push(format!("covey entity {second}: no such command"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_documented_command_exists() {
+    let top = subcommands(&[]);
+    let entity = subcommands(&["entity"]);
+    assert!(top.contains(&"get".to_string()), "{top:?}");
+    let root = root();
+    let files = markdown_files(&root);
+    assert!(
+        files.iter().any(|f| f.ends_with("docs/security.md")),
+        "{files:?}"
+    );
+    let mut all = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read a Markdown file");
+        for p in command_problems(&text, &top, &entity) {
+            all.push(format!(
+                "{}: {p}",
+                file.strip_prefix(&root).unwrap().display()
+            ));
+        }
+    }
+    assert!(all.is_empty(), "{}", all.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_a_command_that_does_not_exist() {
+    let top = ["get".to_string(), "entity".to_string()];
+    let entity = ["list".to_string()];
+    let text = "Try `covey ping coap://h`.\n\n```sh\n$ covey entity lst coap://h\ncovey get coap://h\n```\ncovey is fast; `covey get -B 5`.\n";
+    assert_eq!(
+        command_problems(text, &top, &entity),
+        [
+            "covey ping: no such command",
+            "covey entity lst: no such command"
+        ]
     );
 }

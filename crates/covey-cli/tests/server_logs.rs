@@ -90,6 +90,24 @@ impl Logged {
     }
 }
 
+impl Logged {
+    /// Waits (bounded) until the log has a line containing `wanted`, and returns it.
+    fn line_with(&self, wanted: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let text = self.text();
+            if let Some(line) = text.lines().find(|l| l.contains(wanted)) {
+                return line.to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {wanted:?} in the log:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 impl Drop for Logged {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -119,6 +137,44 @@ fn serve_logs_each_request_without_colour_into_a_file() {
         "colour codes in a file:\n{text:?}"
     );
     assert!(text.contains("listening on 127.0.0.1:"), "{text}");
+}
+
+#[test]
+fn serve_logs_the_block_of_each_request_of_a_transfer() {
+    let server = Logged::start(&["serve", "-v"], "blocks");
+    let large = format!("coap://127.0.0.1:{}/large", server.port);
+    let mut get = covey();
+    // Block2 0/64 in the first request: the server answers in 64-byte blocks.
+    get.args(["get", "-b", "64", "-O", "block2,2", &large]);
+    let out = run_limited(get, Duration::from_secs(30));
+    assert!(out.status.success(), "{out:?}");
+    // 2048 bytes in 64-byte blocks: 32 requests, each line naming its block.
+    let last = server.line_with("GET /large [Block2 #31 of 64 B]");
+    assert_request_line(&last, "GET", "/large [Block2 #31 of 64 B]", "2.05 Content");
+    let text = server.text();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(" GET /large")).collect();
+    for num in 0..32 {
+        let tag = format!("GET /large [Block2 #{num} of 64 B] ->");
+        assert_eq!(
+            lines.iter().filter(|l| l.contains(&tag)).count(),
+            1,
+            "{tag} in:\n{text}"
+        );
+    }
+
+    // An upload in 64-byte blocks: Block1 numbers, with "more" on all but the last.
+    let echo = format!("coap://127.0.0.1:{}/echo", server.port);
+    let mut put = covey();
+    put.args(["put", "-b", "64", "-e", &"x".repeat(200), &echo]);
+    let out = run_limited(put, Duration::from_secs(30));
+    assert!(out.status.success(), "{out:?}");
+    let line = server.line_with("PUT /echo [Block1 #3 of 64 B]");
+    assert_request_line(&line, "PUT", "/echo [Block1 #3 of 64 B]", "2.04 Changed");
+    let text = server.text();
+    for num in 0..3 {
+        let tag = format!("PUT /echo [Block1 #{num} of 64 B, more] -> 2.31 Continue");
+        assert!(text.contains(&tag), "{tag} in:\n{text}");
+    }
 }
 
 #[test]

@@ -19,6 +19,26 @@ macro_rules! formats {
     };
 }
 
+/// The short names [`ContentFormat::from_name`] takes besides numbers and media types.
+const ALIASES: &[(&str, ContentFormat)] = &[
+    ("text", ContentFormat::TEXT_PLAIN),
+    ("text/plain", ContentFormat::TEXT_PLAIN),
+    ("plain", ContentFormat::TEXT_PLAIN),
+    ("link", ContentFormat::LINK_FORMAT),
+    ("link-format", ContentFormat::LINK_FORMAT),
+    ("xml", ContentFormat::XML),
+    ("octet", ContentFormat::OCTET_STREAM),
+    ("octet-stream", ContentFormat::OCTET_STREAM),
+    ("binary", ContentFormat::OCTET_STREAM),
+    ("exi", ContentFormat::EXI),
+    ("json", ContentFormat::JSON),
+    ("cbor", ContentFormat::CBOR),
+    ("senml+json", ContentFormat::SENML_JSON),
+    ("senml+cbor", ContentFormat::SENML_CBOR),
+    ("sensml+json", ContentFormat::SENSML_JSON),
+    ("sensml+cbor", ContentFormat::SENSML_CBOR),
+];
+
 formats! {
     TEXT_PLAIN = 0, "text/plain;charset=utf-8";
     COSE_ENCRYPT0 = 16, "application/cose;cose-type=\"cose-encrypt0\"";
@@ -66,31 +86,23 @@ impl ContentFormat {
         if let Ok(n) = name.parse::<u16>() {
             return Some(ContentFormat(n));
         }
-        let aliases: &[(&str, ContentFormat)] = &[
-            ("text", ContentFormat::TEXT_PLAIN),
-            ("text/plain", ContentFormat::TEXT_PLAIN),
-            ("plain", ContentFormat::TEXT_PLAIN),
-            ("link", ContentFormat::LINK_FORMAT),
-            ("link-format", ContentFormat::LINK_FORMAT),
-            ("xml", ContentFormat::XML),
-            ("octet", ContentFormat::OCTET_STREAM),
-            ("octet-stream", ContentFormat::OCTET_STREAM),
-            ("binary", ContentFormat::OCTET_STREAM),
-            ("exi", ContentFormat::EXI),
-            ("json", ContentFormat::JSON),
-            ("cbor", ContentFormat::CBOR),
-            ("senml+json", ContentFormat::SENML_JSON),
-            ("senml+cbor", ContentFormat::SENML_CBOR),
-            ("sensml+json", ContentFormat::SENSML_JSON),
-            ("sensml+cbor", ContentFormat::SENSML_CBOR),
-        ];
-        if let Some((_, cf)) = aliases.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
+        if let Some((_, cf)) = ALIASES.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
             return Some(*cf);
         }
         CONTENT_FORMATS
             .iter()
             .find(|(_, m)| m.eq_ignore_ascii_case(name))
             .map(|(cf, _)| *cf)
+    }
+
+    /// The short names [`from_name`](Self::from_name) takes, one per format (`text`, `link`,
+    /// `json`, ...), for telling a user what is valid.
+    pub fn short_names() -> impl Iterator<Item = &'static str> {
+        ALIASES
+            .iter()
+            .enumerate()
+            .filter(|(i, (_, cf))| !ALIASES[..*i].iter().any(|(_, c)| c == cf))
+            .map(|(_, (name, _))| *name)
     }
 
     /// True for formats whose payload is UTF-8 text meant for people.
@@ -149,6 +161,16 @@ impl core::fmt::Display for ContentFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_names_are_one_per_format_and_all_taken() {
+        let names: std::vec::Vec<&str> = ContentFormat::short_names().collect();
+        assert_eq!(&names[..3], ["text", "link", "xml"]);
+        assert!(names.contains(&"senml+cbor") && !names.contains(&"plain"));
+        for name in names {
+            assert!(ContentFormat::from_name(name).is_some(), "{name}");
+        }
+    }
 
     #[test]
     fn required_formats_are_named() {

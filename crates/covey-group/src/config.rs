@@ -13,9 +13,13 @@ pub const CONCURRENT_QUERIES: usize = 64;
 #[derive(Debug, Clone)]
 pub struct EmConfig {
     /// Addresses this EM is reached at: they name its own entities (`coap://<a>/e/<name>`),
-    /// so nesting and cycles through this EM are resolved locally. The first one is used in
-    /// replies (SenML `bn`, JSON `entity`).
+    /// so nesting and cycles through this EM are resolved locally. Replies (SenML `bn`, JSON
+    /// `entity`) name an entity at the address the request was sent to, in its scheme; the
+    /// first one here when the host does not tell that address, or with `named_by_first`.
     pub authorities: Vec<SocketAddr>,
+    /// Replies name entities at the first of `authorities` whatever address a client used:
+    /// an operator named it (the public address of a gateway behind a NAT).
+    pub named_by_first: bool,
     /// Where multicast group addresses come from (`ff1e::89:1` ... by default).
     pub group_pool: GroupPool,
     /// Deepest nesting of entities (an entity is level 1).
@@ -74,6 +78,7 @@ impl Default for EmConfig {
     fn default() -> EmConfig {
         EmConfig {
             authorities: Vec::new(),
+            named_by_first: false,
             group_pool: GroupPool::default(),
             depth_limit: 8,
             max_members: 1024,

@@ -1,6 +1,6 @@
 //! The DTLS flags of every command that speaks `coaps://` ([`DtlsArgs`], shared with the
-//! benchmarks through `covey-cli-base`) and those of the servers: trust anchors and where they
-//! listen.
+//! benchmarks through `covey-cli-base`) and those of the servers only: client certificates,
+//! trust anchors and where they listen.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,9 +11,14 @@ pub use covey_cli_base::dtls::DtlsArgs;
 
 use crate::exit::{ExitKind, Failure};
 
-/// The trust anchors of a server (`covey serve`, `covey gateway`).
+/// The DTLS flags only a server takes (`covey serve`, `covey gateway`): asking clients for a
+/// certificate, and the CAs that vouch for it.
 #[derive(Debug, Clone, Default, Args)]
-pub struct CaArgs {
+pub struct ClientCertificateArgs {
+    /// coaps server: ask clients for a certificate too (with --cert), so requests carry it.
+    #[arg(long, requires = "cert")]
+    pub require_client_cert: bool,
+
     /// coaps server: the CAs (PEM, one or more certificates) that vouch for client
     /// certificates. A client's subject counts (for subject: rules of --policy) only when its
     /// certificate was issued by one of them, is valid now and allows client authentication.
@@ -22,19 +27,23 @@ pub struct CaArgs {
     pub ca: Option<PathBuf>,
 }
 
-impl CaArgs {
+impl ClientCertificateArgs {
     /// Whether `--ca` was given.
     pub fn given(&self) -> bool {
         self.ca.is_some()
     }
 
-    /// `config` with the trust anchors of `--ca`, if given.
+    /// `config` asking clients for a certificate as the flags say, with the trust anchors of
+    /// `--ca` if given.
     pub fn apply(&self, config: Option<DtlsConfig>) -> Result<Option<DtlsConfig>, Failure> {
-        let (Some(path), Some(mut config)) = (&self.ca, config.clone()) else {
-            return Ok(config);
+        let Some(mut config) = config else {
+            return Ok(None);
         };
-        config.trust_anchors = Some(TrustAnchors::from_pem_file(path)?);
-        config.require_client_certificate = true;
+        config.require_client_certificate = self.require_client_cert;
+        if let Some(path) = &self.ca {
+            config.trust_anchors = Some(TrustAnchors::from_pem_file(path)?);
+            config.require_client_certificate = true;
+        }
         Ok(Some(config))
     }
 }

@@ -16,6 +16,8 @@ use covey_group::profile::{enr_from, ProfileError};
 use covey_group::{ErrorReport, Operation, ProfileDocument};
 use serde_json::Value;
 
+use crate::commands::client::progress::default_timeout;
+use crate::commands::dtls_args::DtlsArgs;
 use crate::exit::{ExitKind, Failure};
 use crate::output::{print, stdout_is_terminal};
 use crate::render::message_text::code_label;
@@ -49,7 +51,8 @@ enum EntityCommand {
 /// The gateway and the output flags every subcommand takes.
 #[derive(Debug, Args)]
 struct Gateway {
-    /// The gateway, e.g. coap://[::1] or coap://192.0.2.1:5683 (a trailing /e is allowed).
+    /// The gateway, e.g. coap://[::1], coap://192.0.2.1:5683 or coaps://[::1] (with DTLS
+    /// credentials; a trailing /e is allowed).
     #[arg(value_name = "GATEWAY")]
     gateway: String,
 
@@ -57,13 +60,18 @@ struct Gateway {
     #[arg(long)]
     json: bool,
 
-    /// Give up after SECS seconds without a response.
-    #[arg(short = 'B', long, value_name = "SECS", default_value_t = 90.0)]
+    /// Give up after SECS seconds without a response (the default is RFC 7252's
+    /// MAX_TRANSMIT_WAIT).
+    #[arg(short = 'B', long, value_name = "SECS", default_value_t = default_timeout())]
     timeout: f64,
 
     /// Log more (-v: the client's driver).
     #[arg(short = 'v', long, action = ArgAction::Count)]
     verbose: u8,
+
+    /// DTLS credentials for a coaps:// gateway.
+    #[command(flatten)]
+    dtls: DtlsArgs,
 }
 
 /// A gateway and an entity name.
@@ -176,20 +184,25 @@ pub fn run(args: EntityArgs) -> Result<(), Failure> {
     if let EntityCommand::Bench(b) = args.command {
         return crate::sibling::run("covey-bench", &["entity"], b.args);
     }
-    let verbose = match &args.command {
-        EntityCommand::Create(a) => a.gateway.verbose,
-        EntityCommand::List(g) => g.verbose,
-        EntityCommand::Show(a) | EntityCommand::Delete(a) => a.gateway.verbose,
-        EntityCommand::Query(a) => a.gateway.verbose,
-        EntityCommand::Bench(_) => 0,
+    let gateway = match &args.command {
+        EntityCommand::Create(a) => &a.gateway,
+        EntityCommand::List(g) => g,
+        EntityCommand::Show(a) | EntityCommand::Delete(a) => &a.gateway,
+        EntityCommand::Query(a) => &a.gateway,
+        EntityCommand::Bench(_) => return Ok(()),
     };
-    crate::logging::init(verbose);
+    crate::logging::init(gateway.verbose);
+    let dtls = gateway.dtls.client_config(timeout(gateway)?)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::new(ExitKind::Other, format!("cannot start runtime: {e}")))?;
     runtime.block_on(async move {
-        let client = ClientBuilder::new().build()?;
+        let mut builder = ClientBuilder::new();
+        if let Some(dtls) = dtls {
+            builder = builder.dtls(dtls);
+        }
+        let client = builder.build()?;
         let result = match args.command {
             EntityCommand::Create(a) => create(&client, a).await,
             EntityCommand::List(g) => list(&client, g).await,
@@ -250,7 +263,7 @@ struct Call<'a> {
 impl Call<'_> {
     async fn send(self, client: &Client) -> Result<Response, Failure> {
         let mut request = client
-            .request(self.method, self.uri)
+            .request(self.method, self.uri.clone())
             .timeout(timeout(self.gateway)?);
         if let Some(a) = self.accept {
             request = request.accept(a);
@@ -264,7 +277,10 @@ impl Call<'_> {
         if self.if_none_match {
             request = request.if_none_match();
         }
-        Ok(request.send().await?)
+        request
+            .send()
+            .await
+            .map_err(|e| Failure::of_request(&self.uri, e))
     }
 }
 
@@ -510,10 +526,9 @@ async fn query(client: &Client, a: QueryArgs) -> Result<(), Failure> {
     check_name(&a.name)?;
     let mode = a.gateway.mode();
     let asked = match &a.accept {
-        Some(name) => Some(
-            ContentFormat::from_name(name)
-                .ok_or_else(|| usage(format!("unknown content format {name:?}")))?,
-        ),
+        Some(name) => Some(crate::commands::client::request_options::content_format(
+            name,
+        )?),
         None => None,
     };
     if mode == Mode::Json && asked.is_some_and(|f| !f.is_json()) {

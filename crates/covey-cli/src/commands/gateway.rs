@@ -12,7 +12,7 @@ use covey_group::authorization::Access;
 use covey_group::gateway::{Gateway, GatewayError, Sockets};
 use covey_group::{EmConfig, GroupPool, SqliteStore};
 
-use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
+use super::dtls_args::{listen, log_listening, ClientCertificateArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use covey_web::{
     WebOptions, WebServer, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
@@ -157,7 +157,7 @@ pub struct GatewayArgs {
     dtls: DtlsArgs,
 
     #[command(flatten)]
-    ca: CaArgs,
+    client_certificates: ClientCertificateArgs,
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -171,7 +171,7 @@ pub fn run(args: GatewayArgs) -> Result<(), Failure> {
 }
 
 async fn serve(args: GatewayArgs) -> Result<(), Failure> {
-    let dtls = args.ca.apply(args.dtls.config()?)?;
+    let dtls = args.client_certificates.apply(args.dtls.config()?)?;
     let mut em = EmConfig {
         group_pool: args.group_pool.parse::<GroupPool>().map_err(usage)?,
         target_rate: args.target_rate,
@@ -182,9 +182,11 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         client_rate: args.client_rate,
         entity_share: args.entity_share,
         client_share: args.client_share,
-        access: args
-            .management
-            .access(dtls.is_some(), args.ca.given(), &args.bind)?,
+        access: args.management.access(
+            dtls.is_some(),
+            args.client_certificates.given(),
+            &args.bind,
+        )?,
         ..EmConfig::default()
     };
     if args.target_rate == 0 {
@@ -212,6 +214,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let path = args.db.clone().unwrap_or_else(SqliteStore::default_path);
     let store = open_store(&path)?;
     em.authorities = args.authority.clone();
+    em.named_by_first = !args.authority.is_empty();
     let scheme = if dtls.is_some() { "coaps" } else { "coap" };
     let listen = listen(&args.bind, &args.bind_plain, dtls.is_some())?;
     let sockets = Sockets {

@@ -1,6 +1,7 @@
 //! The request log of `covey serve -v` and `covey gateway -v`: one line per request (peer,
-//! method, path, response code, time to answer), as `coap-server -v` prints; `-vv` adds every
-//! datagram. Built on the driver's trace tap, so it costs nothing unless asked for.
+//! method, path with its Block1/Block2 values, response code, time to answer), as
+//! `coap-server -v` prints; `-vv` adds every datagram. Built on the driver's trace tap, so it
+//! costs nothing unless asked for.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -54,7 +55,7 @@ pub fn tracer(verbose: u8) -> Option<TraceFn> {
                 }
                 let request = Pending {
                     method: message.code(),
-                    target: target(&message),
+                    target: format!("{}{}", target(&message), blocks(&message)),
                     at: Instant::now(),
                 };
                 pending.insert(key, request);
@@ -74,6 +75,19 @@ pub fn tracer(verbose: u8) -> Option<TraceFn> {
             _ => {}
         }
     }))
+}
+
+/// The Block1 and Block2 options of a request, e.g. ` [Block2 #3 of 64 B]`, so the requests
+/// of one block-wise transfer tell apart in the log.
+fn blocks(message: &Message<'_>) -> String {
+    let mut out = String::new();
+    for (name, block) in [("Block1", message.block1()), ("Block2", message.block2())] {
+        if let Some(b) = block {
+            let more = if b.more { ", more" } else { "" };
+            out.push_str(&format!(" [{name} #{} of {} B{more}]", b.num, b.size()));
+        }
+    }
+    out
 }
 
 fn arrow(t: &Trace<'_>) -> &'static str {

@@ -9,7 +9,7 @@ use covey::multicast::parse_group;
 use covey::server::ServerBuilder;
 use covey::Server;
 
-use super::dtls_args::{listen, log_listening, CaArgs, DtlsArgs};
+use super::dtls_args::{listen, log_listening, ClientCertificateArgs, DtlsArgs};
 use crate::exit::{ExitKind, Failure};
 use covey_demo::demo::DemoApp;
 use covey_demo::plugtest::PlugtestApp;
@@ -84,7 +84,7 @@ pub struct ServeArgs {
     dtls: DtlsArgs,
 
     #[command(flatten)]
-    ca: CaArgs,
+    client_certificates: ClientCertificateArgs,
 }
 
 /// Starts the server and runs until interrupted.
@@ -122,7 +122,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(trace) = super::request_log::tracer(args.verbose) {
         builder = builder.trace(trace);
     }
-    let dtls = args.ca.apply(args.dtls.config()?)?;
+    let dtls = args.client_certificates.apply(args.dtls.config()?)?;
     let secured = dtls.is_some();
     if let Some(dtls) = dtls {
         builder = builder.dtls(dtls);
@@ -150,9 +150,9 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         ));
     }
     let mc_access = if args.mc {
-        let access = args
-            .management
-            .access(secured, args.ca.given(), &args.bind)?;
+        let access =
+            args.management
+                .access(secured, args.client_certificates.given(), &args.bind)?;
         builder = builder
             .app(Box::new(covey_group::GroupMembershipResource::with_access(
                 access.clone(),

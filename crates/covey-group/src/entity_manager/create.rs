@@ -3,7 +3,7 @@
 //! nothing. A creation is stored in one transaction (multicast: pending, then active).
 
 use super::respond::{Reply, Responder};
-use super::{EntityManager, Input, Task};
+use super::{EntityManager, Input, ReachedAt, Task};
 use crate::entity::Entity;
 use crate::error_report::{Problem, Reason};
 use crate::incoming::IncomingRequest;
@@ -375,7 +375,7 @@ impl EntityManager {
             let reply = self.store_failure(&name, e);
             return self.send_reply(ep, now, &t.to, reply);
         }
-        let reply = self.created_reply(&t.entity, t.accept, &joins);
+        let reply = self.created_reply(&t.entity, t.accept, t.to.reached, &joins);
         self.reply_when_durable(ep, now, &t.to, reply);
         self.note(
             LogLevel::Info,
@@ -392,9 +392,10 @@ impl EntityManager {
         &self,
         e: &Entity,
         accept: Option<ContentFormat>,
+        reached: Option<ReachedAt>,
         joins: &[MemberReport],
     ) -> Reply {
-        let uri = self.entity_uri(&e.name);
+        let uri = self.entity_uri(reached, &e.name);
         let mcast = e.mcast_uri();
         let mut reply = if accept == Some(ContentFormat::JSON) {
             let doc = json!({

@@ -50,7 +50,7 @@ impl EntityManager {
             }
             self.entities.remove(name);
             self.note(LogLevel::Info, format!("deleted entity {name}"));
-            let uri = self.entity_uri(name);
+            let uri = self.entity_uri(to.reached, name);
             let reply = if req.accept == Some(ContentFormat::JSON) {
                 let doc = json!({"entity": uri, "group": null, "left": 0, "members": []});
                 Reply::with(
@@ -118,7 +118,7 @@ impl EntityManager {
                 report.len()
             ),
         );
-        let uri = self.entity_uri(&t.name);
+        let uri = self.entity_uri(t.to.reached, &t.name);
         let reply = if t.accept == Some(ContentFormat::JSON) {
             let doc = json!({
                 "entity": uri,

@@ -9,6 +9,7 @@ mod delete;
 mod durability;
 mod maintain;
 mod query;
+mod reached_at;
 mod respond;
 mod update;
 
@@ -35,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use durability::{AfterWrite, STORE_POLL};
 
+use reached_at::ReachedAt;
 use respond::{Reply, Responder};
 
 /// Most lines kept in the EM's log of notable events.
@@ -214,9 +216,17 @@ impl EntityManager {
         }
     }
 
-    /// The URI clients use for entity `name`.
-    fn entity_uri(&self, name: &str) -> String {
-        match self.config.authorities.first() {
+    /// The URI of entity `name` as the client that `reached` the EM names it (at the first
+    /// of the EM's addresses when the operator named that one), else as the first names it.
+    fn entity_uri(&self, reached: Option<ReachedAt>, name: &str) -> String {
+        let first = self.config.authorities.first();
+        if let Some(mut reached) = reached {
+            if let Some(a) = first.filter(|_| self.config.named_by_first) {
+                reached.addr = *a;
+            }
+            return reached.entity_uri(name);
+        }
+        match first {
             Some(a) => format!("coap://{}/e/{name}", SocketAuthority(*a)),
             None => format!("/e/{name}"),
         }
@@ -295,13 +305,20 @@ impl EntityManager {
         }
     }
 
-    fn on_request(&mut self, ep: &mut Endpoint, now: Instant, id: IncomingId, who: &Requester) {
+    fn on_request(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        id: IncomingId,
+        (who, reached): &(Requester, Option<ReachedAt>),
+    ) {
         let Some(req) = IncomingRequest::read(ep, id) else {
             return;
         };
         let to = Responder {
             id,
             json_errors: req.wants_json(),
+            reached: *reached,
         };
         let action = action_of(&req);
         if let Err(denial) = self.config.access.check(who, &action) {
@@ -585,7 +602,12 @@ impl App for EntityManager {
         self.sources = Sources::of(cx);
         // Who sent a request is asked of the host before the engine is borrowed for the rest.
         let requester = match event {
-            Event::Request(id) => cx.endpoint.request(id).map(|r| Access::requester(cx, &r)),
+            Event::Request(id) => {
+                let port = self.config.authorities.first().map(|a| a.port());
+                cx.endpoint
+                    .request(id)
+                    .map(|r| (Access::requester(cx, &r), ReachedAt::of(cx, &r, port)))
+            }
             _ => None,
         };
         let (ep, now) = (&mut *cx.endpoint, cx.now);

@@ -376,7 +376,11 @@ impl EntityManager {
             mode,
         };
         let members = e.member_uris();
-        let entity_uri = self.entity_uri(name);
+        let reached = match &to {
+            ReplyTo::Client(client) => client.reached,
+            ReplyTo::Parent { .. } => None,
+        };
+        let entity_uri = self.entity_uri(reached, name);
         let id = self.new_task();
         let mut fanout = Fanout::new(spec, targets, now);
         self.with_io(ep, now, id, |io, _| fanout.start(io));

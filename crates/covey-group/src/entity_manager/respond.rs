@@ -13,6 +13,8 @@ pub(crate) struct Responder {
     pub id: IncomingId,
     /// The client asked for JSON: a diagnostic goes to it as an [`ErrorReport`].
     pub json_errors: bool,
+    /// How the client reached the EM, to name entities as it does.
+    pub reached: Option<super::reached_at::ReachedAt>,
 }
 
 /// A reply to a client.

@@ -305,7 +305,10 @@ impl EntityManager {
                 serde_json::to_vec(&doc).unwrap_or_default(),
             )
         } else {
-            let mut text = format!("changed the profile of {}\n", self.entity_uri(&e.name));
+            let mut text = format!(
+                "changed the profile of {}\n",
+                self.entity_uri(t.to.reached, &e.name)
+            );
             for line in &t.report {
                 text.push_str(&format!("{line}\n"));
             }

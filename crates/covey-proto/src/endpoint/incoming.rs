@@ -212,6 +212,7 @@ impl Endpoint {
             group,
             local,
             on_loopback: local_addr.on_loopback,
+            destination: local_addr.destination,
             dedup,
             from_cache: false,
             acked: false,

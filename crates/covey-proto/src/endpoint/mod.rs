@@ -343,7 +343,7 @@ impl Endpoint {
                     meta.source = LocalAddr {
                         socket: inc.local,
                         multicast_group: inc.group,
-                        on_loopback: None,
+                        ..LocalAddr::UNICAST
                     };
                 }
             }
@@ -391,6 +391,7 @@ impl Endpoint {
             group: None,
             local: None,
             on_loopback: None,
+            destination: None,
             message,
             wire_len: bytes.len(),
             body: held.body.as_deref(),
@@ -407,6 +408,7 @@ impl Endpoint {
             group: inc.group,
             local: inc.local,
             on_loopback: inc.on_loopback,
+            destination: inc.destination,
             message,
             wire_len: bytes.len(),
             body: inc.body.as_deref(),

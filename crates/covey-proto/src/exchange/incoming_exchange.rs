@@ -29,6 +29,8 @@ pub(crate) struct IncomingExchange {
     pub local: Option<SocketAddr>,
     /// Whether it came in on the loopback interface, if known.
     pub on_loopback: Option<bool>,
+    /// The unicast address it was sent to, if known.
+    pub destination: Option<IpAddr>,
     /// Its deduplication entry.
     pub dedup: DedupHandle,
     /// Answered by the engine from a cached block-wise body.

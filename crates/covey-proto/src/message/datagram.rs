@@ -16,6 +16,8 @@ pub struct LocalAddr {
     /// Whether it came in on this host's loopback interface, when the driver knows (from
     /// the packet-info control message): only then is a loopback source really local.
     pub on_loopback: Option<bool>,
+    /// The unicast address it was sent to, when the driver knows (from the same message).
+    pub destination: Option<IpAddr>,
 }
 
 impl LocalAddr {
@@ -24,14 +26,14 @@ impl LocalAddr {
         multicast_group: None,
         socket: None,
         on_loopback: None,
+        destination: None,
     };
 
     /// Arrived on group address `group`.
     pub const fn multicast(group: IpAddr) -> LocalAddr {
         LocalAddr {
             multicast_group: Some(group),
-            socket: None,
-            on_loopback: None,
+            ..LocalAddr::UNICAST
         }
     }
 
@@ -39,6 +41,14 @@ impl LocalAddr {
     pub const fn on_socket(self, socket: SocketAddr) -> LocalAddr {
         LocalAddr {
             socket: Some(socket),
+            ..self
+        }
+    }
+
+    /// The same, noting the unicast address it was sent to.
+    pub const fn sent_to(self, destination: IpAddr) -> LocalAddr {
+        LocalAddr {
+            destination: Some(destination),
             ..self
         }
     }
@@ -106,6 +116,8 @@ pub struct Received<'a> {
     pub local: Option<SocketAddr>,
     /// Whether it came in on this host's loopback interface, if the driver told the engine.
     pub on_loopback: Option<bool>,
+    /// The unicast address it was sent to, if the driver told the engine.
+    pub destination: Option<IpAddr>,
     /// The parsed message (the last block of a block-wise transfer).
     pub message: Message<'a>,
     /// Its size on the wire (the UDP payload) in bytes.

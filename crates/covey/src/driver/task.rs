@@ -263,6 +263,10 @@ impl Task {
         let remote = canonical_socket_addr(meta.addr);
         let group = meta.dst_ip.map(canonical_ip).filter(|ip| ip.is_multicast());
         let mut local = group.map_or(LocalAddr::UNICAST, LocalAddr::multicast);
+        if let Some(destination) = meta.dst_ip.map(canonical_ip).filter(|_| group.is_none()) {
+            // Apps name themselves by the address a client used (the EM's entity URIs).
+            local = local.sent_to(destination);
+        }
         if let Some(on_loopback) = on_loopback(meta) {
             // The engine drops a loopback source that came in elsewhere (spoofed), and
             // management trusts only what came in on loopback.

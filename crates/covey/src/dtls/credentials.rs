@@ -202,16 +202,37 @@ impl CertifiedKey {
         Ok(certified)
     }
 
-    /// Whether dimpl can sign with the key and parse the certificate.
+    /// Whether dimpl can sign with the key and parse the certificate, and the certificate's
+    /// public key verifies what the key signs: a mismatched pair is refused here rather than
+    /// failing every handshake.
     fn check(&self) -> Result<(), String> {
-        super::peer_certificate::subject(&self.certificate)
+        use x509_cert::der::Decode;
+        let certificate = x509_cert::Certificate::from_der(&self.certificate)
             .map_err(|e| format!("the certificate does not parse: {e}"))?;
         let provider = dimpl::crypto::rust_crypto::default_provider();
-        provider
+        let mut key = provider
             .key_provider
             .load_private_key(&self.private_key)
-            .map(|_| ())
-            .map_err(|_| "not an ECDSA P-256 or P-384 private key".to_string())
+            .map_err(|_| "not an ECDSA P-256 or P-384 private key".to_string())?;
+        const PROBE: &[u8] = b"covey: does this key belong to its certificate?";
+        let mut signature = dimpl::crypto::Buf::new();
+        key.sign(PROBE, dimpl::HashAlgorithm::SHA256, &mut signature)
+            .map_err(|e| format!("the key cannot sign: {e}"))?;
+        let public_key = certificate
+            .tbs_certificate()
+            .subject_public_key_info()
+            .subject_public_key
+            .raw_bytes();
+        let matches = super::signature_algorithms::ALGORITHMS
+            .iter()
+            .any(|a| a.verify_signature(public_key, PROBE, &signature).is_ok());
+        match matches {
+            true => Ok(()),
+            false => Err(
+                "this key does not belong to the certificate (--cert and --key are not a pair)"
+                    .into(),
+            ),
+        }
     }
 }
 
@@ -273,6 +294,19 @@ mod tests {
             "f: no identity:key line"
         );
         assert!(PskKeys::single("", b"k").is_err());
+    }
+
+    #[test]
+    fn a_certificate_is_taken_only_with_its_own_key() {
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dtls/testdata");
+        let file = |name: &str| testdata.join(name);
+        assert!(CertifiedKey::from_pem_files(&file("server.crt"), &file("server.key")).is_ok());
+        let e = CertifiedKey::from_pem_files(&file("server.crt"), &file("client.key")).unwrap_err();
+        assert!(matches!(e, CredentialsError::BadPem { .. }), "{e:?}");
+        assert!(
+            e.to_string().contains("does not belong to the certificate"),
+            "{e}"
+        );
     }
 
     #[test]

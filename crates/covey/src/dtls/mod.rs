@@ -2,6 +2,7 @@
 //! plaintext datagrams in records, one session per (local socket, peer), through the `dimpl`
 //! DTLS engine.
 
+mod alert;
 mod config;
 mod credentials;
 mod known_peers;

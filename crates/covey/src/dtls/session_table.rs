@@ -12,6 +12,7 @@ use covey_proto::PeerIdentity;
 use dimpl::crypto::Dtls12CipherSuite;
 use dimpl::{Dtls, DtlsCertificate};
 
+use super::alert;
 use super::config::{DtlsConfig, DtlsLimits};
 use super::credentials::CredentialsError;
 use super::known_peers::KnownPeers;
@@ -25,6 +26,13 @@ use super::trust_anchors::{Purpose, TrustAnchors};
 
 /// The longest gap between two sweeps for idle sessions.
 const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Retransmissions of each flight of a handshake this side opens: with dimpl's first timeout
+/// of 1 s, a silent peer is given up after about 15 s, before the handshake timeout.
+const CLIENT_FLIGHT_RETRIES: usize = 3;
+
+/// Why a handshake this side opened got no answer, with what the user can check.
+const NO_ANSWER: &str = "no answer in time (no coaps server there, or a wrong key or certificate)";
 
 /// A record for the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +112,7 @@ impl SessionTable {
                         .build()
                         .map_err(rejected)?;
                     let client = base(false)
+                        .flight_retries(CLIENT_FLIGHT_RETRIES)
                         .dtls12_cipher_suites(&suites)
                         .build()
                         .map_err(rejected)?;
@@ -123,6 +132,7 @@ impl SessionTable {
                         .map_err(rejected)?;
                     let identity = keys.client().0.to_string();
                     let client = base(false)
+                        .flight_retries(CLIENT_FLIGHT_RETRIES)
                         .dtls12_cipher_suites(&suites)
                         .with_psk_client(identity.clone().into_bytes(), resolver.clone())
                         .build()
@@ -347,7 +357,17 @@ impl SessionTable {
             session.verified_at = Some(now);
         }
         if let Err(e) = result {
-            self.fail_handshake(key, e.to_string());
+            if session.opened_here {
+                self.fail_handshake(key, client_failure(&e));
+            } else {
+                // A record that does not decrypt: the client's key is not ours.
+                let description = match e {
+                    dimpl::Error::CryptoError(_) => alert::DECRYPT_ERROR,
+                    dimpl::Error::PskError(_) => alert::UNKNOWN_PSK_IDENTITY,
+                    _ => alert::HANDSHAKE_FAILURE,
+                };
+                self.refuse_handshake(key, description, e.to_string());
+            }
             return;
         }
         match progress {
@@ -428,6 +448,16 @@ impl SessionTable {
                 self.failures.push_back((key.remote, reason));
             }
         }
+    }
+
+    /// Fails a handshake the peer opened, telling a peer that proved its address (returned
+    /// the cookie) with a fatal alert, so its client gives up at once and knows why.
+    fn refuse_handshake(&mut self, key: SessionKey, description: u8, reason: String) {
+        if self.handshakes.get(&key).is_some_and(|s| s.verified) {
+            let record = alert::fatal_record(description);
+            self.outputs.transmits.push_back((key, record));
+        }
+        self.fail_handshake(key, reason);
     }
 
     /// The next handshake this side opened that failed: the peer and why.
@@ -581,11 +611,7 @@ impl SessionTable {
                 continue;
             }
             if now >= session.created + self.limits.handshake_timeout {
-                self.fail_handshake(
-                    key,
-                    "no answer in time (no coaps server there, or a wrong key or certificate)"
-                        .into(),
-                );
+                self.fail_handshake(key, NO_ANSWER.into());
                 continue;
             }
             let result = session.dtls.handle_timeout(now);
@@ -682,6 +708,18 @@ fn opens_session(plaintext: &[u8]) -> bool {
             (1..32).contains(code) || (*code == 0 && kind == CON)
         }
         _ => false,
+    }
+}
+
+/// Why a handshake this side opened failed, in words the user can act on: the meaning of the
+/// server's alert, or what a silent server may be.
+fn client_failure(e: &dimpl::Error) -> String {
+    match e {
+        dimpl::Error::SecurityError(dimpl::SecurityError::FatalAlert { description }) => {
+            alert::meaning(*description)
+        }
+        dimpl::Error::Timeout(_) => NO_ANSWER.into(),
+        other => format!("{other} (a wrong key or certificate, or no coaps server there)"),
     }
 }
 

@@ -174,13 +174,39 @@ fn a_wrong_key_fails_the_handshake_on_both_sides_and_delivers_nothing() {
     assert_eq!(pair.client.sessions(), 0);
     assert_eq!(pair.server.handshakes(), 0, "the failed handshake is gone");
     assert_eq!(pair.server.stats().handshakes_failed, 1);
-    // The client learns it from the server's alert, or else from its handshake timeout.
-    if pair.client.handshakes() > 0 {
-        pair.now += pair.client.limits().handshake_timeout;
-        pair.client.handle_timeout(pair.now);
-    }
-    assert_eq!(pair.client.handshakes(), 0);
+    // The client learns it at once, from the server's alert, and what it means.
+    assert_eq!(pair.client.handshakes(), 0, "no timeout needed");
     assert_eq!(pair.client.stats().handshakes_failed, 1);
+    let (server, why) = pair.client.poll_failure().expect("the failure is reported");
+    assert_eq!(server, addr(SERVER));
+    assert!(why.contains("(decrypt_error, 51): a wrong key"), "{why}");
+}
+
+#[test]
+fn a_silent_server_is_given_up_after_the_flights_retransmissions() {
+    let mut client = SessionTable::new(psk("ward-3:secret-key")).unwrap();
+    let now = Instant::now();
+    assert!(client.send(now, addr(CLIENT), addr(SERVER), &GET));
+    let timeout = client.limits().handshake_timeout;
+    let mut at = now;
+    // Every flight is sent and never answered, until the client gives up.
+    while client.handshakes() > 0 {
+        while client.poll_transmit().is_some() {}
+        at = client
+            .poll_timeout()
+            .expect("a retransmission or the deadline");
+        client.handle_timeout(at);
+    }
+    assert!(
+        at - now < timeout,
+        "given up after {:?}, not at the handshake timeout",
+        at - now
+    );
+    let (_, why) = client.poll_failure().expect("the failure is reported");
+    assert!(
+        why.contains("no coaps server there, or a wrong key or certificate"),
+        "{why}"
+    );
 }
 
 #[test]

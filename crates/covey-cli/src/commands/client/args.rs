@@ -3,6 +3,7 @@
 use clap::{ArgAction, Args};
 
 /// The engine's limit on a block-wise body unless --max-body-size changes it (1 MiB).
+use super::progress::default_timeout;
 use crate::commands::dtls_args::DtlsArgs;
 
 pub const DEFAULT_MAX_BODY_SIZE: usize = 1 << 20;
@@ -56,9 +57,14 @@ pub struct ClientArgs {
     #[arg(short = 'T', long, value_name = "HEX")]
     pub token: Option<String>,
 
-    /// Give up after SECS seconds without a response.
-    #[arg(short = 'B', long, value_name = "SECS", default_value_t = 90.0)]
+    /// Give up after SECS seconds without a response (the default is RFC 7252's
+    /// MAX_TRANSMIT_WAIT, when the last retransmission is given up anyway).
+    #[arg(short = 'B', long, value_name = "SECS", default_value_t = default_timeout())]
     pub timeout: f64,
+
+    /// Report each retransmission on standard error, even when it is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
 
     /// Print every message exchanged to standard error (-vv also logs the driver).
     #[arg(short = 'v', long, action = ArgAction::Count)]

@@ -2,6 +2,7 @@
 
 use clap::{ArgAction, Args};
 
+use super::progress::default_timeout;
 use super::ClientArgs;
 use crate::commands::dtls_args::DtlsArgs;
 
@@ -41,9 +42,14 @@ pub struct DiscoverArgs {
     #[arg(short = 'T', long, value_name = "HEX")]
     pub token: Option<String>,
 
-    /// Give up after SECS seconds without a response.
-    #[arg(short = 'B', long, value_name = "SECS", default_value_t = 90.0)]
+    /// Give up after SECS seconds without a response (the default is RFC 7252's
+    /// MAX_TRANSMIT_WAIT, when the last retransmission is given up anyway).
+    #[arg(short = 'B', long, value_name = "SECS", default_value_t = default_timeout())]
     pub timeout: f64,
+
+    /// Report each retransmission on standard error, even when it is not a terminal.
+    #[arg(long)]
+    pub progress: bool,
 
     /// Print every message exchanged to standard error (-vv also logs the driver).
     #[arg(short = 'v', long, action = ArgAction::Count)]
@@ -73,6 +79,7 @@ impl From<DiscoverArgs> for ClientArgs {
             options: d.options,
             token: d.token,
             timeout: d.timeout,
+            progress: d.progress,
             verbose: d.verbose,
             json: d.json,
             dtls: d.dtls,

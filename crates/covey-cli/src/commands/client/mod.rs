@@ -4,7 +4,8 @@
 pub mod args;
 pub mod discover_args;
 mod print;
-mod request_options;
+pub mod progress;
+pub(crate) mod request_options;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use covey_core::{Block, Code};
 
 pub use args::ClientArgs;
 use print::Printer;
+use progress::Progress;
 
 use crate::exit::{ExitKind, Failure};
 
@@ -205,20 +207,29 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
     {
         builder = builder.dtls(dtls);
     }
-    if args.verbose > 0 {
-        builder = builder.trace(Arc::new(print::trace));
-    }
+    let progress = Progress::new(plan.config.transmission.max_retransmit, args.progress);
+    let verbose = args.verbose > 0;
+    let tracer = progress.clone();
+    builder = builder.trace(Arc::new(move |t: &covey::Trace<'_>| {
+        if verbose {
+            print::trace(t);
+        }
+        tracer.observe(t);
+    }));
     let client = builder.build()?;
     let request = build_request(&client, &plan, &args)?;
     let multicast = is_multicast(&plan.uri);
     if plan.observe.is_some() || multicast {
-        let result = stream(request, &plan, &args, multicast).await;
+        let result = stream(request, &plan, &args, multicast, &progress).await;
         client.shutdown().await;
         return result;
     }
     let printer = Printer::new(args.json, args.verbose > 0);
     let started = tokio::time::Instant::now();
-    let response = request.send().await?;
+    let response = request.send().await.map_err(|e| match e {
+        covey::Error::Timeout(peer) => timed_out(&peer.to_string(), started, &progress),
+        e => Failure::of_request(&plan.uri, e),
+    })?;
     printer.response(&response, started.elapsed())?;
     client.shutdown().await;
     outcome(&response)
@@ -236,14 +247,16 @@ async fn stream(
     plan: &Plan,
     args: &ClientArgs,
     multicast: bool,
+    progress: &Progress,
 ) -> Result<(), Failure> {
     let printer = Printer::for_stream(args.json, multicast, args.verbose > 0);
     let started = tokio::time::Instant::now();
     let mut responses = if plan.observe.is_some() {
-        request.observe().await?
+        request.observe().await
     } else {
-        request.stream().await?
-    };
+        request.stream().await
+    }
+    .map_err(|e| Failure::of_request(&plan.uri, e))?;
     let first_wait = Duration::from_secs_f64(args.timeout);
     let end = plan.observe.filter(|d| !d.is_zero()).map(|d| started + d);
     let mut outcome_so_far: Option<Result<(), Failure>> = None;
@@ -275,11 +288,11 @@ async fn stream(
                         break; // not (or no longer) observing
                     }
                 }
-                Some(Err(e)) => return Err(e.into()),
+                Some(Err(e)) => return Err(Failure::of_request(&plan.uri, e)),
             },
             _ = sleep => {
                 if waiting_for_first && !multicast {
-                    return Err(Failure::new(ExitKind::Timeout, format!("no response from {} in time", plan.uri)));
+                    return Err(timed_out(&plan.uri, started, progress));
                 }
                 if plan.observe.is_some() {
                     responses.cancel().await;
@@ -300,6 +313,12 @@ async fn stream(
             format!("no response to {} in time", plan.uri),
         ))
     })
+}
+
+/// The timeout of a request to `peer` sent at `started`: how long and how often.
+fn timed_out(peer: &str, started: tokio::time::Instant, progress: &Progress) -> Failure {
+    let message = progress::timeout_message(peer, started.elapsed(), progress.transmissions());
+    Failure::new(ExitKind::Timeout, message)
 }
 
 /// Success for 2.xx, otherwise the exit code of the class with the diagnostic payload.

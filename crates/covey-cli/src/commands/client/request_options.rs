@@ -21,7 +21,13 @@ pub fn method(name: &str) -> Result<Code, Failure> {
 
 /// A Content-Format by name or number.
 pub fn content_format(name: &str) -> Result<ContentFormat, Failure> {
-    ContentFormat::from_name(name).ok_or_else(|| usage(format!("unknown content format {name:?}")))
+    ContentFormat::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = ContentFormat::short_names().collect();
+        usage(format!(
+            "unknown content format {name:?}: give a number, a media type, or one of {}",
+            names.join(", ")
+        ))
+    })
 }
 
 /// A token from hex.
