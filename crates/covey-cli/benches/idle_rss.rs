@@ -187,7 +187,8 @@ fn main() {
     };
     println!(
         "idle RSS (VmRSS after one request and 1 s of rest) of the release artifacts in {}:",
-        dist.parent().map_or(String::new(), |d| d.display().to_string())
+        dist.parent()
+            .map_or(String::new(), |d| d.display().to_string())
     );
     println!(
         "  covey serve    {serve_kib:6} KiB{}  target <= {SERVE_TARGET_KIB} KiB",
