@@ -214,7 +214,8 @@ impl CombinedReply {
 
     /// text/plain: the number (scalar operations) or one `<name> <value>` line per value
     /// (lst) or `<member> <code>` per member (fan-out), then `answered: k of G` and, when
-    /// some did not answer, `missing: <uris>`.
+    /// some did not answer, `missing: <uris>`, and `not needed: <uris>` for those of them the
+    /// query did not wait for (an anycast's other members).
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         match self.kind {
@@ -256,6 +257,9 @@ impl CombinedReply {
         let _ = writeln!(out, "answered: {} of {}", self.answered(), self.members);
         if !self.missing.is_empty() || self.missing_more > 0 {
             let _ = writeln!(out, "missing: {}", self.missing_text().trim_start());
+        }
+        if !self.not_needed.is_empty() {
+            let _ = writeln!(out, "not needed: {}", self.not_needed.join(" "));
         }
         out
     }
@@ -445,6 +449,17 @@ mod tests {
         let doc = anycast.to_json();
         assert_eq!(doc["missing"], json!(["coap://[::2]/s/t"]));
         assert_eq!(doc["not_needed"], json!(["coap://[::2]/s/t"]));
+    }
+
+    #[test]
+    fn text_names_the_members_an_anycast_did_not_need() {
+        let mut anycast = sample(Operation::Average);
+        anycast.not_needed = vec!["coap://[::2]/s/t".into()];
+        let text = anycast.to_text();
+        assert!(
+            text.ends_with("missing: coap://[::2]/s/t\nnot needed: coap://[::2]/s/t\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -129,9 +129,7 @@ pub fn combined(doc: &Value) -> String {
         .unwrap_or(0);
     for r in &replies {
         let code = text(&r["code"]);
-        let after = r["t"]
-            .as_f64()
-            .map_or(String::new(), |t| format!("{:.0} ms", t * 1000.0));
+        let after = r["t"].as_f64().map_or(String::new(), reply_time);
         match r["values"].as_array() {
             Some(values) => {
                 let _ = writeln!(
@@ -155,17 +153,39 @@ pub fn combined(doc: &Value) -> String {
             }
         }
     }
-    let missing: Vec<String> = doc["missing"]
-        .as_array()
-        .map(|m| m.iter().map(text).collect())
-        .unwrap_or_default();
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|m| m.iter().map(text).collect())
+            .unwrap_or_default()
+    };
+    // Members an anycast (or any enr below the group size) did not wait for are not missing.
+    let not_needed = names(&doc["not_needed"]);
+    let missing: Vec<String> = names(&doc["missing"])
+        .into_iter()
+        .filter(|m| !not_needed.contains(m))
+        .collect();
     if !missing.is_empty() {
         let _ = writeln!(out, "missing: {}", missing.join(" "));
+    }
+    if !not_needed.is_empty() {
+        let _ = writeln!(out, "not needed: {}", not_needed.join(" "));
     }
     if let Some(more) = doc["missing_more"].as_u64() {
         let _ = writeln!(out, "(and {more} more missing)");
     }
     out
+}
+
+/// A reply time given in seconds, in ms with the precision it has: `0.42 ms`, `12.5 ms`,
+/// `250 ms`, and seconds from 1 s up.
+fn reply_time(secs: f64) -> String {
+    let ms = secs * 1000.0;
+    match ms {
+        ms if ms >= 1000.0 => format!("{secs:.2} s"),
+        ms if ms >= 100.0 => format!("{ms:.0} ms"),
+        ms if ms >= 10.0 => format!("{ms:.1} ms"),
+        ms => format!("{ms:.2} ms"),
+    }
 }
 
 /// A member's value on one line: its first line, at most 40 characters.
@@ -242,7 +262,7 @@ mod tests {
             c.starts_with("coap://[::1]/e/r avg: 21.5\nanswered: 2 of 3\n"),
             "{c}"
         );
-        assert!(c.contains("coap://a/x          21  2.05  1 ms"), "{c}");
+        assert!(c.contains("coap://a/x          21  2.05  1.20 ms"), "{c}");
         assert!(c.contains("    n1                22"), "{c}");
         assert!(c.ends_with("missing: coap://c/x\n"), "{c}");
         assert_eq!(short("21.5"), "21.5");
@@ -251,5 +271,26 @@ mod tests {
         assert_eq!(text(&json!(20.0)), "20");
         assert_eq!(text(&json!(7)), "7");
         assert_eq!(short("line one\nline two"), "line one... (17 bytes)");
+    }
+
+    #[test]
+    fn an_anycast_names_the_members_it_did_not_need_apart_from_the_missing() {
+        let c = combined(&json!({
+            "entity":"coap://[::1]/e/r","op":"avg","value":21,"members":3,"answered":1,
+            "replies":[{"member":"coap://a/x","code":"2.05","value":21,"t":0.00042}],
+            "missing":["coap://b/x","coap://c/x"],"not_needed":["coap://b/x"]}));
+        assert!(c.contains("0.42 ms"), "{c}");
+        assert!(
+            c.ends_with("missing: coap://c/x\nnot needed: coap://b/x\n"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn reply_times_keep_the_precision_they_have() {
+        assert_eq!(reply_time(0.00042), "0.42 ms");
+        assert_eq!(reply_time(0.0125), "12.5 ms");
+        assert_eq!(reply_time(0.25), "250 ms");
+        assert_eq!(reply_time(2.345), "2.35 s");
     }
 }
