@@ -63,9 +63,10 @@ if [ $# -eq 0 ]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     {
-      profile_server "$work" serve /time "$from/covey" serve --bind 127.0.0.1:0
+      # With -v, so the request log's code is laid out with the rest.
+      profile_server "$work" serve /time "$from/covey" serve --bind 127.0.0.1:0 -v
       profile_server "$work" gateway /e "$from/covey-gateway" --bind 127.0.0.1:0 \
-        --db "$work/entities.db" --http 127.0.0.1:0
+        --db "$work/entities.db" --http 127.0.0.1:0 -v
     } | awk '!seen[$0]++' >"$out/symbol-order.txt"
     echo "dist.sh: $(wc -l <"$out/symbol-order.txt") functions laid out first"
     COVEY_SYMBOL_ORDER=$(realpath "$out/symbol-order.txt") build
