@@ -154,9 +154,17 @@ fn code_text(code: Code) -> String {
     format!("{}.{:02}", code.class(), code.detail())
 }
 
-/// Seconds to the microsecond: a reply on a LAN takes well under a millisecond.
+/// Seconds to the millisecond, and to the microsecond below 10 ms: a reply on a LAN takes
+/// well under a millisecond, while on a constrained network, where every byte of the reply
+/// counts, replies take tens of milliseconds and keep the three decimals they always had.
 fn secs(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e6
+    let s = d.as_secs_f64();
+    let scale = if d < Duration::from_millis(10) {
+        1e6
+    } else {
+        1e3
+    };
+    (s * scale).round() / scale
 }
 
 impl CombinedReply {
@@ -297,8 +305,11 @@ impl CombinedReply {
             "answered": self.answered(),
             "replies": replies,
             "missing": self.missing,
-            "not_needed": self.not_needed,
         });
+        // Only when there are some: every byte counts on a constrained network.
+        if !self.not_needed.is_empty() {
+            doc["not_needed"] = json!(self.not_needed);
+        }
         if self.missing_more > 0 {
             doc["missing_more"] = json!(self.missing_more);
         }
@@ -439,7 +450,7 @@ mod tests {
         assert_eq!(doc["replies"][1]["member"], "coap://[::3]/s/t");
         assert_eq!(doc["replies"][1]["t"], 0.31);
         assert_eq!(doc["missing"], json!(["coap://[::2]/s/t"]));
-        assert_eq!(doc["not_needed"], json!([]));
+        assert_eq!(doc.get("not_needed"), None, "left out when empty");
     }
 
     #[test]
@@ -478,6 +489,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.to_json()["replies"][0]["t"], 0.00042);
+        let slow = MemberReply {
+            after: Duration::from_micros(42_345),
+            ..reply(&m[0], MemberValue::Number(1.0), 0)
+        };
+        let c = combine(
+            "e".into(),
+            ReplyKind::Query(Operation::List),
+            &m,
+            vec![slow],
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(c.to_json()["replies"][0]["t"], 0.042, "ms from 10 ms up");
     }
 
     #[test]
