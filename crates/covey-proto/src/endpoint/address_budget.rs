@@ -17,22 +17,6 @@ impl Endpoint {
         self.address_validation.trust_socket(socket);
     }
 
-    /// Whether traffic with `remote` through local socket `socket` is free of the budget.
-    pub(crate) fn is_unlimited(
-        &self,
-        now: Instant,
-        remote: SocketAddr,
-        socket: Option<SocketAddr>,
-    ) -> bool {
-        self.address_validation.is_unlimited(now, remote, socket)
-    }
-
-    /// Whether `addr` counts as verified in the tables' second axis of fairness: it proved
-    /// its address (or the limit is off, and everyone counts).
-    pub(crate) fn counts_as_verified(&self, now: Instant, addr: &SocketAddr) -> bool {
-        self.address_validation.verifier(now)(addr)
-    }
-
     /// Whether `addr` proved its address, or reached us on a trusted (DTLS) socket: a
     /// verified peer to the tables' second axis of fairness, which Apps may consult too.
     pub fn is_peer_verified(
@@ -41,18 +25,7 @@ impl Endpoint {
         addr: SocketAddr,
         socket: Option<SocketAddr>,
     ) -> bool {
-        self.is_unlimited(now, addr, socket)
-    }
-
-    /// Counts a datagram of `len` bytes received from `remote` on `socket`.
-    pub(crate) fn earn_budget(
-        &mut self,
-        now: Instant,
-        remote: SocketAddr,
-        socket: Option<SocketAddr>,
-        len: usize,
-    ) {
-        self.address_validation.earn(now, remote, socket, len);
+        self.address_validation.is_unlimited(now, addr, socket)
     }
 
     /// The bytes `remote` may still be sent from the socket being replied from
@@ -62,24 +35,6 @@ impl Endpoint {
         self.address_validation.remaining(now, remote, socket)
     }
 
-    /// Whether a `size`-byte datagram may go to `destination` from `socket` now; its bytes
-    /// are spent when it may.
-    pub(crate) fn spend_budget(
-        &mut self,
-        now: Instant,
-        destination: SocketAddr,
-        socket: Option<SocketAddr>,
-        size: usize,
-    ) -> bool {
-        self.address_validation
-            .spend(now, destination, socket, size)
-    }
-
-    /// Records that `remote` showed it receives at its address.
-    pub(crate) fn verify_address(&mut self, now: Instant, remote: SocketAddr) {
-        self.address_validation.verify(now, remote);
-    }
-
     /// An ACK or RST from `remote` matched a CON sent to it: unless it has guessed wrong too
     /// often, the address is verified (again: its verification is renewed).
     pub(crate) fn acknowledged_by(&mut self, now: Instant, remote: SocketAddr) {
@@ -87,12 +42,7 @@ impl Endpoint {
             .address_validation
             .may_validate_by_acknowledgement(remote)
         {
-            self.verify_address(now, remote);
+            self.address_validation.verify(now, remote);
         }
-    }
-
-    /// An ACK or RST from `remote` matched nothing: one wrong guess at a message ID.
-    pub(crate) fn unmatched_acknowledgement(&mut self, remote: SocketAddr) {
-        self.address_validation.wrong_guess(remote);
     }
 }

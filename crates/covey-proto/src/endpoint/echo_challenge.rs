@@ -56,7 +56,7 @@ impl Endpoint {
             .find(|o| o.number == OptionNumber::ECHO)
             .is_some_and(|o| self.address_validation.is_fresh_echo(now, remote, o.value));
         if echoed {
-            self.verify_address(now, remote);
+            self.address_validation.verify(now, remote);
             return true;
         }
         self.is_address_verified(now, remote)
@@ -65,7 +65,11 @@ impl Endpoint {
     /// Whether `remote` may be sent more than its amplification budget from the socket being
     /// replied from.
     pub(crate) fn is_address_verified(&self, now: Instant, remote: SocketAddr) -> bool {
-        self.is_unlimited(now, remote, self.local_addr(self.messages.replying_from()))
+        self.address_validation.is_unlimited(
+            now,
+            remote,
+            self.local_addr(self.messages.replying_from()),
+        )
     }
 
     /// Answers request `id` with 4.01 Unauthorized and an Echo value when its sender's
@@ -79,7 +83,9 @@ impl Endpoint {
         };
         if inc.group.is_some()
             || inc.state != IncomingState::Waiting
-            || self.is_unlimited(now, inc.remote, inc.local)
+            || self
+                .address_validation
+                .is_unlimited(now, inc.remote, inc.local)
         {
             return false;
         }

@@ -266,7 +266,11 @@ impl Endpoint {
             if fits {
                 let header = covey_core::Header::parse(&buf[..size]).ok()?;
                 let own = meta.request.is_some() || header.code.is_request();
-                if !own && !self.spend_budget(now, destination, meta.source.socket, size) {
+                if !own
+                    && !self
+                        .address_validation
+                        .spend(now, destination, meta.source.socket, size)
+                {
                     self.stats.drop(DropCause::AmplificationLimit);
                     continue;
                 }

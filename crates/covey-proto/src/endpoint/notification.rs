@@ -137,7 +137,8 @@ impl Endpoint {
         let (Some(addr), Some(local)) = (self.peers.addr(o.peer), self.peers.local(o.peer)) else {
             return false;
         };
-        self.is_unlimited(now, addr, self.local_addr(local))
+        self.address_validation
+            .is_unlimited(now, addr, self.local_addr(local))
     }
 
     /// Sends the error `response` that ends observer `key`'s observation (RFC 7641 §4.2),

@@ -61,7 +61,10 @@ impl Endpoint {
                 self.stats.drop(cause);
                 continue;
             };
-            if !self.spend_budget(now, remote, self.local_addr(local), size) {
+            if !self
+                .address_validation
+                .spend(now, remote, self.local_addr(local), size)
+            {
                 // A CON stays in flight unsent: it times out and ends the observation.
                 self.stats.drop(DropCause::AmplificationLimit);
                 continue;

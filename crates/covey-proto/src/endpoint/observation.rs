@@ -174,7 +174,7 @@ impl Endpoint {
             &self.peers,
             remote,
             || self.is_address_verified(now, remote),
-            |a| self.counts_as_verified(now, a),
+            self.address_validation.verifier(now),
             &self.config.fair_share,
         );
         match room {

@@ -17,15 +17,15 @@ impl Endpoint {
     pub(crate) fn make_room_for_peer(&mut self, now: Instant, addr: SocketAddr) -> bool {
         if self.is_address_verified(now, addr) {
             // A verified peer takes the place of an unverified one, whatever the shares.
-            let verified = |a: &SocketAddr| self.counts_as_verified(now, a);
-            let held = self.peers.addrs().map(|a| (a, 1));
-            if let Some(source) = heaviest_unverified(held, verified) {
-                let unverified_of_source =
-                    |a: &SocketAddr| Source::of(a) == source && !self.counts_as_verified(now, a);
-                let victim = self.peer_to_free(unverified_of_source);
-                if victim.is_some_and(|v| self.free_peer(now, v)) {
-                    return true;
-                }
+            let victim = {
+                let verified = self.address_validation.verifier(now);
+                let held = self.peers.addrs().map(|a| (a, 1));
+                heaviest_unverified(held, &verified).and_then(|source| {
+                    self.peer_to_free(|a| Source::of(a) == source && !verified(a))
+                })
+            };
+            if victim.is_some_and(|v| self.free_peer(now, v)) {
+                return true;
             }
         }
         // Beyond its share, a source may only replace one of its own idle peers.

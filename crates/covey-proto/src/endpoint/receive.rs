@@ -52,7 +52,8 @@ impl Endpoint {
             self.stats.drop(DropCause::SpoofedLoopback);
             return;
         }
-        self.earn_budget(now, remote, local.socket, datagram.len());
+        self.address_validation
+            .earn(now, remote, local.socket, datagram.len());
         let multicast = local.multicast_group.is_some();
         if datagram.len() > self.config.max_message_size {
             self.stats.drop(DropCause::TooLarge);
@@ -115,7 +116,7 @@ impl Endpoint {
             // An RST may reject a NON notification, ending that observation.
             if !(reset && self.reset_notification(now, remote, message.message_id())) {
                 self.stats.drop(DropCause::Unmatched);
-                self.unmatched_acknowledgement(remote);
+                self.address_validation.wrong_guess(remote);
             }
             return;
         };
