@@ -26,6 +26,8 @@ command -v chromedriver >/dev/null || need_debs+=(chromium-driver)
 # The root-only tests build network namespaces with ip (and lab_interrupt signals with kill).
 command -v ip >/dev/null || need_debs+=(iproute2)
 [ -x /bin/kill ] || [ -x /usr/bin/kill ] || need_debs+=(procps)
+# The mote's firmware runs under QEMU's lm3s6965evb (tests/mote.rs).
+command -v qemu-system-arm >/dev/null || need_debs+=(qemu-system-arm)
 # aiocoap runs in a virtual environment, which needs Python's venv module.
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_debs+=(python3-venv)
 if [ ${#need_debs[@]} -gt 0 ]; then
@@ -58,6 +60,18 @@ cargo fmt --all -- --check
 log "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+# The mote's firmware (firmware/covey-mote, its own workspace) for Cortex-M3; the mote tests
+# boot it under QEMU and read its ELF.
+log "mote firmware (thumbv7m-none-eabi)"
+rustup target list --installed | grep -qx thumbv7m-none-eabi || rustup target add thumbv7m-none-eabi
+(
+  cd firmware/covey-mote
+  cargo fmt -- --check
+  cargo clippy --release --quiet -- -D warnings
+  cargo build --release --quiet
+)
+export COVEY_MOTE_ELF="$PWD/firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote"
+
 log "the Entity Manager without SQLite and the driver"
 cargo check -p covey-group --no-default-features --quiet
 
@@ -78,7 +92,7 @@ grep -q "test result: ok. [1-9]" target/test-output.txt
 log "fuzz smoke (${FUZZ_SECONDS:=20} s per target)"
 # cargo fuzz needs nightly (checked at the start); cargo-fuzz goes into ~/.cargo/bin.
 command -v cargo-fuzz >/dev/null || cargo install --quiet --locked cargo-fuzz
-for target in message uri link_format; do
+for target in message uri link_format slip; do
   scratch=$(mktemp -d)
   # New inputs go to the scratch corpus; the committed seeds are only read.
   if ! cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- \

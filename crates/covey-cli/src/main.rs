@@ -55,6 +55,10 @@ enum Command {
     Gateway(PassThrough),
     /// Create, list, show, delete and query entities on a gateway.
     Entity(commands::entity::EntityArgs),
+    /// Bridge a mote's SLIP serial line to a TUN device, as Contiki's tunslip6 does, so any
+    /// CoAP client on this host reaches the mote by its IPv6 address.
+    #[cfg(target_os = "linux")]
+    Tunslip(commands::tunslip::TunslipArgs),
     /// Run the lab's scenarios: the seed papers' experiments on the simulator.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Lab(PassThrough),
@@ -76,6 +80,8 @@ fn main() -> ExitCode {
         Command::BenchProxy(a) => sibling::run("covey-bench", &["proxy"], a.args),
         Command::Gateway(a) => sibling::run("covey-gateway", &[], a.args),
         Command::Entity(a) => commands::entity::run(a),
+        #[cfg(target_os = "linux")]
+        Command::Tunslip(a) => commands::tunslip::run(a),
         Command::Lab(a) => sibling::run("covey-lab", &[], a.args),
     };
     covey_cli::finish(result)

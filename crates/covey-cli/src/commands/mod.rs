@@ -12,3 +12,5 @@ mod request_log;
 pub mod serve;
 mod signal;
 mod start_error;
+#[cfg(target_os = "linux")]
+pub mod tunslip;

@@ -58,8 +58,11 @@ impl ReplyCache {
         let max_reply = max_message_size;
         let record = LEN_PREFIX + max_reply;
         // A chunk is left only when the next reply does not fit, so it holds at least this
-        // many replies; `capacity` replies then span at most `max_chunks` chunks.
-        let per_chunk = (CHUNK_TARGET / record).clamp(1, capacity);
+        // many replies; `capacity` replies then span at most `max_chunks` chunks. It is sized
+        // for at most a quarter of them at their largest: on a small cache (a mote's four
+        // replies) a chunk of `capacity` largest datagrams would mostly hold slack, while
+        // small replies pack densely into chunks of one and are reused as the ring turns.
+        let per_chunk = (CHUNK_TARGET / record).clamp(1, capacity.div_ceil(4));
         ReplyCache {
             chunks: Vec::new(),
             order: VecDeque::new(),

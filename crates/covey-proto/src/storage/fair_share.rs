@@ -27,6 +27,10 @@ impl Source {
 /// The source whose unverified peers hold the most of a table (by weight), found with one
 /// heavy-hitter pass over `entries`; `verified` tells a verified peer. A verified newcomer
 /// to a full table takes its place from one of that source's unverified entries.
+// Not inlined: the tally's counters (about half a KiB each on a 32-bit target) then take
+// stack only while a full table is judged, not in every frame of the receive path that
+// might call this (on a mote that cut the stack's peak by kilobytes).
+#[inline(never)]
 pub(crate) fn heaviest_unverified<I>(
     entries: I,
     verified: impl Fn(&SocketAddr) -> bool,
@@ -178,6 +182,8 @@ where
 /// small tally per kind (the Space-Saving heavy-hitter count with k counters keeps every
 /// holder of more than 1/k of the table among its candidates; k is one more than the
 /// number of shares in a table) and confirmed by an exact count.
+// Not inlined, as `heaviest_unverified`.
+#[inline(never)]
 pub(crate) fn heaviest<F, I>(entries: F, limits: ShareLimits) -> Option<Holder>
 where
     F: Fn() -> I,

@@ -1,0 +1,468 @@
+//! Covey on a mote: the firmware of `firmware/covey-mote` booted under QEMU's lm3s6965evb,
+//! its serial line bridged by `covey tunslip` to a TUN device in a network namespace the test
+//! creates and deletes, and reached by `covey` and libcoap's client by its IPv6 address.
+//! Also the firmware's footprint, read off its ELF and off the running mote over CoAP.
+//!
+//! The firmware is built by scripts/test.sh (COVEY_MOTE_ELF points at it); these tests need
+//! root for the namespace and TUN devices, and qemu-system-arm.
+
+mod netns;
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use netns::{ip, ip_quiet};
+use support::{run_limited, stderr, stdout};
+
+/// Why the tests are ignored in a plain `cargo test`.
+const NEEDS: &str = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)";
+
+/// The ceilings this firmware is held to (docs/mote.md): what it measures today with some
+/// room, so that a change that grows it is seen. The TelosB-class target of issue 26 (flash
+/// 32 KiB; static RAM, heap and stack 10 KiB in all) is not met yet.
+const FLASH_CEILING: u64 = 112 * 1024;
+const STATIC_RAM_CEILING: u64 = 8 * 1024;
+const HEAP_BUDGET: u64 = 10 * 1024;
+const STACK_BUDGET: u64 = 8 * 1024;
+
+/// The longest a command run against a mote may take.
+const COMMAND_LIMIT: Duration = Duration::from_secs(60);
+
+/// The firmware's ELF: COVEY_MOTE_ELF, else where scripts/test.sh builds it.
+fn firmware() -> PathBuf {
+    let path = std::env::var_os("COVEY_MOTE_ELF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote")
+        });
+    assert!(
+        path.exists(),
+        "no mote firmware at {} ({NEEDS}: cd firmware/covey-mote && cargo build --release)",
+        path.display()
+    );
+    path
+}
+
+/// Motes under QEMU, each behind its own `covey tunslip` (fd00:N::1/64 on tunN, the mote at
+/// fd00:N::2), in one namespace; all stopped and the namespace deleted on drop.
+struct Motes {
+    namespace: String,
+    processes: Vec<(Child, PathBuf)>,
+    bridge_logs: Vec<PathBuf>,
+}
+
+impl Motes {
+    fn start(name: &str, count: usize) -> Motes {
+        let namespace = format!("covey-{name}-{}", std::process::id());
+        ip(&["netns", "add", &namespace]);
+        let mut motes = Motes {
+            namespace,
+            processes: Vec::new(),
+            bridge_logs: Vec::new(),
+        };
+        ip(&["-n", &motes.namespace, "link", "set", "lo", "up"]);
+        let elf = firmware();
+        for n in 1..=count {
+            let port = (60000 + n).to_string();
+            let serial = format!("tcp:127.0.0.1:{port},server=on,wait=off");
+            motes.spawn(
+                &format!("qemu{n}"),
+                &[
+                    "qemu-system-arm",
+                    "-M",
+                    "lm3s6965evb",
+                    "-display",
+                    "none",
+                    "-monitor",
+                    "none",
+                    "-serial",
+                    &serial,
+                    "-kernel",
+                    elf.to_str().expect("a UTF-8 path"),
+                ],
+            );
+            motes.bridge(n, &port);
+        }
+        for n in 1..=count {
+            motes.wait_serving(n);
+        }
+        motes
+    }
+
+    /// Starts `args` in the namespace, its output in a log file.
+    fn spawn(&mut self, label: &str, args: &[&str]) -> PathBuf {
+        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("{}-{label}.log", self.namespace));
+        let file = std::fs::File::create(&log).expect("create a log");
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.namespace])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("log"))
+            .stderr(file)
+            .spawn()
+            .expect("start a process in the namespace");
+        self.processes.push((child, log.clone()));
+        log
+    }
+
+    /// Bridges mote `n`'s line (QEMU's TCP serial port), retrying while QEMU starts.
+    fn bridge(&mut self, n: usize, port: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (tun, address) = (format!("tun{n}"), format!("fd00:{n}::1/64"));
+        let covey = env!("CARGO_BIN_EXE_covey");
+        loop {
+            let log = self.spawn(
+                &format!("tunslip{n}"),
+                &[
+                    covey,
+                    "tunslip",
+                    "-a",
+                    "127.0.0.1",
+                    "-p",
+                    port,
+                    "-t",
+                    &tun,
+                    &address,
+                ],
+            );
+            std::thread::sleep(Duration::from_millis(300));
+            let (child, _) = self.processes.last_mut().expect("just started");
+            if child.try_wait().expect("status").is_none() {
+                self.bridge_logs.push(log);
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "covey tunslip could not reach QEMU:\n{}",
+                self.logs()
+            );
+        }
+    }
+
+    /// Waits (bounded) until mote `n` answers a GET.
+    fn wait_serving(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let uri = format!("{}/.well-known/core", self.uri(n));
+        while Instant::now() < deadline {
+            if self.covey(&["get", "-B", "2", &uri]).status.success() {
+                return;
+            }
+        }
+        panic!("mote {n} did not answer:\n{}", self.logs());
+    }
+
+    fn uri(&self, n: usize) -> String {
+        format!("coap://[fd00:{n}::2]")
+    }
+
+    /// Runs `covey ARGS` in the namespace.
+    fn covey(&self, args: &[&str]) -> Output {
+        self.run(env!("CARGO_BIN_EXE_covey"), args)
+    }
+
+    /// Runs `program ARGS` in the namespace, bounded.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.namespace, program])
+            .args(args);
+        run_limited(cmd, COMMAND_LIMIT)
+    }
+
+    /// The mote's `/mote/stats` as (key, value) pairs.
+    fn stats(&self, n: usize) -> Vec<(String, u64)> {
+        let out = self.covey(&["get", &format!("{}/mote/stats", self.uri(n))]);
+        assert!(out.status.success(), "{out:?}\n{}", self.logs());
+        stdout(&out)
+            .lines()
+            .filter_map(|line| {
+                let (key, value) = line.split_once('=')?;
+                Some((key.to_string(), value.trim().parse().ok()?))
+            })
+            .collect()
+    }
+
+    fn stat(&self, n: usize, key: &str) -> u64 {
+        let stats = self.stats(n);
+        stats
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+    }
+
+    /// What bridge `n` printed.
+    fn bridge_log(&self, n: usize) -> String {
+        std::fs::read_to_string(&self.bridge_logs[n - 1]).unwrap_or_default()
+    }
+
+    fn logs(&self) -> String {
+        self.processes
+            .iter()
+            .map(|(_, log)| {
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                format!("--- {}:\n{text}", log.display())
+            })
+            .collect()
+    }
+}
+
+impl Drop for Motes {
+    fn drop(&mut self) {
+        for (child, log) in &mut self.processes {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_file(log);
+        }
+        if let Err(e) = ip_quiet(&["netns", "del", &self.namespace]) {
+            eprintln!("cannot delete namespace {}: {e}", self.namespace);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)"]
+fn a_mote_serves_its_resources_over_slip_to_covey_and_libcoap() {
+    let motes = Motes::start("mote", 1);
+    let base = motes.uri(1);
+    assert!(
+        motes
+            .bridge_log(1)
+            .contains("prefix fd00:1::/64 sent to the mote"),
+        "{}",
+        motes.logs()
+    );
+
+    // A reading, from covey and from libcoap's client.
+    let out = motes.covey(&["get", &format!("{base}/sensors/temp")]);
+    let reading = stdout(&out);
+    assert!(out.status.success(), "{out:?}");
+    let value: f64 = reading.trim().parse().expect("a temperature");
+    assert!((20.0..=23.0).contains(&value), "{reading}");
+    let out = motes.run(
+        "coap-client-notls",
+        &["-m", "get", "-B", "10", &format!("{base}/.well-known/core")],
+    );
+    assert!(
+        stdout(&out).contains("</sensors/temp>;rt=\"temperature-c\""),
+        "{out:?}"
+    );
+
+    // The actuator: PUT 1, read it back; anything else is 4.00 with a reason.
+    let led = format!("{base}/actuators/led");
+    assert!(motes.covey(&["put", "-e", "1", &led]).status.success());
+    assert_eq!(stdout(&motes.covey(&["get", &led])).trim(), "1");
+    let out = motes.covey(&["put", "-e", "on", &led]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(stderr(&out).contains("send 0 or 1") || stdout(&out).contains("send 0 or 1"));
+    let out = motes.covey(&["get", &format!("{base}/nothing")]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+
+    // Observe: the registration's answer and a notification every 5 s.
+    let out = motes.covey(&["observe", "-s", "11", &format!("{base}/sensors/temp")]);
+    assert!(out.status.success(), "{out:?}");
+    let readings = stdout(&out).lines().count();
+    assert!(readings >= 3, "{out:?}");
+
+    // The mote's clock keeps the host's time (QEMU's core clock as the firmware assumes it).
+    let (host_start, mote_start) = (Instant::now(), motes.stat(1, "uptime_ms"));
+    std::thread::sleep(Duration::from_secs(3));
+    let mote_ms = motes.stat(1, "uptime_ms") - mote_start;
+    let host_ms = host_start.elapsed().as_millis() as u64;
+    eprintln!("mote clock: {mote_ms} ms while the host counted {host_ms} ms");
+    assert!(
+        mote_ms * 10 >= host_ms * 8 && mote_ms * 10 <= host_ms * 12,
+        "mote {mote_ms} ms, host {host_ms} ms"
+    );
+}
+
+/// Sends, from the namespace, `count` datagrams to the mote of each kind a hostile or broken
+/// peer sends: random bytes, CoAP headers cut short, token lengths 9 to 15, reserved option
+/// deltas and lengths, datagrams larger than the link (fragmented, which the mote does not
+/// reassemble), and valid GETs each from a new port (filling the peer table). Bounded: one
+/// pass, no waiting for answers.
+const HOSTILE_SENDER: &str = r#"
+import os, random, socket, struct, sys
+target, count = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(7)
+def header(tkl, mid, code=1, t=0):
+    return bytes([0x40 | (t << 4) | tkl, code]) + struct.pack("!H", mid)
+kinds = [
+    lambda i: bytes(rnd.getrandbits(8) for _ in range(rnd.randrange(0, 64))),
+    lambda i: header(0, i)[: rnd.randrange(0, 4)],
+    lambda i: header(9 + i % 7, i) + os.urandom(8),
+    lambda i: header(1, i) + b"\x01" + bytes([0xF0 | rnd.randrange(0, 15)]) + os.urandom(4),
+    lambda i: header(1, i) + b"\x01" + b"\xBF" + os.urandom(2),
+    lambda i: header(1, i) + b"\x02" + b"\xff",
+    lambda i: header(1, i) + b"\x03" + b"\xff" + os.urandom(1400),
+]
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+for i in range(count):
+    s.sendto(kinds[i % len(kinds)](i), (target, 5683))
+for i in range(count // 2):
+    fresh = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    get = header(2, i) + b"\x10\x01" + b"\xb7sensors\x04temp"
+    fresh.sendto(get, (target, 5683))
+    fresh.close()
+"#;
+
+#[test]
+#[ignore = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)"]
+fn malformed_datagrams_and_floods_leave_the_mote_serving_within_its_budgets() {
+    let motes = Motes::start("mote-flood", 1);
+    let base = motes.uri(1);
+    let up_before = motes.stat(1, "uptime_ms");
+
+    let out = motes.run("python3", &["-c", HOSTILE_SENDER, "fd00:1::2", "2000"]);
+    assert!(out.status.success(), "{out:?}");
+    // A closed-loop flood of valid requests over the bridge, 4 sockets x 16 outstanding.
+    let out = motes.covey(&[
+        "bench",
+        "--duration",
+        "3",
+        "--warmup",
+        "0",
+        &format!("{base}/sensors/temp"),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    eprintln!("{}", stdout(&out));
+
+    // Still serving, and never restarted: the bridge answered one prefix request, and the
+    // mote's clock went on.
+    let out = motes.covey(&["get", &format!("{base}/sensors/temp")]);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+    assert_eq!(
+        motes.bridge_log(1).matches("sent to the mote").count(),
+        1,
+        "the mote restarted:\n{}",
+        motes.logs()
+    );
+    let stats = motes.stats(1);
+    eprintln!("after the floods: {stats:?}");
+    let stat = |key: &str| {
+        stats
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
+            .unwrap()
+    };
+    assert!(stat("uptime_ms") > up_before);
+    assert!(stat("heap_peak") <= HEAP_BUDGET, "{stats:?}");
+    assert!(stat("stack_peak") <= STACK_BUDGET, "{stats:?}");
+}
+
+/// The sizes of an ELF32 file's sections, by name (the section header table, ELF spec §1).
+fn elf32_sections(elf: &[u8]) -> Vec<(String, u32, u32)> {
+    let u16_at = |at: usize| u16::from_le_bytes([elf[at], elf[at + 1]]) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(elf[at..at + 4].try_into().unwrap());
+    assert_eq!(&elf[..5], b"\x7fELF\x01", "a 32-bit ELF file");
+    let (table, entry, count, names) = (
+        u32_at(0x20) as usize,
+        u16_at(0x2E),
+        u16_at(0x30),
+        u16_at(0x32),
+    );
+    let header = |i: usize| table + i * entry;
+    let strings = u32_at(header(names) + 16) as usize;
+    (0..count)
+        .map(|i| {
+            let h = header(i);
+            let name_at = strings + u32_at(h) as usize;
+            let end = elf[name_at..].iter().position(|&b| b == 0).unwrap();
+            let name = String::from_utf8_lossy(&elf[name_at..name_at + end]).into_owned();
+            // sh_type and sh_size.
+            (name, u32_at(h + 4), u32_at(h + 20))
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the mote firmware (scripts/test.sh builds it)"]
+fn the_firmware_stays_within_its_flash_and_static_ram_ceilings() {
+    let elf = std::fs::read(firmware()).expect("read the firmware");
+    let sections = elf32_sections(&elf);
+    let size = |name: &str| {
+        sections
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map_or(0, |(_, _, size)| u64::from(*size))
+    };
+    // Flash holds the vector table, code, constants and .data's initial values; RAM holds
+    // .data and .bss (the heap's arena is in .uninit, counted by the running mote).
+    let flash = size(".vector_table") + size(".text") + size(".rodata") + size(".data");
+    let static_ram = size(".data") + size(".bss");
+    eprintln!(
+        "mote firmware: flash {flash} B (text {}, rodata {}), static RAM {static_ram} B, heap arena {}",
+        size(".text"),
+        size(".rodata"),
+        size(".uninit")
+    );
+    assert!(flash > 10_000, "the sections were read: {sections:?}");
+    assert!(flash <= FLASH_CEILING, "flash {flash} B");
+    assert!(
+        static_ram <= STATIC_RAM_CEILING,
+        "static RAM {static_ram} B"
+    );
+}
+
+#[test]
+#[ignore = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)"]
+fn an_entity_of_three_motes_answers_with_their_average_through_the_gateway() {
+    let mut motes = Motes::start("mote-em", 3);
+    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}.db", motes.namespace));
+    let _ = std::fs::remove_file(&db);
+    let log = motes.spawn(
+        "gateway",
+        &[
+            env!("CARGO_BIN_EXE_covey"),
+            "gateway",
+            "--no-http",
+            // Every address, so the gateway reaches the motes from its tun addresses.
+            "--bind",
+            "[::]:5683",
+            "--db",
+            db.to_str().expect("a UTF-8 path"),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("listening on")
+    {
+        assert!(Instant::now() < deadline, "no gateway:\n{}", motes.logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let gateway = "coap://[::1]:5683";
+    let mut create = vec!["entity", "create", gateway, "ward", "--eo", "avg,lst"];
+    let members: Vec<String> = (1..=3)
+        .map(|n| format!("{}/sensors/temp", motes.uri(n)))
+        .collect();
+    for member in &members {
+        create.extend(["--member", member.as_str()]);
+    }
+    let out = motes.covey(&create);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+
+    // The average of three readings (each 20.5 to 22.4), and the list naming every mote.
+    let out = motes.covey(&["entity", "query", "--json", gateway, "ward"]);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+    let reply: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    eprintln!("avg over three motes: {reply}");
+    assert_eq!(reply["answered"], 3, "{reply}");
+    let avg = reply["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("a value: {reply}"));
+    assert!((20.0..=23.0).contains(&avg), "{reply}");
+    let out = motes.covey(&["entity", "query", "--eo", "lst", gateway, "ward"]);
+    assert!(out.status.success(), "{out:?}");
+    for n in 1..=3 {
+        assert!(
+            stdout(&out).contains(&format!("fd00:{n}::2")),
+            "{}",
+            stdout(&out)
+        );
+    }
+}

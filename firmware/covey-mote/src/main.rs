@@ -1,0 +1,189 @@
+//! Covey on a sensor node: the sans-IO engine (covey-proto) as Cortex-M3 firmware, serving
+//! CoAP over IPv6/UDP (smoltcp) on a SLIP serial line, for QEMU's lm3s6965evb.
+//!
+//! At start the mote asks the host for its /64 (`?P`, as Contiki's tunslip6 answers), takes
+//! `PREFIX::2` as its address and `PREFIX::1` (the host's end of the line) as its router, and
+//! serves the resources of [`resources`] on port 5683 with [`Config::constrained`]. The main
+//! loop moves bytes from the UART into smoltcp, datagrams from smoltcp into the engine and
+//! back, and sleeps (WFI) until the next byte or millisecond tick.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod clock;
+mod heap;
+mod resources;
+mod slip_line;
+mod stack;
+mod text;
+mod uart;
+
+use core::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
+
+use cortex_m_rt::entry;
+use covey_proto::{dispatch_events, App, AppContext, Apps, Config, Endpoint, Host, LocalAddr};
+use covey_proto::{Instant, Node, NullHost};
+use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketSet, SocketStorage};
+use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
+use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
+
+use resources::MoteResources;
+use slip_line::{SlipLine, MTU};
+
+/// The CoAP port (RFC 7252 §6.1).
+const COAP_PORT: u16 = 5683;
+/// How often the prefix is asked for until the host answers.
+const PREFIX_RETRY_MS: u64 = 1_000;
+/// Datagrams smoltcp queues for the engine.
+const RX_DATAGRAMS: usize = 4;
+
+/// The node's one App, hosted without boxing.
+struct MoteApps(MoteResources);
+
+impl Apps for MoteApps {
+    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        self.0.start(&mut AppContext::new(endpoint, now, host));
+    }
+
+    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+        dispatch_events(&mut self.0, endpoint, now, host);
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    heap::HEAP.init();
+    stack::paint();
+    let core = cortex_m::Peripherals::take().unwrap();
+    uart::init();
+    clock::start(core.SYST);
+
+    let line: &'static mut SlipLine = cortex_m::singleton!(: SlipLine = SlipLine::new()).unwrap();
+    SlipLine::send_frame(b"\rcovey-mote: asking for a prefix\n");
+    let prefix = ask_prefix(line);
+    let mut address = [0u8; 16];
+    address[..8].copy_from_slice(&prefix);
+    address[15] = 2;
+    let address = Ipv6Addr::from(address);
+    let mut router = address.octets();
+    router[15] = 1;
+
+    let now = clock::now_ms();
+    let mut iface = Interface::new(
+        InterfaceConfig::new(HardwareAddress::Ip),
+        line,
+        smoltcp::time::Instant::from_millis(now as i64),
+    );
+    iface.update_ip_addrs(|addrs| {
+        let _ = addrs.push(IpCidr::new(IpAddress::Ipv6(address), 64));
+    });
+    let _ = iface
+        .routes_mut()
+        .add_default_ipv6_route(Ipv6Addr::from(router));
+
+    let rx_meta = cortex_m::singleton!(: [PacketMetadata; RX_DATAGRAMS] = [PacketMetadata::EMPTY; RX_DATAGRAMS]).unwrap();
+    let rx_data = cortex_m::singleton!(: [u8; MTU] = [0; MTU]).unwrap();
+    let tx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
+    let tx_data = cortex_m::singleton!(: [u8; MTU] = [0; MTU]).unwrap();
+    let mut socket = udp::Socket::new(
+        PacketBuffer::new(&mut rx_meta[..], &mut rx_data[..]),
+        PacketBuffer::new(&mut tx_meta[..], &mut tx_data[..]),
+    );
+    socket.bind(COAP_PORT).unwrap();
+    let storage =
+        cortex_m::singleton!(: [SocketStorage<'static>; 1] = [SocketStorage::EMPTY; 1]).unwrap();
+    let mut sockets = SocketSet::new(&mut storage[..]);
+    let udp_handle = sockets.add(socket);
+
+    let seed = u64::from_be_bytes(prefix) ^ now;
+    let endpoint = Endpoint::new(Config::constrained(), seed).unwrap();
+    let mut node = Node::new(endpoint, MoteApps(MoteResources::new()));
+    let host: &mut dyn Host = &mut NullHost;
+    node.start(coap_now(), host);
+    SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
+
+    let datagram = cortex_m::singleton!(: [u8; 1152] = [0; 1152]).unwrap();
+    loop {
+        line.pump();
+        node.apps.0.frames_dropped = line.dropped;
+        let net_now = smoltcp::time::Instant::from_millis(clock::now_ms() as i64);
+        iface.poll(net_now, line, &mut sockets);
+
+        let now = coap_now();
+        let socket = sockets.get_mut::<udp::Socket>(udp_handle);
+        while let Ok((data, meta)) = socket.recv() {
+            let IpAddress::Ipv6(from) = meta.endpoint.addr;
+            let remote = SocketAddr::V6(SocketAddrV6::new(from, meta.endpoint.port, 0, 0));
+            node.handle_datagram(now, remote, LocalAddr::UNICAST, data, host);
+        }
+        if node.poll_timeout().is_some_and(|due| due <= now) {
+            node.handle_timeout(now, host);
+        }
+        // One datagram at a time, so smoltcp's one-packet send buffer never refuses one.
+        while let Some(t) = node.poll_transmit(now, &mut datagram[..]) {
+            if let SocketAddr::V6(to) = t.destination {
+                let to = IpEndpoint::new(IpAddress::Ipv6(*to.ip()), to.port());
+                let socket = sockets.get_mut::<udp::Socket>(udp_handle);
+                let _ = socket.send_slice(&datagram[..t.size], to);
+                iface.poll(net_now, line, &mut sockets);
+            }
+        }
+
+        cortex_m::interrupt::free(|_| {
+            if !line.busy() {
+                // Wakes on the next interrupt (a byte, the millisecond tick) even while masked.
+                cortex_m::asm::wfi();
+            }
+        });
+    }
+}
+
+/// Sends `?P` every second until the host answers with a prefix.
+fn ask_prefix(line: &mut SlipLine) -> [u8; 8] {
+    let mut asked = None;
+    loop {
+        let now = clock::now_ms();
+        if asked.is_none_or(|at| now >= at + PREFIX_RETRY_MS) {
+            SlipLine::send_frame(b"?P");
+            asked = Some(now);
+        }
+        line.pump();
+        if let Some(prefix) = line.take_prefix() {
+            return prefix;
+        }
+        // An IP packet before the prefix is dropped: there is no address to answer from.
+        let _ = smoltcp::phy::Device::receive(line, smoltcp::time::Instant::from_millis(0));
+        cortex_m::interrupt::free(|_| {
+            if !line.busy() {
+                cortex_m::asm::wfi();
+            }
+        });
+    }
+}
+
+fn coap_now() -> Instant {
+    Instant::from_millis(clock::now_ms())
+}
+
+/// Logs the panic (its message and location with the `panic-message` feature) and restarts.
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    #[cfg(feature = "panic-message")]
+    {
+        use core::fmt::Write as _;
+        let mut line = text::Text::<160>::new();
+        let _ = line.write_str("\rcovey-mote: panic, resetting: ");
+        let _ = write!(line, "{}", _info.message());
+        if let Some(at) = _info.location() {
+            let _ = write!(line, " at {}:{}", at.file(), at.line());
+        }
+        let _ = line.write_str("\n");
+        SlipLine::send_frame(line.bytes());
+    }
+    #[cfg(not(feature = "panic-message"))]
+    SlipLine::send_frame(
+        b"\rcovey-mote: panic, resetting (build with --features panic-message for why)\n",
+    );
+    cortex_m::peripheral::SCB::sys_reset()
+}

@@ -1,0 +1,197 @@
+//! The node's resources, as an App of the engine: the demo node of paper 000's entities.
+//!
+//! - `/sensors/temp`: a temperature in tenths of a degree shown as text (`21.5`), observable,
+//!   changing every 5 s (a simulated sensor: the emulated board has none);
+//! - `/actuators/led`: `0` or `1`, GET and PUT;
+//! - `/mote/stats`: the footprint as `key=value` lines (heap in use and peak, stack peak,
+//!   static RAM, uptime, frames dropped, times the
+//!   serial line was held back), so a test reads it over CoAP;
+//! - `/.well-known/core`: the three in CoRE link format (RFC 6690).
+
+use core::fmt::Write as _;
+
+use covey_core::{uint, Code, ContentFormat, OptionNumber};
+use covey_proto::{opt, App, AppContext, Event, IncomingId, Instant, Response};
+
+use crate::text::Text;
+use crate::{heap, stack, uart};
+
+/// The links `/.well-known/core` lists.
+const LINKS: &[u8] = b"</sensors/temp>;rt=\"temperature-c\";if=\"sensor\";obs;ct=0,\
+</actuators/led>;if=\"actuator\";ct=0,</mote/stats>;ct=0";
+
+/// The observe resource number of `/sensors/temp`.
+const TEMP: u64 = 1;
+/// How often the reading changes.
+const SAMPLE_MS: u64 = 5_000;
+/// The timer value of a sample.
+const SAMPLE_TIMER: u64 = 1;
+
+/// The mote's state behind its resources.
+pub struct MoteResources {
+    led: bool,
+    /// Frames the SLIP line dropped, as the main loop last reported them.
+    pub frames_dropped: u32,
+}
+
+impl MoteResources {
+    /// Resources at start: LED off.
+    pub const fn new() -> MoteResources {
+        MoteResources {
+            led: false,
+            frames_dropped: 0,
+        }
+    }
+
+    fn sample_at(&mut self, cx: &mut AppContext<'_>) {
+        let next = Instant::from_millis(millis(cx.now) + SAMPLE_MS);
+        let _ = cx.endpoint.set_timer(next, SAMPLE_TIMER);
+    }
+
+    fn serve(&mut self, cx: &mut AppContext<'_>, id: IncomingId) {
+        let Some((resource, code, led_put)) = read_request(cx, id) else {
+            return;
+        };
+        let mut text = Text::<160>::new();
+        match (resource, code) {
+            (Resource::Core, Code::GET) => {
+                reply(cx, id, None, ContentFormat::LINK_FORMAT, LINKS);
+            }
+            (Resource::Temperature, Code::GET) => {
+                let _ = write_temperature(&mut text, cx.now);
+                reply(cx, id, Some(TEMP), ContentFormat::TEXT_PLAIN, text.bytes());
+            }
+            (Resource::Led, Code::GET) => {
+                let state: &[u8] = if self.led { b"1" } else { b"0" };
+                reply(cx, id, None, ContentFormat::TEXT_PLAIN, state);
+            }
+            (Resource::Led, Code::PUT) => match led_put {
+                Some(on) => {
+                    self.led = on;
+                    let _ = cx
+                        .endpoint
+                        .respond(cx.now, id, &Response::new(Code::CHANGED));
+                }
+                None => error(cx, id, Code::BAD_REQUEST, b"send 0 or 1"),
+            },
+            (Resource::Stats, Code::GET) => {
+                let _ = write!(
+                    text,
+                    "heap_used={}\nheap_peak={}\nstack_peak={}\nstatic_ram={}\nuptime_ms={}\n\
+                     frames_dropped={}\nline_paused={}\n",
+                    heap::HEAP.used(),
+                    heap::HEAP.peak(),
+                    stack::peak(),
+                    stack::static_bytes(),
+                    millis(cx.now),
+                    self.frames_dropped,
+                    uart::pauses(),
+                );
+                reply(cx, id, None, ContentFormat::TEXT_PLAIN, text.bytes());
+            }
+            (Resource::Unknown, _) => error(cx, id, Code::NOT_FOUND, b""),
+            _ => error(cx, id, Code::METHOD_NOT_ALLOWED, b""),
+        }
+    }
+}
+
+/// What request `id` asks for: the resource its path names, its method, and the LED state
+/// its payload sets.
+fn read_request(cx: &AppContext<'_>, id: IncomingId) -> Option<(Resource, Code, Option<bool>)> {
+    let request = cx.endpoint.request(id)?;
+    let mut path = request.message.options_of(OptionNumber::URI_PATH);
+    let resource = match (path.next(), path.next(), path.next()) {
+        (Some(b".well-known"), Some(b"core"), None) => Resource::Core,
+        (Some(b"sensors"), Some(b"temp"), None) => Resource::Temperature,
+        (Some(b"actuators"), Some(b"led"), None) => Resource::Led,
+        (Some(b"mote"), Some(b"stats"), None) => Resource::Stats,
+        _ => Resource::Unknown,
+    };
+    let led = match request.payload() {
+        b"1" => Some(true),
+        b"0" => Some(false),
+        _ => None,
+    };
+    Some((resource, request.message.code(), led))
+}
+
+/// What a request's path names.
+#[derive(Clone, Copy)]
+enum Resource {
+    Core,
+    Temperature,
+    Led,
+    Stats,
+    Unknown,
+}
+
+impl App for MoteResources {
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.sample_at(cx);
+    }
+
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        match event {
+            Event::Request(id) => self.serve(cx, id),
+            Event::Timer(SAMPLE_TIMER) => {
+                let mut text = Text::<8>::new();
+                let _ = write_temperature(&mut text, cx.now);
+                let mut cf = [0u8; 4];
+                let options = [format_option(ContentFormat::TEXT_PLAIN, &mut cf)];
+                let response = Response {
+                    options: &options,
+                    ..Response::with_payload(Code::CONTENT, text.bytes())
+                };
+                cx.endpoint.notify(cx.now, TEMP, &response);
+                self.sample_at(cx);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn millis(now: Instant) -> u64 {
+    now.as_nanos() / 1_000_000
+}
+
+/// The simulated reading at `now`: 21.5 °C, stepping by a tenth every sample through a
+/// 2-degree sawtooth, in integers (no floating point on the mote).
+fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> core::fmt::Result {
+    let tenths = 205 + (millis(now) / SAMPLE_MS % 20) as u32;
+    write!(text, "{}.{}", tenths / 10, tenths % 10)
+}
+
+fn format_option(format: ContentFormat, buf: &mut [u8; 4]) -> covey_core::CoapOption<'_> {
+    opt(
+        OptionNumber::CONTENT_FORMAT,
+        uint::encode(u32::from(format.0), buf),
+    )
+}
+
+fn reply(
+    cx: &mut AppContext<'_>,
+    id: IncomingId,
+    observed: Option<u64>,
+    format: ContentFormat,
+    payload: &[u8],
+) {
+    let mut cf = [0u8; 4];
+    let options = [format_option(format, &mut cf)];
+    let response = Response {
+        options: &options,
+        ..Response::with_payload(Code::CONTENT, payload)
+    };
+    let _ = match observed {
+        Some(resource) => cx
+            .endpoint
+            .respond_observable(cx.now, id, resource, &response)
+            .map(|_| ()),
+        None => cx.endpoint.respond(cx.now, id, &response),
+    };
+}
+
+fn error(cx: &mut AppContext<'_>, id: IncomingId, code: Code, diagnostic: &[u8]) {
+    let _ = cx
+        .endpoint
+        .respond(cx.now, id, &Response::with_payload(code, diagnostic));
+}

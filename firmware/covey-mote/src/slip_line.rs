@@ -1,0 +1,132 @@
+//! The network interface: IPv6 packets in SLIP frames on UART0, as smoltcp's `Device`
+//! (medium IP: no link header). Contiki's tunslip6 conventions on top: the mote asks the
+//! host for its /64 with a `?P` frame and gets `!P` and 8 bytes back; a frame that starts
+//! with `\r` is a line of text the host prints (Contiki's `DEBUG_LINE_MARKER`).
+
+use covey_slip::{Decoded, Decoder};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+
+use crate::uart;
+
+/// The largest IPv6 packet the line carries: the IPv6 minimum MTU (RFC 8200 §5), what a
+/// tunslip6 host's TUN device sends by default.
+pub const MTU: usize = 1280;
+
+/// The SLIP line and the frame that arrived last, held until smoltcp takes it.
+pub struct SlipLine {
+    decoder: Decoder<MTU>,
+    /// The decoder holds a complete IP packet not yet taken.
+    packet_ready: bool,
+    /// A `!P` answer's prefix, not yet taken.
+    prefix: Option<[u8; 8]>,
+    /// Frames dropped: too long, badly escaped, or neither IPv6 nor a known command.
+    pub dropped: u32,
+    tx: [u8; MTU],
+}
+
+impl SlipLine {
+    /// A line with nothing received.
+    pub const fn new() -> SlipLine {
+        SlipLine {
+            decoder: Decoder::new(),
+            packet_ready: false,
+            prefix: None,
+            dropped: 0,
+            tx: [0; MTU],
+        }
+    }
+
+    /// Moves received bytes into the decoder until a frame for smoltcp is complete.
+    pub fn pump(&mut self) {
+        while !self.packet_ready {
+            let Some(byte) = uart::get() else { return };
+            match self.decoder.push(byte) {
+                Decoded::Pending => {}
+                Decoded::Dropped => self.dropped = self.dropped.wrapping_add(1),
+                Decoded::Frame(_) => {
+                    let frame = self.decoder.frame();
+                    match frame {
+                        [b'!', b'P', prefix @ ..] if prefix.len() == 8 => {
+                            let mut p = [0u8; 8];
+                            p.copy_from_slice(prefix);
+                            self.prefix = Some(p);
+                        }
+                        [first, ..] if first >> 4 == 6 => self.packet_ready = true,
+                        _ => self.dropped = self.dropped.wrapping_add(1),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether bytes or a packet wait to be handled.
+    pub fn busy(&self) -> bool {
+        self.packet_ready || uart::pending()
+    }
+
+    /// The prefix the host sent, once.
+    pub fn take_prefix(&mut self) -> Option<[u8; 8]> {
+        self.prefix.take()
+    }
+
+    /// Sends a frame: an IP packet, a `?P` request or a `\r` text line.
+    pub fn send_frame(frame: &[u8]) {
+        covey_slip::encode(frame, uart::put);
+    }
+}
+
+impl Device for SlipLine {
+    type RxToken<'a> = RxToken<'a>;
+    type TxToken<'a> = TxToken<'a>;
+
+    fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
+        if !self.packet_ready {
+            return None;
+        }
+        self.packet_ready = false;
+        let SlipLine { decoder, tx, .. } = self;
+        Some((
+            RxToken {
+                packet: decoder.frame(),
+            },
+            TxToken { buf: tx },
+        ))
+    }
+
+    fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
+        Some(TxToken { buf: &mut self.tx })
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ip;
+        caps.max_transmission_unit = MTU;
+        caps
+    }
+}
+
+/// A received packet, lent to smoltcp.
+pub struct RxToken<'a> {
+    packet: &'a [u8],
+}
+
+impl phy::RxToken for RxToken<'_> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(self.packet)
+    }
+}
+
+/// The transmit buffer, lent to smoltcp; the packet it writes goes out as one SLIP frame.
+pub struct TxToken<'a> {
+    buf: &'a mut [u8; MTU],
+}
+
+impl phy::TxToken for TxToken<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let len = len.min(MTU);
+        let result = f(&mut self.buf[..len]);
+        SlipLine::send_frame(&self.buf[..len]);
+        result
+    }
+}
