@@ -72,6 +72,14 @@ rustup target list --installed | grep -qx thumbv7m-none-eabi || rustup target ad
 )
 export COVEY_MOTE_ELF="$PWD/firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote"
 
+# The engine on a 16-bit CPU (TelosB's MSP430): it compiles for msp430-none-elf with core and
+# alloc built from source (nightly's rust-src); there is no MSP430 linker here to go further.
+log "16-bit build (msp430-none-elf)"
+rustup component list --toolchain nightly --installed | grep -q '^rust-src' \
+  || rustup component add rust-src --toolchain nightly
+CARGO_TARGET_DIR=target/msp430 cargo +nightly build --quiet -Z build-std=core,alloc \
+  --target msp430-none-elf -p covey-core -p covey-proto -p covey-slip
+
 log "the Entity Manager without SQLite and the driver"
 cargo check -p covey-group --no-default-features --quiet
 

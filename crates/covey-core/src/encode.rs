@@ -43,8 +43,12 @@ impl core::fmt::Display for EncodeError {
 
 impl core::error::Error for EncodeError {}
 
-/// Largest option value length the delta/length encoding can express.
-pub const MAX_OPTION_VALUE_LEN: usize = 65535 + 269;
+/// Largest option value length the delta/length encoding can express (65 535 + 269), or on a
+/// 16-bit target the largest length there is.
+pub const MAX_OPTION_VALUE_LEN: usize = match 65_535usize.checked_add(269) {
+    Some(len) => len,
+    None => usize::MAX,
+};
 
 /// Writes a message into a borrowed buffer: header and token first, then options in
 /// ascending order, then an optional payload; [`MessageEncoder::finish`] gives the length.

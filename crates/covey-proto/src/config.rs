@@ -108,7 +108,7 @@ impl Default for Config {
             max_incoming: 256,
             max_dedup_entries: 8192,
             max_buffers: 1024,
-            pool_retain_bytes: 256 << 10,
+            pool_retain_bytes: bytes(256 << 10),
             max_queued_per_peer: 64,
             max_events: 1024,
             max_app_timers: 64,
@@ -118,9 +118,9 @@ impl Default for Config {
             overload_max_age: 2,
             block_szx: 6,
             single_message_payload: None,
-            max_body_size: 1 << 20,
+            max_body_size: bytes(1 << 20),
             max_uploads: 16,
-            max_reassembly_bytes: 4 << 20,
+            max_reassembly_bytes: bytes(4 << 20),
             block_cache_lifetime: Duration::from_secs(60),
             max_observers: 1024,
             fair_share: FairShare::default(),
@@ -225,6 +225,15 @@ impl Default for FairShare {
             peer_percent: 25,
             source_percent: 50,
         }
+    }
+}
+
+/// `n` bytes, or as many as a 16-bit target can count (MSP430: 64 KiB in all).
+const fn bytes(n: u32) -> usize {
+    if n as u64 > usize::MAX as u64 {
+        usize::MAX
+    } else {
+        n as usize
     }
 }
 

@@ -4,8 +4,45 @@
 use core::hash::{Hash, Hasher};
 use core::net::SocketAddr;
 
-/// The hasher builder every engine table uses.
+/// The hasher builder every engine table uses: foldhash, where the target has atomics (its
+/// crate needs them even for fixed seeds).
+#[cfg(target_has_atomic = "ptr")]
 pub(crate) type SeededState = foldhash::fast::FixedState;
+
+/// The hasher builder every engine table uses: SipHash-1-3 keyed by the seed on targets
+/// without atomics (MSP430), slower than foldhash but as hard to flood.
+#[cfg(not(target_has_atomic = "ptr"))]
+pub(crate) type SeededState = sip_state::SipState;
+
+#[cfg(not(target_has_atomic = "ptr"))]
+mod sip_state {
+    use siphasher::sip::SipHasher13;
+
+    /// SipHash-1-3 keys drawn from a seed.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct SipState {
+        k0: u64,
+        k1: u64,
+    }
+
+    impl SipState {
+        /// Keys from `seed`, as foldhash's `FixedState::with_seed`.
+        pub(crate) fn with_seed(seed: u64) -> SipState {
+            SipState {
+                k0: seed,
+                k1: seed.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15,
+            }
+        }
+    }
+
+    impl core::hash::BuildHasher for SipState {
+        type Hasher = SipHasher13;
+
+        fn build_hasher(&self) -> SipHasher13 {
+            SipHasher13::new_with_keys(self.k0, self.k1)
+        }
+    }
+}
 
 /// A hash map with the engine's hasher.
 pub(crate) type Map<K, V> = hashbrown::HashMap<K, V, SeededState>;
