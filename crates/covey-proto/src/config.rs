@@ -274,6 +274,20 @@ impl Config {
         }
     }
 
+    /// A profile for a sensor node's firmware (`firmware/covey-mote`): the constrained
+    /// profile with messages of at most 576 bytes, so a payload of up to 512 bytes goes in one
+    /// message (TinyCoAP's Table 3 compares stacks at a 500-byte maximum payload) and larger
+    /// ones block-wise in 512-byte blocks, and a buffer pool that keeps 1 KiB. The reply
+    /// cache and pool are what scale with the message size.
+    pub fn mote() -> Config {
+        Config {
+            max_message_size: 576,
+            block_szx: 5,
+            pool_retain_bytes: 1024,
+            ..Config::constrained()
+        }
+    }
+
     /// Block size in bytes for transfers this endpoint starts or slices (for the
     /// `block_szx` of 0 to 6 that [`validate`](Self::validate) allows).
     pub fn block_size(&self) -> usize {
@@ -430,6 +444,7 @@ mod tests {
     fn the_profiles_are_valid() {
         assert_eq!(Config::default().validate(), Ok(()));
         assert_eq!(Config::constrained().validate(), Ok(()));
+        assert_eq!(Config::mote().validate(), Ok(()));
         let off = Config {
             amplification: AmplificationLimit {
                 factor: 0,

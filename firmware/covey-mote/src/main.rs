@@ -3,7 +3,7 @@
 //!
 //! At start the mote asks the host for its /64 (`?P`, as Contiki's tunslip6 answers), takes
 //! `PREFIX::2` as its address and `PREFIX::1` (the host's end of the line) as its router, and
-//! serves the resources of [`resources`] on port 5683 with [`Config::constrained`]. The main
+//! serves the resources of [`resources`] on port 5683 with [`Config::mote`]. The main
 //! loop moves bytes from the UART into smoltcp, datagrams from smoltcp into the engine and
 //! back, and sleeps (WFI) until the next byte or millisecond tick.
 #![no_std]
@@ -29,7 +29,7 @@ use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
 use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 
 use resources::MoteResources;
-use slip_line::{SlipLine, MTU};
+use slip_line::SlipLine;
 
 /// The CoAP port (RFC 7252 §6.1).
 const COAP_PORT: u16 = 5683;
@@ -37,6 +37,8 @@ const COAP_PORT: u16 = 5683;
 const PREFIX_RETRY_MS: u64 = 1_000;
 /// Datagrams smoltcp queues for the engine.
 const RX_DATAGRAMS: usize = 4;
+/// The largest CoAP message: `Config::mote`'s `max_message_size`.
+const DATAGRAM: usize = 576;
 
 /// The node's one App, hosted without boxing.
 struct MoteApps(MoteResources);
@@ -83,9 +85,11 @@ fn main() -> ! {
         .add_default_ipv6_route(Ipv6Addr::from(router));
 
     let rx_meta = cortex_m::singleton!(: [PacketMetadata; RX_DATAGRAMS] = [PacketMetadata::EMPTY; RX_DATAGRAMS]).unwrap();
-    let rx_data = cortex_m::singleton!(: [u8; MTU] = [0; MTU]).unwrap();
+    // Room for two largest messages: a longer datagram is dropped by smoltcp, as the engine
+    // would refuse it.
+    let rx_data = cortex_m::singleton!(: [u8; 2 * DATAGRAM] = [0; 2 * DATAGRAM]).unwrap();
     let tx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
-    let tx_data = cortex_m::singleton!(: [u8; MTU] = [0; MTU]).unwrap();
+    let tx_data = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     let mut socket = udp::Socket::new(
         PacketBuffer::new(&mut rx_meta[..], &mut rx_data[..]),
         PacketBuffer::new(&mut tx_meta[..], &mut tx_data[..]),
@@ -97,13 +101,13 @@ fn main() -> ! {
     let udp_handle = sockets.add(socket);
 
     let seed = u64::from_be_bytes(prefix) ^ now;
-    let endpoint = Endpoint::new(Config::constrained(), seed).unwrap();
+    let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
     let mut node = Node::new(endpoint, MoteApps(MoteResources::new()));
     let host: &mut dyn Host = &mut NullHost;
     node.start(coap_now(), host);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
 
-    let datagram = cortex_m::singleton!(: [u8; 1152] = [0; 1152]).unwrap();
+    let datagram = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     loop {
         line.pump();
         node.apps.0.frames_dropped = line.dropped;
