@@ -69,8 +69,12 @@ rustup target list --installed | grep -qx thumbv7m-none-eabi || rustup target ad
   cargo fmt -- --check
   cargo clippy --release --quiet -- -D warnings
   cargo build --release --quiet
+  # The 6LoWPAN build is measured (tests/mote.rs), not run.
+  cargo clippy --release --quiet --features sixlowpan --target-dir target/sixlowpan -- -D warnings
+  cargo build --release --quiet --features sixlowpan --target-dir target/sixlowpan
 )
 export COVEY_MOTE_ELF="$PWD/firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote"
+export COVEY_MOTE_SIXLOWPAN_ELF="$PWD/firmware/covey-mote/target/sixlowpan/thumbv7m-none-eabi/release/covey-mote"
 
 # The engine on a 16-bit CPU (TelosB's MSP430): it compiles for msp430-none-elf with core and
 # alloc built from source (nightly's rust-src); there is no MSP430 linker here to go further.

@@ -73,7 +73,7 @@ fn main() -> ! {
 
     let now = clock::now_ms();
     let mut iface = Interface::new(
-        InterfaceConfig::new(HardwareAddress::Ip),
+        interface_config(&prefix),
         line,
         smoltcp::time::Instant::from_millis(now as i64),
     );
@@ -140,6 +140,27 @@ fn main() -> ! {
                 cortex_m::asm::wfi();
             }
         });
+    }
+}
+
+/// The interface: IP packets on the line, or with `sixlowpan` an IEEE 802.15.4 node with an
+/// extended address made from the prefix (no radio hardware to read one from).
+fn interface_config(prefix: &[u8; 8]) -> InterfaceConfig {
+    #[cfg(not(feature = "sixlowpan"))]
+    {
+        let _ = prefix;
+        InterfaceConfig::new(HardwareAddress::Ip)
+    }
+    #[cfg(feature = "sixlowpan")]
+    {
+        use smoltcp::wire::{Ieee802154Address, Ieee802154Pan};
+        let mut extended = *prefix;
+        extended[7] ^= 2;
+        let mut config = InterfaceConfig::new(HardwareAddress::Ieee802154(
+            Ieee802154Address::Extended(extended),
+        ));
+        config.pan_id = Some(Ieee802154Pan(0xabcd));
+        config
     }
 }
 

@@ -52,7 +52,9 @@ impl SlipLine {
                             p.copy_from_slice(prefix);
                             self.prefix = Some(p);
                         }
-                        [first, ..] if first >> 4 == 6 => self.packet_ready = true,
+                        [first, ..] if cfg!(feature = "sixlowpan") || first >> 4 == 6 => {
+                            self.packet_ready = true
+                        }
                         _ => self.dropped = self.dropped.wrapping_add(1),
                     }
                 }
@@ -100,8 +102,17 @@ impl Device for SlipLine {
 
     fn capabilities(&self) -> DeviceCapabilities {
         let mut caps = DeviceCapabilities::default();
-        caps.medium = Medium::Ip;
-        caps.max_transmission_unit = MTU;
+        #[cfg(feature = "sixlowpan")]
+        {
+            // An IEEE 802.15.4 frame (aMaxPhyPacketSize, 802.15.4-2006 §6.4.1).
+            caps.medium = Medium::Ieee802154;
+            caps.max_transmission_unit = 127;
+        }
+        #[cfg(not(feature = "sixlowpan"))]
+        {
+            caps.medium = Medium::Ip;
+            caps.max_transmission_unit = MTU;
+        }
         caps
     }
 }
