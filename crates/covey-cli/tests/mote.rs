@@ -279,14 +279,16 @@ fn a_mote_serves_its_resources_over_slip_to_covey_and_libcoap() {
     let readings = stdout(&out).lines().count();
     assert!(readings >= 3, "{out:?}");
 
-    // The mote's clock keeps the host's time (QEMU's core clock as the firmware assumes it).
+    // The mote's clock keeps the host's time (QEMU's core clock as the firmware assumes it):
+    // a wrong clock constant is off by a factor of 2 or more; a loaded host makes QEMU skip
+    // some millisecond ticks, so the bound is loose.
     let (host_start, mote_start) = (Instant::now(), motes.stat(1, "uptime_ms"));
     std::thread::sleep(Duration::from_secs(3));
     let mote_ms = motes.stat(1, "uptime_ms") - mote_start;
     let host_ms = host_start.elapsed().as_millis() as u64;
     eprintln!("mote clock: {mote_ms} ms while the host counted {host_ms} ms");
     assert!(
-        mote_ms * 10 >= host_ms * 8 && mote_ms * 10 <= host_ms * 12,
+        mote_ms * 2 >= host_ms && mote_ms * 2 <= host_ms * 3,
         "mote {mote_ms} ms, host {host_ms} ms"
     );
 }
