@@ -4,7 +4,7 @@
 use crate::{OptionClass, OscoreError, TAG_LEN};
 use alloc::vec;
 use alloc::vec::Vec;
-use covey_core::{CoapOption, Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
 
 /// The plaintext of `message`: code byte, inner options, then 0xFF and payload if any. For a
 /// response, an inner Observe is empty (§4.1.3.5.2). Room for the tag is reserved.
@@ -77,14 +77,17 @@ pub(crate) fn write_unprotected(
         .filter(|o| OptionClass::of(o.number).is_inner())
         .peekable();
     loop {
-        let next: CoapOption<'_> = match (outer.peek(), inner_options.peek()) {
-            (Some(o), Some(i)) if o.number <= i.number => outer.next(),
-            (Some(_), Some(_)) | (None, Some(_)) => inner_options.next(),
-            (Some(_), None) => outer.next(),
-            (None, None) => break,
-        }
-        .ok_or(OscoreError::MalformedPlaintext)?;
-        encoder.option(next.number, next.value)?;
+        let from_outer = match (outer.peek(), inner_options.peek()) {
+            (Some(o), Some(i)) => o.number <= i.number,
+            (outer_next, _) => outer_next.is_some(),
+        };
+        let next = if from_outer {
+            outer.next()
+        } else {
+            inner_options.next()
+        };
+        let Some(option) = next else { break };
+        encoder.option(option.number, option.value)?;
     }
     encoder.payload(inner.payload())?;
     Ok(encoder.finish())
