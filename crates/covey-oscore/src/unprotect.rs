@@ -101,3 +101,70 @@ fn write_inner(
     }
     write_unprotected(protected, &inner, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ContextInput, PartialIv};
+    use alloc::vec::Vec;
+    use covey_core::{Code, MessageEncoder, MessageType};
+
+    fn context(sender_id: &[u8], recipient_id: &[u8]) -> SecurityContext {
+        SecurityContext::derive(&ContextInput {
+            master_secret: &[7; 16],
+            master_salt: &[],
+            sender_id,
+            recipient_id,
+            id_context: None,
+        })
+        .unwrap()
+    }
+
+    /// A request from kid h'' with Partial IV 20 whose ciphertext is `plaintext`, sealed right.
+    fn sealed_request(plaintext: &[u8], buf: &mut [u8]) -> usize {
+        let client = context(&[], &[1]);
+        let piv = PartialIv::from_sequence_number(20).unwrap();
+        let nonce = nonce(&client.common_iv, &[], &piv).unwrap();
+        let mut ciphertext = plaintext.to_vec();
+        aead::seal(&client.sender_key, &nonce, &aad(&[], &piv), &mut ciphertext).unwrap();
+        let mut encoder =
+            MessageEncoder::new(buf, MessageType::Confirmable, Code::POST, 1, &[]).unwrap();
+        encoder.option(OptionNumber::OSCORE, &[0x09, 0x14]).unwrap();
+        encoder.payload(&ciphertext).unwrap();
+        encoder.finish()
+    }
+
+    #[test]
+    fn an_authentic_but_malformed_plaintext_is_refused() {
+        let malformed: [&[u8]; 4] = [
+            &[0x45],             // a response code inside a request
+            &[0x01, 0xFF],       // payload marker without payload
+            &[0x01, 0xF1, 0x00], // reserved option delta nibble
+            &[0x01, 0xB5, b'a'], // option value cut short
+        ];
+        for plaintext in malformed {
+            let mut buf = [0; 64];
+            let len = sealed_request(plaintext, &mut buf);
+            let datagram: Vec<u8> = buf[..len].to_vec();
+            let mut server = context(&[1], &[]);
+            let mut out = [0; 64];
+            assert_eq!(
+                server
+                    .unprotect_request(&Message::parse(&datagram).unwrap(), &mut out)
+                    .err(),
+                Some(OscoreError::MalformedPlaintext),
+                "{plaintext:02x?}"
+            );
+            // Refused, so the Partial IV is not spent.
+            assert!(server.replay_window.is_fresh(20));
+        }
+        // The same sealing with a well-formed plaintext verifies.
+        let mut buf = [0; 64];
+        let len = sealed_request(&[0x01, 0xB1, b'a'], &mut buf);
+        let mut server = context(&[1], &[]);
+        let mut out = [0; 64];
+        assert!(server
+            .unprotect_request(&Message::parse(&buf[..len]).unwrap(), &mut out)
+            .is_ok());
+    }
+}
