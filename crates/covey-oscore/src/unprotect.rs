@@ -1,0 +1,170 @@
+//! Verifying a request or a response (RFC 8613 §8.2, §8.4): the OSCORE message in, the plain
+//! message out, or the error the RFC names.
+
+use crate::aad::aad;
+use crate::inner::{as_datagram, code_is, write_unprotected};
+use crate::{aead, nonce, OscoreError, OscoreOption, RequestId, SecurityContext, TAG_LEN};
+use covey_core::{Message, OptionNumber};
+
+impl SecurityContext {
+    /// Verifies and decrypts `protected` into `out`; returns the length and what the response
+    /// must be bound to. The replay window is updated only when all of this succeeds.
+    pub fn unprotect_request(
+        &mut self,
+        protected: &Message<'_>,
+        out: &mut [u8],
+    ) -> Result<(usize, RequestId), OscoreError> {
+        if !code_is(protected.code(), true) {
+            return Err(OscoreError::WrongMessageKind);
+        }
+        let option = oscore_option(protected)?;
+        // §6.1: a request carries both kid and Partial IV.
+        let (Some(partial_iv), Some(kid)) = (option.partial_iv, option.kid) else {
+            return Err(OscoreError::MalformedOption);
+        };
+        let context_matches = option
+            .kid_context
+            .is_none_or(|c| self.id_context.as_deref() == Some(c));
+        if kid != self.recipient_id.as_slice() || !context_matches {
+            return Err(OscoreError::UnknownContext);
+        }
+        check_payload(protected)?;
+        let sequence_number = partial_iv.value();
+        if !self.replay_window.is_fresh(sequence_number) {
+            return Err(OscoreError::Replay);
+        }
+        let nonce = nonce(&self.common_iv, kid, &partial_iv)?;
+        let aad = aad(kid, &partial_iv);
+        let plaintext = aead::open(&self.recipient_key, &nonce, &aad, protected.payload())
+            .map_err(|()| OscoreError::DecryptionFailed)?;
+        let len = write_inner(protected, &plaintext, true, out)?;
+        self.replay_window.accept(sequence_number);
+        let request_id = RequestId {
+            kid: kid.to_vec(),
+            partial_iv,
+        };
+        Ok((len, request_id))
+    }
+
+    /// Verifies and decrypts `protected`, the response to `request`, into `out`; returns the
+    /// length. Responses need no replay window: each is bound to its request (§7.4).
+    pub fn unprotect_response(
+        &self,
+        protected: &Message<'_>,
+        request: &RequestId,
+        out: &mut [u8],
+    ) -> Result<usize, OscoreError> {
+        if !code_is(protected.code(), false) {
+            return Err(OscoreError::WrongMessageKind);
+        }
+        let option = oscore_option(protected)?;
+        check_payload(protected)?;
+        // §8.4 step 5: the server's own Partial IV if it sent one, else the request's nonce.
+        let nonce = match &option.partial_iv {
+            Some(piv) => nonce(&self.common_iv, &self.recipient_id, piv)?,
+            None => nonce(&self.common_iv, &request.kid, &request.partial_iv)?,
+        };
+        let aad = aad(&request.kid, &request.partial_iv);
+        let plaintext = aead::open(&self.recipient_key, &nonce, &aad, protected.payload())
+            .map_err(|()| OscoreError::DecryptionFailed)?;
+        write_inner(protected, &plaintext, false, out)
+    }
+}
+
+/// The decompressed OSCORE option of `protected`.
+fn oscore_option<'a>(protected: &Message<'a>) -> Result<OscoreOption<'a>, OscoreError> {
+    let value = protected
+        .option(OptionNumber::OSCORE)
+        .ok_or(OscoreError::NotProtected)?;
+    OscoreOption::parse(value)
+}
+
+/// The payload must hold at least the tag and the code byte.
+fn check_payload(protected: &Message<'_>) -> Result<(), OscoreError> {
+    if protected.payload().len() < TAG_LEN + 1 {
+        return Err(OscoreError::MalformedPayload);
+    }
+    Ok(())
+}
+
+/// Parses the plaintext, checks its code is of the expected kind, and writes the message.
+fn write_inner(
+    protected: &Message<'_>,
+    plaintext: &[u8],
+    request: bool,
+    out: &mut [u8],
+) -> Result<usize, OscoreError> {
+    let datagram = as_datagram(plaintext)?;
+    let inner = Message::parse(&datagram).map_err(|_| OscoreError::MalformedPlaintext)?;
+    if !code_is(inner.code(), request) {
+        return Err(OscoreError::MalformedPlaintext);
+    }
+    write_unprotected(protected, &inner, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ContextInput, PartialIv};
+    use alloc::vec::Vec;
+    use covey_core::{Code, MessageEncoder, MessageType};
+
+    fn context(sender_id: &[u8], recipient_id: &[u8]) -> SecurityContext {
+        SecurityContext::derive(&ContextInput {
+            master_secret: &[7; 16],
+            master_salt: &[],
+            sender_id,
+            recipient_id,
+            id_context: None,
+        })
+        .unwrap()
+    }
+
+    /// A request from kid h'' with Partial IV 20 whose ciphertext is `plaintext`, sealed right.
+    fn sealed_request(plaintext: &[u8], buf: &mut [u8]) -> usize {
+        let client = context(&[], &[1]);
+        let piv = PartialIv::from_sequence_number(20).unwrap();
+        let nonce = nonce(&client.common_iv, &[], &piv).unwrap();
+        let mut ciphertext = plaintext.to_vec();
+        aead::seal(&client.sender_key, &nonce, &aad(&[], &piv), &mut ciphertext).unwrap();
+        let mut encoder =
+            MessageEncoder::new(buf, MessageType::Confirmable, Code::POST, 1, &[]).unwrap();
+        encoder.option(OptionNumber::OSCORE, &[0x09, 0x14]).unwrap();
+        encoder.payload(&ciphertext).unwrap();
+        encoder.finish()
+    }
+
+    #[test]
+    fn an_authentic_but_malformed_plaintext_is_refused() {
+        let malformed: [&[u8]; 4] = [
+            &[0x45],             // a response code inside a request
+            &[0x01, 0xFF],       // payload marker without payload
+            &[0x01, 0xF1, 0x00], // reserved option delta nibble
+            &[0x01, 0xB5, b'a'], // option value cut short
+        ];
+        for plaintext in malformed {
+            let mut buf = [0; 64];
+            let len = sealed_request(plaintext, &mut buf);
+            let datagram: Vec<u8> = buf[..len].to_vec();
+            let mut server = context(&[1], &[]);
+            let mut out = [0; 64];
+            assert_eq!(
+                server
+                    .unprotect_request(&Message::parse(&datagram).unwrap(), &mut out)
+                    .err(),
+                Some(OscoreError::MalformedPlaintext),
+                "{plaintext:02x?}"
+            );
+            // Refused, so the Partial IV is not spent.
+            assert!(server.replay_window.is_fresh(20));
+        }
+        // The same sealing with a well-formed plaintext verifies.
+        let mut buf = [0; 64];
+        let len = sealed_request(&[0x01, 0xB1, b'a'], &mut buf);
+        let mut server = context(&[1], &[]);
+        let mut out = [0; 64];
+        assert!(server
+            .unprotect_request(&Message::parse(&buf[..len]).unwrap(), &mut out)
+            .is_ok());
+    }
+}
