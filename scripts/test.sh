@@ -75,6 +75,9 @@ rustup target list --installed | grep -qx thumbv7m-none-eabi || rustup target ad
 )
 export COVEY_MOTE_ELF="$PWD/firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote"
 export COVEY_MOTE_SIXLOWPAN_ELF="$PWD/firmware/covey-mote/target/sixlowpan/thumbv7m-none-eabi/release/covey-mote"
+# The no_std crates a node can use, OSCORE's included, build for it on their own.
+CARGO_TARGET_DIR=target/thumbv7m cargo build --quiet --target thumbv7m-none-eabi \
+  -p covey-core -p covey-proto -p covey-slip -p covey-oscore
 
 # The engine on a 16-bit CPU (TelosB's MSP430): it compiles for msp430-none-elf with core and
 # alloc built from source (nightly's rust-src); there is no MSP430 linker here to go further.
