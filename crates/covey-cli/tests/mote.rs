@@ -198,12 +198,7 @@ impl Motes {
     }
 
     fn stat(&self, n: usize, key: &str) -> u64 {
-        let stats = self.stats(n);
-        stats
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+        stat_in(&self.stats(n), key)
     }
 
     /// What bridge `n` printed.
@@ -294,6 +289,15 @@ fn a_mote_serves_its_resources_over_slip_to_covey_and_libcoap() {
     );
 }
 
+/// The value of `key` in a mote's `/mote/stats`.
+fn stat_in(stats: &[(String, u64)], key: &str) -> u64 {
+    stats
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+}
+
 /// Sends, from the namespace, `count` datagrams to the mote of each kind a hostile or broken
 /// peer sends: random bytes, CoAP headers cut short, token lengths 9 to 15, reserved option
 /// deltas and lengths, datagrams larger than the link (fragmented, which the mote does not
@@ -357,13 +361,7 @@ fn malformed_datagrams_and_floods_leave_the_mote_serving_within_its_budgets() {
     );
     let stats = motes.stats(1);
     eprintln!("after the floods: {stats:?}");
-    let stat = |key: &str| {
-        stats
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| *v)
-            .unwrap()
-    };
+    let stat = |key: &str| stat_in(&stats, key);
     assert!(stat("uptime_ms") > up_before);
     assert!(stat("heap_peak") <= HEAP_BUDGET, "{stats:?}");
     assert!(stat("stack_peak") <= STACK_BUDGET, "{stats:?}");

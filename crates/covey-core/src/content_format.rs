@@ -72,6 +72,14 @@ formats! {
 }
 
 impl ContentFormat {
+    /// The Content-Format option carrying this format, its value encoded into `buf`.
+    pub fn option(self, buf: &mut [u8; 4]) -> crate::CoapOption<'_> {
+        crate::CoapOption {
+            number: crate::OptionNumber::CONTENT_FORMAT,
+            value: crate::uint::encode(u32::from(self.0), buf),
+        }
+    }
+
     /// The registered media type, if known.
     pub fn media_type(self) -> Option<&'static str> {
         CONTENT_FORMATS

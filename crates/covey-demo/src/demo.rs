@@ -327,7 +327,7 @@ impl App for DemoApp {
 /// Sends `text` to every observer of `resource`.
 fn notify_text(cx: &mut AppContext<'_>, resource: u64, text: &[u8]) {
     let mut cf = [0u8; 4];
-    let options = [reply::format_option(ContentFormat::TEXT_PLAIN, &mut cf)];
+    let options = [ContentFormat::TEXT_PLAIN.option(&mut cf)];
     let response = Response {
         code: Code::CONTENT,
         options: &options,

@@ -1,16 +1,8 @@
 //! Sending a response from an App: options built on the stack, and a response that cannot
 //! be sent logged rather than lost silently.
 
-use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
+use covey_core::{CoapOption, Code, ContentFormat, OptionNumber};
 use covey_proto::{opt, AppContext, IncomingId, LogLevel, RespondError, Response};
-
-/// The Content-Format option for `format`, its value encoded into `buf`.
-pub fn format_option(format: ContentFormat, buf: &mut [u8; 4]) -> CoapOption<'_> {
-    opt(
-        OptionNumber::CONTENT_FORMAT,
-        uint::encode(u32::from(format.0), buf),
-    )
-}
 
 /// Sends `response` to request `id`; through the observe registry of `observed` when the
 /// resource is observable (RFC 7641 §4.1), so a GET with Observe registers.
@@ -58,7 +50,7 @@ pub fn content(
     let mut options = [opt(OptionNumber::CONTENT_FORMAT, &[]); 1 + MAX_EXTRA_OPTIONS];
     let mut count = 0;
     if let Some(f) = format {
-        options[0] = format_option(f, &mut cf);
+        options[0] = f.option(&mut cf);
         count = 1;
     }
     debug_assert!(extra.len() <= MAX_EXTRA_OPTIONS);

@@ -104,17 +104,18 @@ fn main() -> ! {
     let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
     let mut node = Node::new(endpoint, MoteApps(MoteResources::new()));
     let host: &mut dyn Host = &mut NullHost;
-    node.start(coap_now(), host);
+    node.start(Instant::from_millis(clock::now_ms()), host);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
 
     let datagram = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     loop {
         line.pump();
-        node.apps.0.frames_dropped = line.dropped;
-        let net_now = smoltcp::time::Instant::from_millis(clock::now_ms() as i64);
+        // One clock read a turn, for smoltcp and the engine alike.
+        let ms = clock::now_ms();
+        let net_now = smoltcp::time::Instant::from_millis(ms as i64);
         iface.poll(net_now, line, &mut sockets);
 
-        let now = coap_now();
+        let now = Instant::from_millis(ms);
         let socket = sockets.get_mut::<udp::Socket>(udp_handle);
         while let Ok((data, meta)) = socket.recv() {
             let IpAddress::Ipv6(from) = meta.endpoint.addr;
@@ -178,17 +179,13 @@ fn ask_prefix(line: &mut SlipLine) -> [u8; 8] {
             return prefix;
         }
         // An IP packet before the prefix is dropped: there is no address to answer from.
-        let _ = smoltcp::phy::Device::receive(line, smoltcp::time::Instant::from_millis(0));
+        line.discard_packet();
         cortex_m::interrupt::free(|_| {
             if !line.busy() {
                 cortex_m::asm::wfi();
             }
         });
     }
-}
-
-fn coap_now() -> Instant {
-    Instant::from_millis(clock::now_ms())
 }
 
 /// Logs the panic (its message and location with the `panic-message` feature) and restarts.

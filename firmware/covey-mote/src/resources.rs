@@ -10,11 +10,11 @@
 
 use core::fmt::Write as _;
 
-use covey_core::{uint, Code, ContentFormat, OptionNumber};
-use covey_proto::{opt, App, AppContext, Event, IncomingId, Instant, Response};
+use covey_core::{Code, ContentFormat, OptionNumber};
+use covey_proto::{App, AppContext, Event, IncomingId, Instant, Response};
 
 use crate::text::Text;
-use crate::{heap, stack, uart};
+use crate::{heap, slip_line, stack, uart};
 
 /// The links `/.well-known/core` lists.
 const LINKS: &[u8] = b"</sensors/temp>;rt=\"temperature-c\";if=\"sensor\";obs;ct=0,\
@@ -30,17 +30,12 @@ const SAMPLE_TIMER: u64 = 1;
 /// The mote's state behind its resources.
 pub struct MoteResources {
     led: bool,
-    /// Frames the SLIP line dropped, as the main loop last reported them.
-    pub frames_dropped: u32,
 }
 
 impl MoteResources {
     /// Resources at start: LED off.
     pub const fn new() -> MoteResources {
-        MoteResources {
-            led: false,
-            frames_dropped: 0,
-        }
+        MoteResources { led: false }
     }
 
     fn sample_at(&mut self, cx: &mut AppContext<'_>) {
@@ -84,7 +79,7 @@ impl MoteResources {
                     stack::peak(),
                     stack::static_bytes(),
                     millis(cx.now),
-                    self.frames_dropped,
+                    slip_line::dropped(),
                     uart::pauses(),
                 );
                 reply(cx, id, None, ContentFormat::TEXT_PLAIN, text.bytes());
@@ -137,7 +132,7 @@ impl App for MoteResources {
                 let mut text = Text::<8>::new();
                 let _ = write_temperature(&mut text, cx.now);
                 let mut cf = [0u8; 4];
-                let options = [format_option(ContentFormat::TEXT_PLAIN, &mut cf)];
+                let options = [ContentFormat::TEXT_PLAIN.option(&mut cf)];
                 let response = Response {
                     options: &options,
                     ..Response::with_payload(Code::CONTENT, text.bytes())
@@ -161,13 +156,6 @@ fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> core::
     write!(text, "{}.{}", tenths / 10, tenths % 10)
 }
 
-fn format_option(format: ContentFormat, buf: &mut [u8; 4]) -> covey_core::CoapOption<'_> {
-    opt(
-        OptionNumber::CONTENT_FORMAT,
-        uint::encode(u32::from(format.0), buf),
-    )
-}
-
 fn reply(
     cx: &mut AppContext<'_>,
     id: IncomingId,
@@ -176,7 +164,7 @@ fn reply(
     payload: &[u8],
 ) {
     let mut cf = [0u8; 4];
-    let options = [format_option(format, &mut cf)];
+    let options = [format.option(&mut cf)];
     let response = Response {
         options: &options,
         ..Response::with_payload(Code::CONTENT, payload)

@@ -3,6 +3,8 @@
 //! host for its /64 with a `?P` frame and gets `!P` and 8 bytes back; a frame that starts
 //! with `\r` is a line of text the host prints (Contiki's `DEBUG_LINE_MARKER`).
 
+use core::sync::atomic::{AtomicU32, Ordering};
+
 use covey_slip::{Decoded, Decoder};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
@@ -13,6 +15,18 @@ use crate::uart;
 /// tunslip6 host's TUN device sends by default.
 pub const MTU: usize = 1280;
 
+/// Frames dropped since start: too long, badly escaped, or neither a packet nor `!P`.
+static DROPPED: AtomicU32 = AtomicU32::new(0);
+
+/// Frames the line has dropped since start.
+pub fn dropped() -> u32 {
+    DROPPED.load(Ordering::Relaxed)
+}
+
+fn count_dropped() {
+    DROPPED.fetch_add(1, Ordering::Relaxed);
+}
+
 /// The SLIP line and the frame that arrived last, held until smoltcp takes it.
 pub struct SlipLine {
     decoder: Decoder<MTU>,
@@ -20,8 +34,6 @@ pub struct SlipLine {
     packet_ready: bool,
     /// A `!P` answer's prefix, not yet taken.
     prefix: Option<[u8; 8]>,
-    /// Frames dropped: too long, badly escaped, or neither IPv6 nor a known command.
-    pub dropped: u32,
     tx: [u8; MTU],
 }
 
@@ -32,7 +44,6 @@ impl SlipLine {
             decoder: Decoder::new(),
             packet_ready: false,
             prefix: None,
-            dropped: 0,
             tx: [0; MTU],
         }
     }
@@ -43,7 +54,7 @@ impl SlipLine {
             let Some(byte) = uart::get() else { return };
             match self.decoder.push(byte) {
                 Decoded::Pending => {}
-                Decoded::Dropped => self.dropped = self.dropped.wrapping_add(1),
+                Decoded::Dropped => count_dropped(),
                 Decoded::Frame(_) => {
                     let frame = self.decoder.frame();
                     match frame {
@@ -55,7 +66,7 @@ impl SlipLine {
                         [first, ..] if cfg!(feature = "sixlowpan") || first >> 4 == 6 => {
                             self.packet_ready = true
                         }
-                        _ => self.dropped = self.dropped.wrapping_add(1),
+                        _ => count_dropped(),
                     }
                 }
             }
@@ -65,6 +76,14 @@ impl SlipLine {
     /// Whether bytes or a packet wait to be handled.
     pub fn busy(&self) -> bool {
         self.packet_ready || uart::pending()
+    }
+
+    /// Drops the packet that arrived, if one did (before the mote has an address).
+    pub fn discard_packet(&mut self) {
+        if self.packet_ready {
+            self.packet_ready = false;
+            count_dropped();
+        }
     }
 
     /// The prefix the host sent, once.

@@ -107,15 +107,13 @@ pub fn run(args: TunslipArgs) -> Result<(), Failure> {
     let _ = std::io::stdout().flush();
 
     let writer: LineWriter = Arc::new(Mutex::new(writer));
-    let down = {
+    {
+        // Runs until the process ends: the TUN device and the line go with it.
         let (tun, writer) = (Arc::clone(&tun), Arc::clone(&writer));
-        thread::spawn(move || tun_to_line(&tun, &writer))
-    };
+        thread::spawn(move || tun_to_line(&tun, &writer));
+    }
     let prefix: [u8; 8] = address.octets()[..8].try_into().unwrap_or_default();
-    let up = line_to_tun(reader, &tun, &writer, prefix, args.verbose);
-    // The line closed: the TUN device goes with the process.
-    drop(down);
-    up
+    line_to_tun(reader, &tun, &writer, prefix, args.verbose)
 }
 
 /// `fd00::1/64` into its address and prefix length.

@@ -46,7 +46,7 @@ impl Observed {
         let with_format;
         let options: &[_] = match format {
             Some(format) => {
-                with_format = [reply::format_option(format, &mut cf), max_age];
+                with_format = [format.option(&mut cf), max_age];
                 &with_format
             }
             None => std::slice::from_ref(&max_age),
