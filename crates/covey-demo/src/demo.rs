@@ -125,7 +125,7 @@ impl DemoApp {
     /// Wakes the App when the wall-clock second next turns.
     fn arm_second_timer(&mut self, cx: &mut AppContext<'_>) {
         let wait = until_next_second(self.clock.since_epoch(cx.now));
-        if cx.endpoint.set_timer(cx.now + wait, SECOND_TIMER).is_none() {
+        if cx.set_timer(cx.now + wait, SECOND_TIMER).is_none() {
             cx.log(
                 LogLevel::Warn,
                 format_args!("no timer left: /time stops notifying"),

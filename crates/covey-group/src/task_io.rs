@@ -3,7 +3,7 @@
 
 use crate::sources::Sources;
 use crate::timers::{TaskId, TimerKey, Timers};
-use covey_proto::{Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
+use covey_proto::{AppId, Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -18,6 +18,8 @@ pub(crate) struct TaskIo<'a> {
     task: TaskId,
     /// The sockets requests to members leave from.
     sources: Sources,
+    /// The EM's App id on its node: the owner of the requests it sends.
+    app: AppId,
 }
 
 impl<'a> TaskIo<'a> {
@@ -28,6 +30,7 @@ impl<'a> TaskIo<'a> {
         timers: &'a mut Timers,
         task: TaskId,
         sources: Sources,
+        app: AppId,
     ) -> TaskIo<'a> {
         TaskIo {
             ep,
@@ -36,6 +39,7 @@ impl<'a> TaskIo<'a> {
             timers,
             task,
             sources,
+            app,
         }
     }
 
@@ -50,6 +54,7 @@ impl<'a> TaskIo<'a> {
     ) -> Result<RequestId, RequestError> {
         let params = RequestParams {
             source: self.sources.source(remote, secure),
+            owner: self.app,
             ..params
         };
         let id = self.ep.send_request(self.now, remote, request, params)?;

@@ -1,10 +1,10 @@
-//! The EM's timers, many per query, multiplexed onto one engine timer (the engine's
-//! application timer table is small and shared).
+//! The EM's timers, many per query, multiplexed onto one timer of the node's (its table of
+//! App timers is small and shared).
 
-use covey_proto::{Endpoint, Instant, TimerId};
+use covey_proto::{AppContext, Instant, TimerId};
 use std::collections::BTreeMap;
 
-/// The value of the EM's engine timer ("EM" in ASCII in the top bytes).
+/// The value of the EM's node timer ("EM" in ASCII in the top bytes).
 pub(crate) const TIMER_MARK: u64 = 0x454d_0000_0000_0001;
 
 /// Identifies a task of the EM (a query, a creation, ...); never reused.
@@ -14,7 +14,7 @@ pub(crate) type TaskId = u64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct TimerKey(Instant, u64);
 
-/// Pending timers of every task, and the one engine timer that wakes the EM for them.
+/// Pending timers of every task, and the one node timer that wakes the EM for them.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
     queue: BTreeMap<TimerKey, (TaskId, u8)>,
@@ -36,7 +36,7 @@ impl Timers {
         self.queue.remove(&key);
     }
 
-    /// The engine timer fired.
+    /// The node timer fired.
     pub fn fired(&mut self) {
         self.armed = None;
     }
@@ -53,8 +53,8 @@ impl Timers {
         out
     }
 
-    /// Sets the engine timer for the earliest pending timer, if it is not set for it yet.
-    pub fn arm(&mut self, ep: &mut Endpoint) {
+    /// Sets the node timer for the earliest pending timer, if it is not set for it yet.
+    pub fn arm(&mut self, cx: &mut AppContext<'_>) {
         let Some(next) = self.queue.first_key_value().map(|(k, _)| k.0) else {
             return;
         };
@@ -62,10 +62,10 @@ impl Timers {
             if at <= next {
                 return;
             }
-            ep.cancel_timer(id);
+            cx.cancel_timer(id);
             self.armed = None;
         }
-        if let Some(id) = ep.set_timer(next, TIMER_MARK) {
+        if let Some(id) = cx.set_timer(next, TIMER_MARK) {
             self.armed = Some((next, id));
         }
     }

@@ -73,8 +73,8 @@ pub mod transmission_parameters;
 
 pub use amplification_limit::AmplificationLimit;
 pub use app::{
-    dispatch_events, App, AppContext, AppId, AppSet, GroupError, Host, LogLevel, NullHost,
-    PeerIdentity,
+    dispatch_events, App, AppContext, AppHosting, AppId, AppSet, GroupError, Host, LogLevel, Lone,
+    NullHost, PeerIdentity,
 };
 pub use cc::Algorithm;
 pub use config::{Config, ConfigError};

@@ -1,8 +1,9 @@
 //! One node's drive loop, shared by the tokio driver, the simulator and the tests: an
 //! [`Endpoint`] and the [`App`]s it hosts, fed datagrams and time, with the Apps run after
-//! every input so their requests, responses and timers reach the engine at once.
+//! every input so their requests, responses and timers reach the engine at once. The node,
+//! not the engine, hosts the Apps: their timers, their random stream, which one acts.
 
-use crate::app::{App, AppSet, Host};
+use crate::app::{App, AppContext, AppHosting, AppSet, Host};
 use crate::endpoint::{Endpoint, LocalAddr, Reception, Transmit};
 use crate::time::Instant;
 use core::net::SocketAddr;
@@ -12,21 +13,21 @@ use core::net::SocketAddr;
 /// instrumentation) wraps one.
 pub trait Apps {
     /// Starts the applications (first requests, first timers).
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
+    fn start(&mut self, cx: &mut AppContext<'_>);
 
-    /// Hands every pending event of `endpoint` to the applications.
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host);
+    /// Hands every pending event of the engine and every fired timer to the applications.
+    fn dispatch(&mut self, cx: &mut AppContext<'_>);
 }
 
 /// An empty set takes no events: they stay in the endpoint for [`Endpoint::poll_event`].
 impl<A: ?Sized + App> Apps for AppSet<A> {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        AppSet::start(self, endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        AppSet::start(self, cx);
     }
 
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
         if !self.is_empty() {
-            AppSet::dispatch(self, endpoint, now, host);
+            AppSet::dispatch(self, cx);
         }
     }
 }
@@ -38,17 +39,33 @@ pub struct Node<P: Apps = AppSet> {
     pub endpoint: Endpoint,
     /// The applications it hosts.
     pub apps: P,
+    /// Their timers, their random stream and which of them acts.
+    pub hosting: AppHosting,
 }
 
 impl<P: Apps> Node<P> {
     /// A node running `apps` on `endpoint`; call [`start`](Self::start) before feeding it.
     pub fn new(endpoint: Endpoint, apps: P) -> Self {
-        Node { endpoint, apps }
+        let hosting = AppHosting::new(&endpoint);
+        Node {
+            endpoint,
+            apps,
+            hosting,
+        }
+    }
+
+    /// Reboots the engine: `fresh` takes the old endpoint's place, and the Apps' timers and
+    /// random stream start over from its seed as they would on a rebooted node. The Apps keep
+    /// their own state. Returns the old endpoint (for its counters).
+    pub fn replace_endpoint(&mut self, fresh: Endpoint) -> Endpoint {
+        self.hosting = AppHosting::new(&fresh);
+        core::mem::replace(&mut self.endpoint, fresh)
     }
 
     /// Starts every App (first requests, first timers) and runs what they caused.
     pub fn start(&mut self, now: Instant, host: &mut dyn Host) {
-        self.apps.start(&mut self.endpoint, now, host);
+        let cx = &mut AppContext::new(&mut self.endpoint, &mut self.hosting, now, host);
+        self.apps.start(cx);
         self.dispatch(now, host);
     }
 
@@ -66,16 +83,19 @@ impl<P: Apps> Node<P> {
         reception
     }
 
-    /// Runs the engine's timers due at `now`, then the Apps on what they caused.
+    /// Runs the engine's and the Apps' timers due at `now`, then the Apps on what they
+    /// caused: the engine's events first, then the Apps' timers.
     pub fn handle_timeout(&mut self, now: Instant, host: &mut dyn Host) {
         self.endpoint.handle_timeout(now);
+        self.hosting.expire(now);
         self.dispatch(now, host);
     }
 
     /// Hands the engine's pending events to the applications; hosts call it after acting
     /// on the endpoint from outside (sending a request, say).
     pub fn dispatch(&mut self, now: Instant, host: &mut dyn Host) {
-        self.apps.dispatch(&mut self.endpoint, now, host);
+        let cx = &mut AppContext::new(&mut self.endpoint, &mut self.hosting, now, host);
+        self.apps.dispatch(cx);
     }
 
     /// The next datagram to send, written into `buf`; see [`Endpoint::poll_transmit`].
@@ -85,7 +105,10 @@ impl<P: Apps> Node<P> {
 
     /// When [`handle_timeout`](Self::handle_timeout) must be called next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.endpoint.poll_timeout()
+        match (self.endpoint.poll_timeout(), self.hosting.next_deadline()) {
+            (Some(engine), Some(apps)) => Some(engine.min(apps)),
+            (engine, apps) => engine.or(apps),
+        }
     }
 }
 
@@ -94,6 +117,7 @@ impl<P: Apps + core::fmt::Debug> core::fmt::Debug for Node<P> {
         f.debug_struct("Node")
             .field("endpoint", &self.endpoint)
             .field("apps", &self.apps)
+            .field("hosting", &self.hosting)
             .finish()
     }
 }
@@ -159,5 +183,28 @@ mod tests {
             bare.endpoint.poll_event(),
             Some(Event::Request(_))
         ));
+    }
+
+    #[test]
+    fn a_replaced_endpoint_starts_the_apps_timers_and_random_stream_over() {
+        let apps = AppSet::<dyn App>::new().with(Box::new(Hello));
+        let mut node = Node::new(Endpoint::new(Config::default(), 7).unwrap(), apps);
+        let first = node.hosting.random_u64();
+        node.hosting
+            .set_timer(Instant::from_secs(5), 1)
+            .expect("timer set");
+        assert_eq!(node.poll_timeout(), Some(Instant::from_secs(5)));
+
+        node.replace_endpoint(Endpoint::new(Config::default(), 7).unwrap());
+        assert_eq!(
+            node.poll_timeout(),
+            None,
+            "the old timers went with the old engine"
+        );
+        assert_eq!(
+            node.hosting.random_u64(),
+            first,
+            "the stream restarts from the seed"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Borrowed descriptions of the requests and responses the application asks to send.
 
+use crate::event::AppId;
 use core::net::SocketAddr;
 use covey_core::{CoapOption, Code, OptionNumber, Token};
 
@@ -37,6 +38,9 @@ pub struct RequestParams {
     /// one the peer last reached, else the driver's first that can reach it. Later requests
     /// to the peer leave from the same socket until it is heard on another.
     pub source: Option<SocketAddr>,
+    /// The App the responses and failure go to on a node of several; Apps send through
+    /// [`AppContext::send_request`](crate::AppContext::send_request), which sets it.
+    pub owner: AppId,
 }
 
 impl RequestParams {
@@ -45,6 +49,7 @@ impl RequestParams {
         confirmable: false,
         token: None,
         source: None,
+        owner: AppId(0),
     };
 }
 
@@ -54,6 +59,7 @@ impl Default for RequestParams {
             confirmable: true,
             token: None,
             source: None,
+            owner: AppId(0),
         }
     }
 }

@@ -5,8 +5,8 @@ mod support;
 
 use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
 use covey_proto::{
-    opt, AmplificationLimit, Config, Duration, Endpoint, Event, Instant, Request, RequestParams,
-    Response,
+    opt, AmplificationLimit, App, AppContext, Config, Duration, Endpoint, Event, Instant, Request,
+    RequestParams, Response,
 };
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -637,22 +637,7 @@ fn an_error_reply_to_an_unverified_address_keeps_its_code_and_shortens_its_diagn
 fn a_separate_response_to_a_silent_victim_is_not_retransmitted_beyond_its_budget() {
     // The App answers after the piggyback window: an empty ACK, then a CON response that
     // nobody acknowledges; its retransmissions stay within the budget.
-    let slow = Box::new(FnApp({
-        let mut pending = Vec::new();
-        move |ep: &mut Endpoint, now: Instant, ev: Event| match ev {
-            Event::Request(id) => {
-                pending.push(id);
-                ep.set_timer(now + Duration::from_secs(3), 0);
-            }
-            Event::Timer(_) => {
-                for id in pending.drain(..) {
-                    let body = [b's'; 20];
-                    let _ = ep.respond(now, id, &Response::with_payload(Code::CONTENT, &body));
-                }
-            }
-            _ => {}
-        }
-    }));
+    let slow = Box::new(SlowServer::default());
     let mut net = Network::new(Duration::from_millis(5), 0.0, 1);
     let server = net.add(addr(2), Config::default(), 2, Some(slow));
     let mut buf = [0u8; 64];
@@ -690,4 +675,29 @@ fn a_separate_response_to_a_silent_victim_is_not_retransmitted_beyond_its_budget
             .drops_of(covey_proto::DropCause::AmplificationLimit)
             > 0
     );
+}
+
+/// Answers every request 3 s late, with a 20-byte body.
+#[derive(Default)]
+struct SlowServer {
+    pending: Vec<covey_proto::IncomingId>,
+}
+
+impl App for SlowServer {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        match event {
+            Event::Request(id) => {
+                self.pending.push(id);
+                cx.set_timer(cx.now + Duration::from_secs(3), 0);
+            }
+            Event::Timer(_) => {
+                for id in self.pending.drain(..) {
+                    let body = [b's'; 20];
+                    let ok = Response::with_payload(Code::CONTENT, &body);
+                    let _ = cx.endpoint.respond(cx.now, id, &ok);
+                }
+            }
+            _ => {}
+        }
+    }
 }

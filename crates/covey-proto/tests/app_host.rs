@@ -5,8 +5,8 @@ mod support;
 
 use covey_core::{Code, Message};
 use covey_proto::{
-    opt, App, AppContext, AppSet, Config, Duration, Endpoint, Event, LogLevel, Received, Request,
-    RequestParams, Response,
+    opt, App, AppContext, AppHosting, AppSet, Config, Duration, Endpoint, Event, LogLevel,
+    Received, Request, RequestParams, Response,
 };
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -29,11 +29,9 @@ impl App for Named {
             options: &opts,
             ..Request::new(Code::GET)
         };
-        cx.endpoint
-            .send_request(cx.now, addr(3), &request, RequestParams::default())
+        cx.send_request(addr(3), &request, RequestParams::default())
             .expect("request starts");
-        cx.endpoint
-            .set_timer(cx.now + Duration::from_secs(1), 7)
+        cx.set_timer(cx.now + Duration::from_secs(1), 7)
             .expect("timer set");
         cx.log(LogLevel::Info, format_args!("{} started", self.name));
     }
@@ -218,16 +216,18 @@ fn apps_join_and_leave_groups_through_their_host() {
 #[test]
 fn the_app_random_stream_follows_the_seed_and_leaves_the_engine_alone() {
     let draw = |seed| {
-        let mut ep = Endpoint::new(Config::default(), seed).unwrap();
-        (0..4).map(|_| ep.app_random_u64()).collect::<Vec<_>>()
+        let ep = Endpoint::new(Config::default(), seed).unwrap();
+        let mut hosting = AppHosting::new(&ep);
+        (0..4).map(|_| hosting.random_u64()).collect::<Vec<_>>()
     };
     assert_eq!(draw(5), draw(5));
     assert_ne!(draw(5), draw(6));
     // Drawing App randomness does not change the engine's own choices (tokens, MIDs).
     let token = |draws: usize| {
         let mut ep = Endpoint::new(Config::default(), 9).unwrap();
+        let mut hosting = AppHosting::new(&ep);
         for _ in 0..draws {
-            ep.app_random_u64();
+            hosting.random_u64();
         }
         let mut buf = [0u8; 1280];
         ep.send_request(

@@ -5,7 +5,8 @@ mod support;
 
 use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
 use covey_proto::{
-    opt, Config, Duration, Endpoint, Event, Failure, Instant, Request, RequestParams, Response,
+    opt, App, AppContext, Config, Duration, Endpoint, Event, Failure, Instant, Request,
+    RequestParams, Response,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -312,22 +313,7 @@ fn reused_message_id_with_a_new_token_is_a_new_request() {
 fn slow_application_gets_an_empty_ack_then_a_separate_response() {
     let mut net = Network::new(Duration::from_millis(10), 0.0, 1);
     // The server answers 3 s after the request (its piggyback window is 1 s).
-    let server_app = Box::new(FnApp(
-        |ep: &mut Endpoint, now: Instant, ev: Event| match ev {
-            Event::Request(id) => {
-                let pending = Rc::new(id);
-                ep.set_timer(now + Duration::from_secs(3), 0).unwrap();
-                PENDING.with(|p| *p.borrow_mut() = Some(*pending));
-            }
-            Event::Timer(_) => {
-                let id = PENDING.with(|p| p.borrow_mut().take()).unwrap();
-                ep.respond(now, id, &Response::with_payload(Code::CONTENT, b"late"))
-                    .unwrap();
-            }
-            _ => {}
-        },
-    ));
-    thread_local!(static PENDING: RefCell<Option<covey_proto::IncomingId>> = const { RefCell::new(None) });
+    let server_app = Box::new(LateServer(None));
     let client = net.add(addr(1), Config::default(), 1, None);
     let server = net.add(addr(2), Config::default(), 2, Some(server_app));
     net.request(
@@ -1159,4 +1145,24 @@ fn a_response_whose_code_is_no_response_code_fails_its_request_at_once() {
         assert_eq!(net.log.len(), sent, "{kind:?} {code:?}");
     }
     assert!(responses(&net, client).is_empty());
+}
+
+/// Answers its one request 3 s late.
+struct LateServer(Option<covey_proto::IncomingId>);
+
+impl App for LateServer {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        match event {
+            Event::Request(id) => {
+                self.0 = Some(id);
+                cx.set_timer(cx.now + Duration::from_secs(3), 0).unwrap();
+            }
+            Event::Timer(_) => {
+                let id = self.0.take().unwrap();
+                let late = Response::with_payload(Code::CONTENT, b"late");
+                cx.endpoint.respond(cx.now, id, &late).unwrap();
+            }
+            _ => {}
+        }
+    }
 }

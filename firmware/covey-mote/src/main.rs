@@ -22,7 +22,7 @@ mod uart;
 use core::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 
 use cortex_m_rt::entry;
-use covey_proto::{dispatch_events, App, AppContext, Apps, Config, Endpoint, Host, LocalAddr};
+use covey_proto::{Config, Endpoint, Host, LocalAddr, Lone};
 use covey_proto::{Instant, Node, NullHost};
 use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketSet, SocketStorage};
 use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
@@ -39,19 +39,6 @@ const PREFIX_RETRY_MS: u64 = 1_000;
 const RX_DATAGRAMS: usize = 4;
 /// The largest CoAP message: `Config::mote`'s `max_message_size`.
 const DATAGRAM: usize = 576;
-
-/// The node's one App, hosted without boxing.
-struct MoteApps(MoteResources);
-
-impl Apps for MoteApps {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        self.0.start(&mut AppContext::new(endpoint, now, host));
-    }
-
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        dispatch_events(&mut self.0, endpoint, now, host);
-    }
-}
 
 #[entry]
 fn main() -> ! {
@@ -102,7 +89,7 @@ fn main() -> ! {
 
     let seed = u64::from_be_bytes(prefix) ^ now;
     let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
-    let mut node = Node::new(endpoint, MoteApps(MoteResources::new()));
+    let mut node = Node::new(endpoint, Lone(MoteResources::new()));
     let host: &mut dyn Host = &mut NullHost;
     node.start(Instant::from_millis(clock::now_ms()), host);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");

@@ -40,7 +40,7 @@ impl MoteResources {
 
     fn sample_at(&mut self, cx: &mut AppContext<'_>) {
         let next = Instant::from_millis(millis(cx.now) + SAMPLE_MS);
-        let _ = cx.endpoint.set_timer(next, SAMPLE_TIMER);
+        let _ = cx.set_timer(next, SAMPLE_TIMER);
     }
 
     fn serve(&mut self, cx: &mut AppContext<'_>, id: IncomingId) {

@@ -299,8 +299,7 @@ fn generate(
     };
     let params = RequestParams {
         confirmable: spec.confirmable,
-        token: None,
-        source: None,
+        ..RequestParams::default()
     };
     let mut conns: Vec<Conn> = sockets
         .into_iter()

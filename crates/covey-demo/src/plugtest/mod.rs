@@ -196,11 +196,7 @@ impl PlugtestApp {
     }
 
     fn arm_period_timer(&mut self, cx: &mut AppContext<'_>) {
-        if cx
-            .endpoint
-            .set_timer(cx.now + self.period, PERIOD_TIMER)
-            .is_none()
-        {
+        if cx.set_timer(cx.now + self.period, PERIOD_TIMER).is_none() {
             cx.log(
                 LogLevel::Warn,
                 format_args!("no timer left: /obs stops changing"),
@@ -418,11 +414,7 @@ impl PlugtestApp {
         }
         let timer = self.next_timer;
         self.next_timer += 1;
-        if cx
-            .endpoint
-            .set_timer(cx.now + SEPARATE_DELAY, timer)
-            .is_none()
-        {
+        if cx.set_timer(cx.now + SEPARATE_DELAY, timer).is_none() {
             return reply::error(cx, id, Code::SERVICE_UNAVAILABLE, "too busy to wait");
         }
         let body = describe(asked, b"Separate response");

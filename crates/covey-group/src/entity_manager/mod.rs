@@ -30,7 +30,7 @@ use covey_core::precondition::Current;
 use covey_core::uri::SocketAuthority;
 use covey_core::{Code, ContentFormat};
 use covey_proto::{
-    App, AppContext, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
+    App, AppContext, AppId, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -102,6 +102,8 @@ pub struct EntityManager {
     admission: Admission,
     /// The host's sockets for coap and coaps members, as of the latest callback.
     sources: Sources,
+    /// The EM's id among the Apps of its node, which member answers are routed by.
+    app: AppId,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -142,6 +144,7 @@ impl EntityManager {
         Ok(EntityManager {
             admission: Admission::new(config.admission_limits()),
             sources: Sources::default(),
+            app: AppId::default(),
             config,
             store,
             entities,
@@ -257,6 +260,7 @@ impl EntityManager {
             &mut self.timers,
             task,
             self.sources,
+            self.app,
         );
         f(&mut io, &local)
     }
@@ -593,13 +597,15 @@ fn not_allowed(req: &IncomingRequest, allowed: &str) -> Reply {
 impl App for EntityManager {
     fn start(&mut self, cx: &mut AppContext<'_>) {
         self.sources = Sources::of(cx);
+        self.app = cx.app_id();
         self.start_maintenance(cx.endpoint, cx.now);
-        self.timers.arm(cx.endpoint);
+        self.timers.arm(cx);
         self.flush_log(cx);
     }
 
     fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
         self.sources = Sources::of(cx);
+        self.app = cx.app_id();
         // Who sent a request is asked of the host before the engine is borrowed for the rest.
         let requester = match event {
             Event::Request(id) => {
@@ -655,7 +661,7 @@ impl App for EntityManager {
             Event::Timer(_) | Event::Pong(_) => {}
         }
         self.release_durable(ep, now);
-        self.timers.arm(ep);
+        self.timers.arm(cx);
         self.flush_log(cx);
     }
 }

@@ -193,8 +193,7 @@ impl Client {
                 },
                 RequestParams {
                     confirmable,
-                    token: None,
-                    source: None,
+                    ..RequestParams::default()
                 },
             )
             .expect("request starts");

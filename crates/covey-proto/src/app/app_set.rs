@@ -1,8 +1,8 @@
 //! Several Apps on one node: requests by what each App serves, responses and timers by the
 //! App that started the exchange or set the timer.
 
-use super::{App, AppContext, AppId, Host};
-use crate::{Endpoint, Event, Instant, Response};
+use super::{App, AppContext, AppId};
+use crate::{Event, Response};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use covey_core::Code;
@@ -52,37 +52,30 @@ impl<A: ?Sized + App> AppSet<A> {
     }
 
     /// Starts every App, in order.
-    pub fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+    pub fn start(&mut self, cx: &mut AppContext<'_>) {
         for (i, app) in self.apps.iter_mut().enumerate() {
-            endpoint.set_acting_app(AppId(i as u16));
-            app.start(&mut AppContext::new(endpoint, now, host));
+            cx.set_acting(AppId(i as u16));
+            app.start(cx);
         }
-        endpoint.set_acting_app(AppId(0));
+        cx.set_acting(AppId(0));
     }
 
-    /// Hands every pending event of `endpoint` to the App it belongs to; a request no App
-    /// serves is answered 4.04. This is the drive step every host runs after feeding the
-    /// engine a datagram or a timeout.
-    pub fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        while let Some((owner, event)) = endpoint.poll_app_event() {
-            self.deliver(endpoint, now, host, owner, event);
+    /// Hands every pending event of the engine and every fired timer to the App it belongs
+    /// to; a request no App serves is answered 4.04. This is the drive step every host runs
+    /// after feeding the engine a datagram or a timeout.
+    pub fn dispatch(&mut self, cx: &mut AppContext<'_>) {
+        while let Some((owner, event)) = cx.poll_event() {
+            self.deliver(cx, owner, event);
         }
-        endpoint.set_acting_app(AppId(0));
+        cx.set_acting(AppId(0));
     }
 
     /// Routes one event: a request to the first App that serves it, anything else to its
     /// owner. Returns false when no App took it.
-    pub fn deliver(
-        &mut self,
-        endpoint: &mut Endpoint,
-        now: Instant,
-        host: &mut dyn Host,
-        owner: AppId,
-        event: Event,
-    ) -> bool {
+    pub fn deliver(&mut self, cx: &mut AppContext<'_>, owner: AppId, event: Event) -> bool {
         let target = match event {
             Event::Request(id) => {
-                let Some(request) = endpoint.request(id) else {
+                let Some(request) = cx.endpoint.request(id) else {
                     return false;
                 };
                 match self.apps.iter().position(|a| a.serves(&request)) {
@@ -91,7 +84,7 @@ impl<A: ?Sized + App> AppSet<A> {
                         // A diagnostic payload is implicitly text/plain (RFC 7252 §5.5.2).
                         let response =
                             Response::with_payload(Code::NOT_FOUND, b"no resource at this path");
-                        let _ = endpoint.respond(now, id, &response);
+                        let _ = cx.endpoint.respond(cx.now, id, &response);
                         return false;
                     }
                 }
@@ -101,8 +94,8 @@ impl<A: ?Sized + App> AppSet<A> {
         let Some(app) = self.apps.get_mut(target) else {
             return false;
         };
-        endpoint.set_acting_app(AppId(target as u16));
-        app.handle_event(&mut AppContext::new(endpoint, now, host), event);
+        cx.set_acting(AppId(target as u16));
+        app.handle_event(cx, event);
         true
     }
 }

@@ -1,8 +1,10 @@
-//! What an App sees for one event: the engine, the time, its node and a random source.
+//! What an App sees for one event: the engine, the time, its node, its timers and a random
+//! source.
 
 use super::host::{GroupError, Host, LogLevel};
-use super::PeerIdentity;
-use crate::{Endpoint, Instant, Received};
+use super::{AppHosting, AppId, PeerIdentity};
+use crate::TimerId;
+use crate::{Endpoint, Instant, Received, Request, RequestError, RequestId, RequestParams};
 use core::fmt;
 use core::net::{IpAddr, SocketAddr};
 
@@ -12,23 +14,74 @@ pub struct AppContext<'a> {
     pub endpoint: &'a mut Endpoint,
     /// The time of the event.
     pub now: Instant,
+    hosting: &'a mut AppHosting,
     host: &'a mut dyn Host,
 }
 
 impl<'a> AppContext<'a> {
     /// A context for a callback at `now`.
-    pub fn new(endpoint: &'a mut Endpoint, now: Instant, host: &'a mut dyn Host) -> Self {
+    pub fn new(
+        endpoint: &'a mut Endpoint,
+        hosting: &'a mut AppHosting,
+        now: Instant,
+        host: &'a mut dyn Host,
+    ) -> Self {
         AppContext {
             endpoint,
             now,
+            hosting,
             host,
         }
+    }
+
+    /// The App this context runs: the owner of the requests and timers it starts.
+    pub fn app_id(&self) -> AppId {
+        self.hosting.acting()
+    }
+
+    /// Makes `app` the one acting; hosts of several Apps call it before each App runs.
+    pub fn set_acting(&mut self, app: AppId) {
+        self.hosting.set_acting(app);
+    }
+
+    /// The next event for the node's Apps with the App it belongs to: the engine's first,
+    /// then fired timers. For hosts that route events themselves.
+    pub fn poll_event(&mut self) -> Option<(AppId, crate::Event)> {
+        self.hosting.poll_event(self.endpoint)
+    }
+
+    /// Sends a request whose responses and failure come back to this App. Apps send
+    /// through here, not through `endpoint`, so that on a node of several Apps the answer
+    /// finds its way home.
+    pub fn send_request(
+        &mut self,
+        remote: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+    ) -> Result<RequestId, RequestError> {
+        let params = RequestParams {
+            owner: self.hosting.acting(),
+            ..params
+        };
+        self.endpoint
+            .send_request(self.now, remote, request, params)
+    }
+
+    /// Sets a timer of this App that comes back as `Event::Timer(value)` at `at`; `None` when
+    /// the node's `max_app_timers` are all set.
+    pub fn set_timer(&mut self, at: Instant, value: u64) -> Option<TimerId> {
+        self.hosting.set_timer(at, value)
+    }
+
+    /// Cancels a timer of this App.
+    pub fn cancel_timer(&mut self, timer: TimerId) {
+        self.hosting.cancel_timer(timer);
     }
 
     /// 64 random bits from the node's App stream, seeded from the node's seed, so a run
     /// is reproducible.
     pub fn random_u64(&mut self) -> u64 {
-        self.endpoint.app_random_u64()
+        self.hosting.random_u64()
     }
 
     /// A uniform draw in [0, 1) from the node's App stream.

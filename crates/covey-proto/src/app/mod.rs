@@ -4,15 +4,19 @@
 mod app_set;
 mod context;
 mod host;
+mod hosting;
+mod lone;
 mod peer_identity;
 
 pub use crate::event::AppId;
 pub use app_set::AppSet;
 pub use context::AppContext;
 pub use host::{GroupError, Host, LogLevel, NullHost};
+pub use hosting::AppHosting;
+pub use lone::Lone;
 pub use peer_identity::PeerIdentity;
 
-use crate::{Endpoint, Event, Received};
+use crate::{Event, Received};
 
 /// Synchronous application logic driven by an [`Endpoint`]'s events.
 pub trait App {
@@ -30,14 +34,9 @@ pub trait App {
     }
 }
 
-/// Hands every pending event of `endpoint` to the lone `app`, in order.
-pub fn dispatch_events<A: App + ?Sized>(
-    app: &mut A,
-    endpoint: &mut Endpoint,
-    now: crate::Instant,
-    host: &mut dyn Host,
-) {
-    while let Some(event) = endpoint.poll_event() {
-        app.handle_event(&mut AppContext::new(endpoint, now, host), event);
+/// Hands every pending event of the engine and every fired timer to the lone `app`, in order.
+pub fn dispatch_events<A: App + ?Sized>(app: &mut A, cx: &mut AppContext<'_>) {
+    while let Some((_, event)) = cx.poll_event() {
+        app.handle_event(cx, event);
     }
 }

@@ -2,7 +2,7 @@
 //! and ending them by cancellation, timeout, RST or an unreachable peer.
 
 use crate::endpoint::{Endpoint, RequestError, TimerKind};
-use crate::event::{Event, Failure, RequestId};
+use crate::event::{AppId, Event, Failure, RequestId};
 use crate::exchange::client_exchange::{
     BlockTransfer, ClientExchange, ExchangeKind, ExchangeState, ObserveState,
 };
@@ -31,6 +31,8 @@ pub(crate) struct ExchangeSetup {
     transfer: Option<Box<BlockTransfer>>,
     /// The local socket to send from, when the caller named one.
     source: Option<SocketAddr>,
+    /// The App whose exchange this is.
+    owner: AppId,
 }
 
 impl Endpoint {
@@ -116,6 +118,7 @@ impl Endpoint {
             observe: observe.then_some(ObserveState { freshest: None }),
             transfer,
             source: params.source,
+            owner: params.owner,
         };
         self.create_exchange(now, remote, &template, setup)
     }
@@ -130,7 +133,7 @@ impl Endpoint {
         let Some(ex) = self.exchanges.get(id.0) else {
             return Err(RequestError::UnknownRequest);
         };
-        let (remote, token, confirmable) = (ex.remote, ex.token, ex.confirmable);
+        let (remote, token, confirmable, owner) = (ex.remote, ex.token, ex.confirmable, ex.owner);
         let template = self.exchanges.template(id.0);
         let mut copy = DatagramBuf::default();
         let extra = [CoapOption {
@@ -164,6 +167,7 @@ impl Endpoint {
                 confirmable,
                 token: Some(token),
                 source: None,
+                owner,
             },
         )
     }
@@ -246,7 +250,7 @@ impl Endpoint {
                 observe: setup.observe,
                 transfer: setup.transfer,
                 echo_retries: 0,
-                owner: self.acting_app,
+                owner: setup.owner,
             },
             template,
             &mut self.pool,

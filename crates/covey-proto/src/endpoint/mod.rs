@@ -27,7 +27,7 @@ use crate::storage::timer_layout::TimerLayout;
 
 use crate::config::{Config, ConfigError};
 use crate::event::AppId;
-use crate::event::{Event, IncomingId, RequestId, ResponseKey, TimerId};
+use crate::event::{Event, IncomingId, RequestId, ResponseKey};
 use crate::hash::SeededState;
 use crate::message::layer::Messages;
 use crate::message::outbox::{LocalId, OutSource};
@@ -35,7 +35,7 @@ use crate::message::peer::{PeerKey, PeerTable};
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
-use crate::storage::slab::{Slab, SlabKey};
+use crate::storage::slab::SlabKey;
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
@@ -89,13 +89,11 @@ pub struct Endpoint {
     /// Buffers for every stored datagram, by size class.
     pub(crate) pool: BufferPool,
     pub(crate) events: VecDeque<(AppId, Event)>,
-    /// The App acting now: new exchanges and timers belong to it.
-    pub(crate) acting_app: AppId,
-    /// The Apps' own random stream, apart from the engine's so Apps do not shift it.
-    pub(crate) app_rng: Rng,
+    /// A seed drawn for the Apps' random stream, apart from the engine's so Apps do not
+    /// shift it.
+    app_seed: u64,
     pub(crate) timers: TimerQueue,
     pub(crate) timer_layout: TimerLayout,
-    pub(crate) app_timers: Slab<(u64, AppId)>,
     pub(crate) stats: Stats,
     /// The observe layer: observers, their indices and notification rounds.
     pub(crate) observers: Observers,
@@ -126,11 +124,9 @@ impl Endpoint {
             messages: Messages::new(&config, rng.next_u64()),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
             events: VecDeque::new(),
-            acting_app: AppId(0),
-            app_rng: Rng::new(rng.next_u64()),
+            app_seed: rng.next_u64(),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,
-            app_timers: Slab::with_capacity(config.max_app_timers),
             stats: Stats::default(),
             lifetimes: Lifetimes {
                 exchange: config.transmission.exchange_lifetime(),
@@ -181,7 +177,7 @@ impl Endpoint {
     }
 
     /// Runs every timer due at `now`: retransmissions, response deadlines, piggyback
-    /// windows, leisure delays and application timers.
+    /// windows and leisure delays.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.messages.expire(now);
         self.expire_block_state(now);
@@ -193,13 +189,6 @@ impl Endpoint {
                 TimerKind::Incoming => self.on_incoming_timeout(now, index),
                 // Expired above; the timer only made sure this call happened.
                 TimerKind::BlockExpiry => {}
-                TimerKind::App => {
-                    if let Some(key) = self.app_timers.key_at(index) {
-                        if let Some((value, owner)) = self.app_timers.remove(key) {
-                            self.push_event_for(owner, Event::Timer(value));
-                        }
-                    }
-                }
             }
         }
     }
@@ -375,15 +364,10 @@ impl Endpoint {
         polled
     }
 
-    /// Makes `app` the owner of the exchanges and timers started from now on, until the
-    /// next call; hosts of several Apps call it before each App runs.
-    pub fn set_acting_app(&mut self, app: AppId) {
-        self.acting_app = app;
-    }
-
-    /// 64 bits from the Apps' random stream (seeded from the endpoint's seed).
-    pub fn app_random_u64(&mut self) -> u64 {
-        self.app_rng.next_u64()
+    /// A seed for the random stream of the Apps this endpoint serves, drawn from its own
+    /// seed so a run is reproducible.
+    pub fn app_seed(&self) -> u64 {
+        self.app_seed
     }
 
     /// A response announced by an [`Event::Response`].
@@ -417,22 +401,6 @@ impl Endpoint {
             wire_len: bytes.len(),
             body: inc.body.as_deref(),
         })
-    }
-
-    /// Sets an application timer that produces `Event::Timer(value)` at `at`.
-    pub fn set_timer(&mut self, at: Instant, value: u64) -> Option<TimerId> {
-        let key = self.app_timers.insert((value, self.acting_app)).ok()?;
-        let id = self.timer_layout.id(TimerKind::App, key);
-        self.timers.set(id, at);
-        Some(TimerId(key))
-    }
-
-    /// Cancels an application timer.
-    pub fn cancel_timer(&mut self, timer: TimerId) {
-        if self.app_timers.remove(timer.0).is_some() {
-            let id = self.timer_layout.id(TimerKind::App, timer.0);
-            self.timers.cancel(id);
-        }
     }
 
     pub(crate) fn set_timer_for(&mut self, kind: TimerKind, key: SlabKey, at: Instant) {

@@ -9,7 +9,6 @@ pub(crate) enum TimerKind {
     Transmission,
     Exchange,
     Incoming,
-    App,
     /// The one timer of block-wise state expiry (idle uploads, cached bodies).
     BlockExpiry,
 }
@@ -19,7 +18,6 @@ pub(crate) enum TimerKind {
 pub(crate) struct TimerLayout {
     exchange_base: usize,
     incoming_base: usize,
-    app_base: usize,
     block_expiry: usize,
     pub total: usize,
 }
@@ -29,12 +27,10 @@ impl TimerLayout {
         let transmissions = config.max_exchanges + config.max_incoming;
         let exchange_base = transmissions;
         let incoming_base = exchange_base + config.max_exchanges;
-        let app_base = incoming_base + config.max_incoming;
-        let block_expiry = app_base + config.max_app_timers;
+        let block_expiry = incoming_base + config.max_incoming;
         TimerLayout {
             exchange_base,
             incoming_base,
-            app_base,
             block_expiry,
             total: block_expiry + 1,
         }
@@ -46,7 +42,6 @@ impl TimerLayout {
                 TimerKind::Transmission => 0,
                 TimerKind::Exchange => self.exchange_base,
                 TimerKind::Incoming => self.incoming_base,
-                TimerKind::App => self.app_base,
                 TimerKind::BlockExpiry => self.block_expiry,
             }
     }
@@ -59,8 +54,6 @@ impl TimerLayout {
     pub fn decode(&self, id: usize) -> (TimerKind, usize) {
         if id >= self.block_expiry {
             (TimerKind::BlockExpiry, 0)
-        } else if id >= self.app_base {
-            (TimerKind::App, id - self.app_base)
         } else if id >= self.incoming_base {
             (TimerKind::Incoming, id - self.incoming_base)
         } else if id >= self.exchange_base {

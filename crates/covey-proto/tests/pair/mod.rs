@@ -132,8 +132,7 @@ impl Pair {
         };
         let params = RequestParams {
             confirmable,
-            token: None,
-            source: None,
+            ..RequestParams::default()
         };
         self.client
             .send_request(self.now, self.server_addr, &request, params)

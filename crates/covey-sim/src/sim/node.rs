@@ -57,7 +57,7 @@ impl<A: Apps> Node<A> {
         );
         // The configuration passed validation when the node was added.
         let fresh = Endpoint::new(self.config.clone(), seed).expect("validated by add_node");
-        let old = std::mem::replace(&mut self.core.endpoint, fresh);
+        let old = self.core.replace_endpoint(fresh);
         add_stats(&mut self.retired, old.stats());
     }
 

@@ -5,9 +5,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use covey_proto::{
-    dispatch_events, App, AppContext, AppSet, Apps, Endpoint, GroupError, Host, Instant, LogLevel,
-};
+pub use covey_proto::Lone;
+use covey_proto::{App, AppSet, Apps, GroupError, Host, Instant, LogLevel};
 
 /// The simulator's side of a node for its Apps: group memberships (the medium's delivery
 /// filter reads them) and a log that is counted, not printed (runs are silent).
@@ -72,19 +71,5 @@ pub trait NodeApp: Apps {
 
 /// Several covey-proto Apps on one node, routed by the engine's owner ids.
 impl<A: ?Sized + App> NodeApp for AppSet<A> {}
-
-/// One covey-proto App alone on a node.
-#[derive(Debug, Default)]
-pub struct Lone<A>(pub A);
-
-impl<A: App> Apps for Lone<A> {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        self.0.start(&mut AppContext::new(endpoint, now, host));
-    }
-
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        dispatch_events(&mut self.0, endpoint, now, host);
-    }
-}
 
 impl<A: App> NodeApp for Lone<A> {}

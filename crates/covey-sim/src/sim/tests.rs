@@ -31,8 +31,7 @@ impl TestApp {
     fn send(&mut self, cx: &mut AppContext<'_>) {
         if self.sent < self.count {
             self.sent += 1;
-            let r = cx.endpoint.send_request(
-                cx.now,
+            let r = cx.send_request(
                 node_addr(0),
                 &Request::new(Code::GET),
                 RequestParams::default(),
@@ -83,22 +82,12 @@ impl App for TestApp {
 
 /// The test app alone on a node.
 impl covey_proto::Apps for TestApp {
-    fn start(
-        &mut self,
-        endpoint: &mut covey_proto::Endpoint,
-        now: Instant,
-        host: &mut dyn covey_proto::Host,
-    ) {
-        App::start(self, &mut AppContext::new(endpoint, now, host));
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        App::start(self, cx);
     }
 
-    fn dispatch(
-        &mut self,
-        endpoint: &mut covey_proto::Endpoint,
-        now: Instant,
-        host: &mut dyn covey_proto::Host,
-    ) {
-        covey_proto::dispatch_events(self, endpoint, now, host);
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
+        covey_proto::dispatch_events(self, cx);
     }
 }
 

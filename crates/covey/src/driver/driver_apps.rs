@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use covey_core::Code;
 use covey_proto::{
-    AppId, AppSet, Apps, Endpoint, Event, Host, IncomingId, Instant, Received, RespondError,
+    AppContext, AppId, AppSet, Apps, Endpoint, Event, IncomingId, Instant, Received, RespondError,
 };
 use tokio::sync::mpsc;
 
@@ -56,7 +56,8 @@ impl DriverApps {
         }
     }
 
-    fn on_request(&mut self, ep: &mut Endpoint, now: Instant, host: &mut dyn Host, id: IncomingId) {
+    fn on_request(&mut self, cx: &mut AppContext<'_>, id: IncomingId) {
+        let (ep, now) = (&mut *cx.endpoint, cx.now);
         let Some(received) = ep.request(id) else {
             return;
         };
@@ -68,8 +69,7 @@ impl DriverApps {
             .clone()
             .filter(|s| s.accepts(&received) || !any_app_serves(apps, &received));
         let Some(service) = service else {
-            self.apps
-                .deliver(ep, now, host, AppId(0), Event::Request(id));
+            self.apps.deliver(cx, AppId(0), Event::Request(id));
             return;
         };
         let request = Request::from_received(&received, received.group);
@@ -115,15 +115,17 @@ impl DriverApps {
 }
 
 impl Apps for DriverApps {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        self.apps.start(endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.apps.start(cx);
     }
 
     /// Hands every pending engine event to whoever it belongs to.
-    fn dispatch(&mut self, ep: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        while let Some((owner, event)) = ep.poll_app_event() {
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
+        let now = cx.now;
+        while let Some((owner, event)) = cx.poll_event() {
+            let ep = &mut *cx.endpoint;
             match event {
-                Event::Request(id) => self.on_request(ep, now, host, id),
+                Event::Request(id) => self.on_request(cx, id),
                 Event::Response { id, key, last } if self.exchanges.contains(id) => {
                     let Some(received) = ep.response(key) else {
                         continue;
@@ -148,7 +150,7 @@ impl Apps for DriverApps {
                     self.exchanges.deliver(id, pong, true);
                 }
                 other => {
-                    if !self.apps.deliver(ep, now, host, owner, other) {
+                    if !self.apps.deliver(cx, owner, other) {
                         tracing::trace!(?other, "event nobody waits for");
                     }
                 }
@@ -158,7 +160,7 @@ impl Apps for DriverApps {
         if self.exchanges.len() > 0 {
             for id in self.exchanges.abandoned() {
                 self.exchanges.fail(id, Error::Cancelled);
-                ep.cancel(now, id);
+                cx.endpoint.cancel(now, id);
             }
         }
     }

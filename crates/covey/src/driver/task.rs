@@ -428,6 +428,7 @@ impl Task {
             confirmable: request.confirmable,
             token: request.token,
             source: request.source,
+            ..RequestParams::default()
         };
         request
             .options

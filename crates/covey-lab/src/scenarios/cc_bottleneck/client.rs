@@ -96,10 +96,7 @@ impl WorkloadClient {
                 options: &options,
                 payload: &[],
             };
-            match cx
-                .endpoint
-                .send_request(cx.now, self.server, &request, RequestParams::default())
-            {
+            match cx.send_request(self.server, &request, RequestParams::default()) {
                 Ok(_) => return,
                 Err(_) => {
                     self.failed += 1;
@@ -173,7 +170,6 @@ impl App for WorkloadClient {
         }
         let offset = (self.start_spread.as_nanos() as f64 * cx.random_f64()) as u64;
         if cx
-            .endpoint
             .set_timer(cx.now + Duration::from_nanos(offset), START_TIMER)
             .is_none()
         {

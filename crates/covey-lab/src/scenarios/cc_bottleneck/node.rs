@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps, Instant};
 use covey_sim::sim::NodeApp;
 
 use super::client::WorkloadClient;
@@ -16,18 +16,17 @@ pub enum CcNode {
 }
 
 impl Apps for CcNode {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        let cx = &mut AppContext::new(endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
         match self {
             CcNode::Server(s) => s.start(cx),
             CcNode::Client(c) => c.start(cx),
         }
     }
 
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
         match self {
-            CcNode::Server(s) => dispatch_events(s, endpoint, now, host),
-            CcNode::Client(c) => dispatch_events(c, endpoint, now, host),
+            CcNode::Server(s) => dispatch_events(s, cx),
+            CcNode::Client(c) => dispatch_events(c, cx),
         }
     }
 }

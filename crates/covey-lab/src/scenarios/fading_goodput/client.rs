@@ -58,9 +58,7 @@ impl TransferClient {
                 options: &options,
                 payload: &[],
             };
-            let sent =
-                cx.endpoint
-                    .send_request(cx.now, self.server, &request, RequestParams::default());
+            let sent = cx.send_request(self.server, &request, RequestParams::default());
             if sent.is_ok() {
                 return;
             }

@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps};
 use covey_sim::sim::NodeApp;
 
 use super::client::TransferClient;
@@ -16,18 +16,17 @@ pub enum GoodputNode {
 }
 
 impl Apps for GoodputNode {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        let cx = &mut AppContext::new(endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
         match self {
             GoodputNode::Server(s) => s.start(cx),
             GoodputNode::Client(c) => c.start(cx),
         }
     }
 
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
         match self {
-            GoodputNode::Server(s) => dispatch_events(s, endpoint, now, host),
-            GoodputNode::Client(c) => dispatch_events(c, endpoint, now, host),
+            GoodputNode::Server(s) => dispatch_events(s, cx),
+            GoodputNode::Client(c) => dispatch_events(c, cx),
         }
     }
 }

@@ -140,8 +140,7 @@ impl Querier {
         };
         let em = creation.em;
         if cx
-            .endpoint
-            .send_request(cx.now, em, &request, RequestParams::default())
+            .send_request(em, &request, RequestParams::default())
             .is_err()
         {
             self.retry_creation(cx, index, attempt);
@@ -153,11 +152,7 @@ impl Querier {
             index,
             attempt: attempt + 1,
         };
-        if cx
-            .endpoint
-            .set_timer(cx.now + CREATION_RETRY, NEXT)
-            .is_none()
-        {
+        if cx.set_timer(cx.now + CREATION_RETRY, NEXT).is_none() {
             self.finish();
         }
     }
@@ -191,8 +186,7 @@ impl Querier {
         };
         self.phase = Phase::Querying { sent: cx.now };
         if cx
-            .endpoint
-            .send_request(cx.now, self.plan.em, &request, RequestParams::default())
+            .send_request(self.plan.em, &request, RequestParams::default())
             .is_err()
         {
             self.record(cx, None, Tally::default());
@@ -214,11 +208,7 @@ impl Querier {
                 .map(|at| at - sent),
         });
         self.phase = Phase::Pausing;
-        if cx
-            .endpoint
-            .set_timer(cx.now + self.plan.gap, NEXT)
-            .is_none()
-        {
+        if cx.set_timer(cx.now + self.plan.gap, NEXT).is_none() {
             self.finish();
         }
     }

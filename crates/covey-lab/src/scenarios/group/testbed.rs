@@ -12,8 +12,7 @@ use std::sync::Arc;
 use covey_core::uri::SocketAuthority;
 use covey_group::{EmConfig, EntityManager, GroupMembershipResource, MemoryStore};
 use covey_proto::{
-    App, AppContext, AppSet, Apps, Config, Duration, Endpoint, Event, Host, Instant,
-    TransmissionParameters,
+    App, AppContext, AppSet, Apps, Config, Duration, Event, Instant, TransmissionParameters,
 };
 use covey_sim::media::contiki::ContikiConfig;
 use covey_sim::media::ieee802154::{
@@ -58,12 +57,12 @@ pub struct GroupNode {
 }
 
 impl Apps for GroupNode {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        self.apps.start(endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
+        self.apps.start(cx);
     }
 
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        self.apps.dispatch(endpoint, now, host);
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
+        self.apps.dispatch(cx);
     }
 }
 

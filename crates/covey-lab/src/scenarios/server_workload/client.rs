@@ -72,10 +72,7 @@ impl RateClient {
             payload: &[],
         };
         self.sent += 1;
-        match cx
-            .endpoint
-            .send_request(cx.now, self.server, &request, RequestParams::NON)
-        {
+        match cx.send_request(self.server, &request, RequestParams::NON) {
             Ok(id) => {
                 self.sent_at.insert(id, cx.now);
             }
@@ -83,7 +80,7 @@ impl RateClient {
         }
         if self.sent < self.total {
             let at = self.due(self.sent);
-            let _ = cx.endpoint.set_timer(at, SEND_TIMER);
+            let _ = cx.set_timer(at, SEND_TIMER);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The two roles of the experiment as one node type, so the simulator dispatches statically.
 
-use covey_proto::{dispatch_events, App, AppContext, Apps, Endpoint, Host, Instant};
+use covey_proto::{dispatch_events, App, AppContext, Apps};
 use covey_sim::sim::NodeApp;
 
 use super::client::RateClient;
@@ -16,18 +16,17 @@ pub enum WorkloadNode {
 }
 
 impl Apps for WorkloadNode {
-    fn start(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
-        let cx = &mut AppContext::new(endpoint, now, host);
+    fn start(&mut self, cx: &mut AppContext<'_>) {
         match self {
             WorkloadNode::Server(s) => s.start(cx),
             WorkloadNode::Client(c) => c.start(cx),
         }
     }
 
-    fn dispatch(&mut self, endpoint: &mut Endpoint, now: Instant, host: &mut dyn Host) {
+    fn dispatch(&mut self, cx: &mut AppContext<'_>) {
         match self {
-            WorkloadNode::Server(s) => dispatch_events(s, endpoint, now, host),
-            WorkloadNode::Client(c) => dispatch_events(c, endpoint, now, host),
+            WorkloadNode::Server(s) => dispatch_events(s, cx),
+            WorkloadNode::Client(c) => dispatch_events(c, cx),
         }
     }
 }

@@ -71,8 +71,7 @@ impl Peer {
             payload: &[],
         };
         if cx
-            .endpoint
-            .send_request(cx.now, server, &request, RequestParams::default())
+            .send_request(server, &request, RequestParams::default())
             .is_ok()
         {
             self.sent_at = Some(cx.now);
