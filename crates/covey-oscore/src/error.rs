@@ -14,7 +14,8 @@ pub enum OscoreError {
     MalformedPayload,
     /// No security context for the kid (and kid context) of the request (§8.2 step 2).
     UnknownContext,
-    /// The Partial IV was already received or is below the replay window (§7.4).
+    /// The Partial IV was already received or is below the replay window (§7.4), or a
+    /// notification is not newer than the observation's Notification Number (§7.4.1).
     Replay,
     /// The AEAD rejected the ciphertext (§8.2 step 6).
     DecryptionFailed,

@@ -31,7 +31,7 @@ pub use option_class::OptionClass;
 pub use oscore_option::OscoreOption;
 pub use partial_iv::{PartialIv, MAX_SEQUENCE_NUMBER};
 pub use protect::ResponsePartialIv;
-pub use replay::ReplayWindow;
+pub use replay::{NotificationNumber, ReplayWindow};
 
 /// COSE algorithm identifier of AES-CCM-16-64-128, the AEAD this crate uses.
 pub const ALG_AEAD: u64 = 10;

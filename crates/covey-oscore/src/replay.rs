@@ -1,4 +1,5 @@
-//! The server's replay window (RFC 8613 §7.4): a sliding window of the last 32 Partial IVs.
+//! Replay protection (RFC 8613 §7.4): the server's sliding window of the last 32 Partial IVs
+//! of requests, and the client's Notification Number of each observation (§7.4.1).
 
 /// Width of the window in sequence numbers.
 pub const WINDOW_SIZE: u64 = 32;
@@ -56,6 +57,44 @@ impl ReplayWindow {
     }
 }
 
+/// The client's Notification Number of one observation (RFC 8613 §4.1.3.5.2, §7.4.1): the
+/// highest Partial IV among its verified notifications. Notifications are ordered by it, as
+/// their inner Observe is empty and the outer one unprotected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NotificationNumber {
+    highest: Option<u64>,
+}
+
+impl NotificationNumber {
+    /// An observation with no notification yet.
+    pub fn new() -> NotificationNumber {
+        NotificationNumber::default()
+    }
+
+    /// The highest Partial IV accepted so far, if any.
+    pub fn value(&self) -> Option<u64> {
+        self.highest
+    }
+
+    /// True when a notification with `partial_iv` is newer than every accepted one. `None`
+    /// (the request's nonce reused) is only fresh before any Partial IV: it is the first
+    /// response, the one a server may send without one.
+    pub fn is_fresh(&self, partial_iv: Option<u64>) -> bool {
+        match (partial_iv, self.highest) {
+            (_, None) => true,
+            (Some(piv), Some(highest)) => piv > highest,
+            (None, Some(_)) => false,
+        }
+    }
+
+    /// Records a verified, fresh notification's Partial IV.
+    pub fn accept(&mut self, partial_iv: Option<u64>) {
+        if let Some(piv) = partial_iv {
+            self.highest = Some(self.highest.map_or(piv, |h| h.max(piv)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +123,24 @@ mod tests {
         assert!(window.is_fresh(999));
         assert!(!window.is_fresh(1_000));
         assert!(!window.is_fresh(0));
+    }
+
+    #[test]
+    fn notifications_must_come_with_ever_higher_partial_ivs() {
+        let mut number = NotificationNumber::new();
+        // The first response may reuse the request's nonce.
+        assert!(number.is_fresh(None));
+        number.accept(None);
+        assert_eq!(number.value(), None);
+        for piv in [0, 1, 5] {
+            assert!(number.is_fresh(Some(piv)), "{piv}");
+            number.accept(Some(piv));
+            assert!(!number.is_fresh(Some(piv)), "{piv} again");
+        }
+        assert_eq!(number.value(), Some(5));
+        // Older ones, even never seen, and the nonce-less first response, are stale now.
+        assert!(!number.is_fresh(Some(4)));
+        assert!(!number.is_fresh(None));
+        assert!(number.is_fresh(Some(1 << 39)));
     }
 }

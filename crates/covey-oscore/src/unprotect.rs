@@ -3,7 +3,9 @@
 
 use crate::aad::aad;
 use crate::inner::{as_datagram, code_is, write_unprotected};
-use crate::{aead, nonce, OscoreError, OscoreOption, RequestId, SecurityContext, TAG_LEN};
+use crate::{
+    aead, nonce, NotificationNumber, OscoreError, OscoreOption, RequestId, SecurityContext, TAG_LEN,
+};
 use covey_core::{Message, OptionNumber};
 
 impl SecurityContext {
@@ -47,7 +49,8 @@ impl SecurityContext {
     }
 
     /// Verifies and decrypts `protected`, the response to `request`, into `out`; returns the
-    /// length. Responses need no replay window: each is bound to its request (§7.4).
+    /// length. A response needs no replay window: it is bound to its request (§7.4). Not so
+    /// notifications, several to one request: they need [`Self::unprotect_notification`].
     pub fn unprotect_response(
         &self,
         protected: &Message<'_>,
@@ -68,6 +71,25 @@ impl SecurityContext {
         let plaintext = aead::open(&self.recipient_key, &nonce, &aad, protected.payload())
             .map_err(|()| OscoreError::DecryptionFailed)?;
         write_inner(protected, &plaintext, false, out)
+    }
+
+    /// [`Self::unprotect_response`] for a notification of the observation `request`
+    /// registered: refuses it as [`OscoreError::Replay`] unless its Partial IV is above the
+    /// observation's `number`, which a verified one then advances (RFC 8613 §7.4.1).
+    pub fn unprotect_notification(
+        &self,
+        protected: &Message<'_>,
+        request: &RequestId,
+        number: &mut NotificationNumber,
+        out: &mut [u8],
+    ) -> Result<usize, OscoreError> {
+        let partial_iv = oscore_option(protected)?.partial_iv.map(|p| p.value());
+        if !number.is_fresh(partial_iv) {
+            return Err(OscoreError::Replay);
+        }
+        let len = self.unprotect_response(protected, request, out)?;
+        number.accept(partial_iv);
+        Ok(len)
     }
 }
 

@@ -1,7 +1,10 @@
-//! The outer message (RFC 8613 §4.1, §4.2): its code, and which options stay visible.
+//! The outer message (RFC 8613 §4.1, §4.2): its code, and which options stay visible; and
+//! notifications, taken in Partial IV order (§7.4.1).
 
 use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
-use covey_oscore::{ContextInput, RequestId, ResponsePartialIv, SecurityContext};
+use covey_oscore::{
+    ContextInput, NotificationNumber, OscoreError, RequestId, ResponsePartialIv, SecurityContext,
+};
 
 fn context(sender_id: &[u8], recipient_id: &[u8]) -> SecurityContext {
     SecurityContext::derive(&ContextInput {
@@ -127,6 +130,64 @@ fn a_notification_is_2_05_with_outer_observe_and_an_empty_inner_observe() {
     assert_eq!(verified.code(), Code::CONTENT);
     assert_eq!(verified.option(OptionNumber::OBSERVE), Some(&[][..]));
     assert_eq!(verified.payload(), b"22 C");
+}
+
+/// A client takes each notification once and in Partial IV order: a replayed or older one
+/// is refused, and so is a forged one, without moving the Notification Number.
+#[test]
+fn notifications_are_refused_when_replayed_or_older() {
+    let registration = message(
+        Code::GET,
+        &[(OptionNumber::OBSERVE, &[]), (OptionNumber::URI_PATH, b"t")],
+        b"",
+    );
+    let (client, mut server, request_id) = after_request(&registration);
+    let mut notify = |partial_iv, payload: &[u8]| {
+        let plain = message(Code::CONTENT, &[(OptionNumber::OBSERVE, &[])], payload);
+        let mut out = [0; 256];
+        let len = server
+            .protect_response(
+                &Message::parse(&plain).unwrap(),
+                &request_id,
+                partial_iv,
+                &mut out,
+            )
+            .unwrap();
+        out[..len].to_vec()
+    };
+    let first = notify(ResponsePartialIv::FromRequest, b"0");
+    let n1 = notify(ResponsePartialIv::Own, b"1");
+    let n2 = notify(ResponsePartialIv::Own, b"2");
+    let mut forged = notify(ResponsePartialIv::Own, b"3");
+    *forged.last_mut().unwrap() ^= 1;
+
+    let mut number = NotificationNumber::new();
+    let mut out = [0; 256];
+    let mut verify = |datagram: &[u8], number: &mut NotificationNumber| {
+        client
+            .unprotect_notification(
+                &Message::parse(datagram).unwrap(),
+                &request_id,
+                number,
+                &mut out,
+            )
+            .map(|len| out[..len].to_vec())
+    };
+    assert!(verify(&first, &mut number).is_ok());
+    assert!(verify(&n2, &mut number).is_ok());
+    assert_eq!(number.value(), Some(1));
+    assert_eq!(verify(&n2, &mut number), Err(OscoreError::Replay));
+    assert_eq!(verify(&n1, &mut number), Err(OscoreError::Replay));
+    assert_eq!(verify(&first, &mut number), Err(OscoreError::Replay));
+    assert_eq!(
+        verify(&forged, &mut number),
+        Err(OscoreError::DecryptionFailed)
+    );
+    assert_eq!(number.value(), Some(1), "a forgery moves nothing");
+    // Each verified alone by unprotect_response, as a plain response would be.
+    assert!(client
+        .unprotect_response(&Message::parse(&n1).unwrap(), &request_id, &mut [0; 256])
+        .is_ok());
 }
 
 #[test]

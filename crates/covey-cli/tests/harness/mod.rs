@@ -422,7 +422,7 @@ pub fn venv_bin(program: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "{} not found: create the aiocoap environment with \
-         `python3 -m venv target/venv && target/venv/bin/pip install aiocoap=={}` \
+         `python3 -m venv target/venv && target/venv/bin/pip install 'aiocoap[oscore]=={}'` \
          (scripts/test.sh does this when it is missing)",
         path.display(),
         AIOCOAP_VERSION
