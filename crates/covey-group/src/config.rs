@@ -69,6 +69,12 @@ pub struct EmConfig {
     /// of the queries the engine takes at once in progress, its prefix half. Beyond, 5.03
     /// with Max-Age: a client keeping silent entities in flight starves no one else.
     pub client_share: usize,
+    /// Most entities observed at once (RFC 7641); a registration beyond is 5.03 with Max-Age.
+    pub max_observed_entities: usize,
+    /// Most member resources the EM observes at once for the observed entities (each
+    /// holds one of the engine's exchanges); beyond, 5.03 with Max-Age, and 4.00 for an
+    /// entity with more members than this.
+    pub max_member_observations: usize,
     /// Who may read, create, change and delete entities and fan requests out (open by
     /// default; `covey gateway` chooses loopback-only or a policy).
     pub access: Access,
@@ -98,6 +104,8 @@ impl Default for EmConfig {
             max_clients: 4096,
             entity_share: 1024,
             client_share: 1024,
+            max_observed_entities: 64,
+            max_member_observations: 256,
             access: Access::Open,
         }
     }

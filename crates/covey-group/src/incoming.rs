@@ -25,6 +25,8 @@ pub(crate) struct IncomingRequest {
     pub if_none_match: bool,
     /// If-Match values: change only the representation with one of these ETags.
     pub if_match: Vec<Vec<u8>>,
+    /// Observe: 0 registers, 1 deregisters (RFC 7641).
+    pub observe: Option<u32>,
     /// The entities a nested query passed through (another EM's [`crate::visited::VISITED`]).
     pub visited: Vec<[u8; 4]>,
 }
@@ -71,6 +73,7 @@ impl IncomingRequest {
                 .options_of(OptionNumber::IF_MATCH)
                 .map(<[u8]>::to_vec)
                 .collect(),
+            observe: m.uint_option(OptionNumber::OBSERVE),
             visited: m
                 .option(crate::visited::VISITED)
                 .map(crate::visited::decode)

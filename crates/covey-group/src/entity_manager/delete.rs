@@ -49,6 +49,8 @@ impl EntityManager {
                 return self.send_reply(ep, now, &to, reply);
             }
             self.entities.remove(name);
+            let why = format!("entity {name} was deleted");
+            self.end_observations(ep, now, name, Code::NOT_FOUND, &why);
             self.note(LogLevel::Info, format!("deleted entity {name}"));
             let uri = self.entity_uri(to.reached, name);
             let reply = if req.accept == Some(ContentFormat::JSON) {
@@ -105,6 +107,8 @@ impl EntityManager {
             };
         }
         let group = self.entities.remove(&t.name).and_then(|e| e.group);
+        let why = format!("entity {} was deleted", t.name);
+        self.end_observations(ep, now, &t.name, Code::NOT_FOUND, &why);
         if let Some(g) = group {
             self.pool.release(g);
         }

@@ -8,6 +8,7 @@ mod create;
 mod delete;
 mod durability;
 mod maintain;
+mod observe;
 mod query;
 mod reached_at;
 mod respond;
@@ -36,6 +37,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use durability::{AfterWrite, STORE_POLL};
 
+use observe::{Observations, ObserveAs};
 use reached_at::ReachedAt;
 use respond::{Reply, Responder};
 
@@ -104,6 +106,8 @@ pub struct EntityManager {
     sources: Sources,
     /// The EM's id among the Apps of its node, which member answers are routed by.
     app: AppId,
+    /// Observed entities and their member observations.
+    observations: Observations,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -159,6 +163,7 @@ impl EntityManager {
             unlogged: Vec::new(),
             after_write: VecDeque::new(),
             store_poll: None,
+            observations: Observations::default(),
         })
     }
 
@@ -217,6 +222,16 @@ impl EntityManager {
         for (level, line) in self.unlogged.drain(..) {
             cx.log(level, format_args!("{line}"));
         }
+    }
+
+    /// What follows every event: observations without observers end, replies waiting for
+    /// the store go, timers are armed and the log is handed over.
+    fn after_event(&mut self, cx: &mut AppContext<'_>) {
+        let (ep, now) = (&mut *cx.endpoint, cx.now);
+        self.sweep_observations(ep, now);
+        self.release_durable(ep, now);
+        self.timers.arm(cx);
+        self.flush_log(cx);
     }
 
     /// The URI of entity `name` as the client that `reached` the EM names it (at the first
@@ -323,6 +338,7 @@ impl EntityManager {
             id,
             json_errors: req.wants_json(),
             reached: *reached,
+            observe: ObserveAs::Plain,
         };
         let action = action_of(&req);
         if let Err(denial) = self.config.access.check(who, &action) {
@@ -477,7 +493,7 @@ impl EntityManager {
         &mut self,
         ep: &mut Endpoint,
         now: Instant,
-        to: Responder,
+        mut to: Responder,
         req: &IncomingRequest,
         name: &str,
     ) {
@@ -508,13 +524,21 @@ impl EntityManager {
             return;
         }
         match (req.method, overrides.fanout) {
-            (Code::GET, false) => self.start_query(
-                ep,
-                now,
-                query::ReplyTo::Client(to),
-                name,
-                query::QueryParams::from_request(req, overrides),
-            ),
+            (Code::GET, false) if req.observe == Some(0) => {
+                self.observe_entity(ep, now, to, req, name, overrides)
+            }
+            (Code::GET, false) => {
+                if req.observe == Some(1) {
+                    to.observe = ObserveAs::Deregister;
+                }
+                self.start_query(
+                    ep,
+                    now,
+                    query::ReplyTo::Client(to),
+                    name,
+                    query::QueryParams::from_request(req, overrides),
+                )
+            }
             (Code::GET, true) => self.send_reply(
                 ep,
                 now,
@@ -625,6 +649,9 @@ impl App for EntityManager {
             }
             Event::Response { id, key, last } => {
                 let response = ep.response(key).map(|r| MemberResponse::from_received(&r));
+                if self.member_answered(ep, now, id, response.clone(), last) {
+                    return self.after_event(cx);
+                }
                 // Routes of ended exchanges are dropped before the task runs: the engine
                 // may hand the same id to the next request the task sends.
                 let task = if last {
@@ -638,6 +665,8 @@ impl App for EntityManager {
                     self.step(ep, now, task, Input::Failed(id, Failure::ProtocolError));
                 }
             }
+            Event::Failed { id, .. } if self.member_lost(ep, now, id) => {}
+            Event::Finished(id) if self.member_lost(ep, now, id) => {}
             Event::Failed { id, failure } => {
                 if let Some(task) = self.routes.remove(&id) {
                     self.step(ep, now, task, Input::Failed(id, failure));
@@ -660,9 +689,7 @@ impl App for EntityManager {
             }
             Event::Timer(_) | Event::Pong(_) => {}
         }
-        self.release_durable(ep, now);
-        self.timers.arm(cx);
-        self.flush_log(cx);
+        self.after_event(cx);
     }
 }
 

@@ -454,37 +454,25 @@ impl EntityManager {
                 Outcome::Unasked => not_needed.push(member.clone()),
             }
         }
-        let base_time = match self.config.epoch {
-            Some(epoch) => epoch + result.started.as_nanos() as f64 / 1e9,
-            None => -result.elapsed.as_secs_f64(),
+        let base_time = self.base_time(result.started, result.elapsed);
+        let answers = Answers {
+            replies,
+            successes: result.successes,
+            silent,
+            not_needed,
+            base_time,
         };
-        let reply = match combine(entity_uri, kind, &members, replies, base_time) {
-            Ok(mut combined) => {
-                combined.not_needed = not_needed;
-                let code = match kind {
-                    ReplyKind::Query(_) if result.successes >= enr => Code::CONTENT,
-                    ReplyKind::Fanout(m) if result.successes >= members.len() => {
-                        if m == Code::DELETE {
-                            Code::DELETED
-                        } else {
-                            Code::CHANGED
-                        }
-                    }
-                    _ if silent => Code::GATEWAY_TIMEOUT,
-                    _ => Code::BAD_GATEWAY,
-                };
-                let body = if code.is_success() {
-                    combined.render(accept)
-                } else {
-                    // An error response must fit one datagram (see `error_payload_limit`).
-                    combined.render_within(accept, error_payload_limit(ep))
-                };
-                Reply::with(code, accept, body.unwrap_or_default())
-            }
-            Err(e) => Reply::error(Code::BAD_GATEWAY, e.to_string()),
-        };
+        let reply = combined_reply(ep, entity_uri, kind, accept, &members, enr, answers);
         self.finish_reply(ep, now, reply_to, reply);
         None
+    }
+
+    /// SenML base time of answers collected from `started` on, `elapsed` before now.
+    pub(super) fn base_time(&self, started: Instant, elapsed: Duration) -> f64 {
+        match self.config.epoch {
+            Some(epoch) => epoch + started.as_nanos() as f64 / 1e9,
+            None => -elapsed.as_secs_f64(),
+        }
     }
 
     /// Ends the count of a client's query in progress, if it was counted.
@@ -551,5 +539,64 @@ impl EntityManager {
                 self.step(ep, now, task, Input::Local(index, response));
             }
         }
+    }
+}
+
+/// The members' answers a reply combines.
+pub(super) struct Answers {
+    /// The answers, in member order.
+    pub replies: Vec<MemberReply>,
+    /// How many were successes.
+    pub successes: usize,
+    /// Whether a member the reply needed is silent (a gateway timeout, not a bad gateway).
+    pub silent: bool,
+    /// Members whose answer was not needed.
+    pub not_needed: Vec<String>,
+    /// SenML base time.
+    pub base_time: f64,
+}
+
+/// The reply to a query or fan-out of the entity at `entity_uri`: its members' answers
+/// combined by `kind` and rendered in `accept`; an error when fewer than `enr` succeeded.
+pub(super) fn combined_reply(
+    ep: &Endpoint,
+    entity_uri: String,
+    kind: ReplyKind,
+    accept: ContentFormat,
+    members: &[String],
+    enr: usize,
+    answers: Answers,
+) -> Reply {
+    let Answers {
+        replies,
+        successes,
+        silent,
+        not_needed,
+        base_time,
+    } = answers;
+    match combine(entity_uri, kind, members, replies, base_time) {
+        Ok(mut combined) => {
+            combined.not_needed = not_needed;
+            let code = match kind {
+                ReplyKind::Query(_) if successes >= enr => Code::CONTENT,
+                ReplyKind::Fanout(m) if successes >= members.len() => {
+                    if m == Code::DELETE {
+                        Code::DELETED
+                    } else {
+                        Code::CHANGED
+                    }
+                }
+                _ if silent => Code::GATEWAY_TIMEOUT,
+                _ => Code::BAD_GATEWAY,
+            };
+            let body = if code.is_success() {
+                combined.render(accept)
+            } else {
+                // An error response must fit one datagram (see `error_payload_limit`).
+                combined.render_within(accept, error_payload_limit(ep))
+            };
+            Reply::with(code, accept, body.unwrap_or_default())
+        }
+        Err(e) => Reply::error(Code::BAD_GATEWAY, e.to_string()),
     }
 }

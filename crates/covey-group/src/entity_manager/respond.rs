@@ -2,6 +2,7 @@
 //! an [`ErrorReport`] for clients that ask for JSON), and the ETag of large replies (the
 //! engine keeps their body for the later Block2 requests).
 
+use super::observe::ObserveAs;
 use super::EntityManager;
 use crate::error_report::{ErrorReport, Problem, Reason};
 use covey_core::{uint, CoapOption, Code, ContentFormat, OptionNumber};
@@ -15,6 +16,8 @@ pub(crate) struct Responder {
     pub json_errors: bool,
     /// How the client reached the EM, to name entities as it does.
     pub reached: Option<super::reached_at::ReachedAt>,
+    /// Whether the reply registers or ends an observation.
+    pub observe: ObserveAs,
 }
 
 /// A reply to a client.
@@ -113,7 +116,19 @@ impl EntityManager {
         }
         let large = reply.body.len() > ep.config().block_size();
         let tag = reply.etag.or_else(|| large.then(|| etag(&reply.body)));
-        respond(ep, now, to.id, &reply, tag);
+        match &to.observe {
+            ObserveAs::Plain => {
+                respond(ep, now, to.id, &reply, tag, None);
+            }
+            // The resource is not looked at when the client deregisters.
+            ObserveAs::Deregister => {
+                respond(ep, now, to.id, &reply, tag, Some(0));
+            }
+            ObserveAs::Register { entity, resource } => {
+                let registered = respond(ep, now, to.id, &reply, tag, Some(*resource));
+                self.registration_answered(ep, now, entity, *resource, registered);
+            }
+        }
     }
 }
 
@@ -145,7 +160,16 @@ fn truncate_text(text: &[u8], limit: usize) -> Vec<u8> {
     format!("{}{MARK}", &text[..end]).into_bytes()
 }
 
-fn respond(ep: &mut Endpoint, now: Instant, id: IncomingId, reply: &Reply, etag: Option<[u8; 4]>) {
+/// Sends `reply` to request `id`, through the engine's observers when `observable` names
+/// a resource; returns whether the client is registered as an observer.
+fn respond(
+    ep: &mut Endpoint,
+    now: Instant,
+    id: IncomingId,
+    reply: &Reply,
+    etag: Option<[u8; 4]>,
+    observable: Option<u64>,
+) -> bool {
     let (mut cf, mut age) = ([0u8; 4], [0u8; 4]);
     let etag_bytes = etag.unwrap_or_default();
     let mut options: Vec<CoapOption<'_>> = Vec::new();
@@ -166,14 +190,19 @@ fn respond(ep: &mut Endpoint, now: Instant, id: IncomingId, reply: &Reply, etag:
     if let Some(max_age) = reply.max_age {
         options.push(opt(OptionNumber::MAX_AGE, uint::encode(max_age, &mut age)));
     }
+    let response = Response {
+        code: reply.code,
+        options: &options,
+        payload: &reply.body,
+    };
     // The client may have given up already; nothing else to do then.
-    let _ = ep.respond(
-        now,
-        id,
-        &Response {
-            code: reply.code,
-            options: &options,
-            payload: &reply.body,
-        },
-    );
+    match observable {
+        Some(resource) => ep
+            .respond_observable(now, id, resource, &response)
+            .unwrap_or(false),
+        None => {
+            let _ = ep.respond(now, id, &response);
+            false
+        }
+    }
 }

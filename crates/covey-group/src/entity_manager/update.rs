@@ -276,6 +276,9 @@ impl EntityManager {
             return false;
         }
         self.entities.insert(name.clone(), t.new.clone());
+        // Its members or how they are combined may have changed: observers register again.
+        let why = format!("entity {name} changed; observe it again");
+        self.end_observations(ep, now, &name, Code::SERVICE_UNAVAILABLE, &why);
         self.note(
             LogLevel::Info,
             format!("changed the profile of entity {name}"),

@@ -27,6 +27,8 @@ pub struct Answer {
     pub max_age: Option<u32>,
     /// ETag, when given.
     pub etag: Option<Vec<u8>>,
+    /// Observe, when given (a registration's answer or a notification).
+    pub observe: Option<u32>,
     /// Who sent it.
     pub source: SocketAddr,
     /// When it arrived.
@@ -79,6 +81,7 @@ impl App for Recorder {
                             .collect(),
                         max_age: m.uint_option(OptionNumber::MAX_AGE),
                         etag: m.option(OptionNumber::ETAG).map(<[u8]>::to_vec),
+                        observe: m.uint_option(OptionNumber::OBSERVE),
                         source: resp.source,
                         at: now,
                     });
@@ -122,6 +125,8 @@ pub struct Req<'a> {
     pub if_match: Option<&'a [u8]>,
     /// Send Hop-Limit.
     pub hop_limit: Option<u8>,
+    /// Send Observe with this value (0 registers, 1 deregisters).
+    pub observe: Option<u32>,
 }
 
 impl Client {
@@ -175,6 +180,10 @@ impl Client {
         }
         if let Some(tag) = req.if_match {
             options.push(opt(OptionNumber::IF_MATCH, tag));
+        }
+        let mut obs = [0u8; 4];
+        if let Some(o) = req.observe {
+            options.push(opt(OptionNumber::OBSERVE, uint::encode(o, &mut obs)));
         }
         let hop = req.hop_limit.map(|h| [h]);
         if let Some(h) = hop.as_ref() {
@@ -231,6 +240,18 @@ impl Client {
         req: Req<'_>,
     ) -> RequestId {
         self.send(net, to, method, &req, false)
+    }
+
+    /// Ends observation `id` politely (a GET with Observe 1 and its token); returns the
+    /// deregistration request.
+    pub fn cancel_observation(&self, net: &mut Network, id: RequestId) -> RequestId {
+        let now = net.now;
+        let dereg = net.nodes[self.node]
+            .endpoint
+            .cancel_observation(now, id)
+            .expect("deregistration starts");
+        net.flush(self.node);
+        dereg
     }
 
     /// Whether request `id` got its (last) answer or failed.

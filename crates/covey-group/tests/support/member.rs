@@ -43,6 +43,44 @@ pub struct SensorState {
     pub groups: Vec<IpAddr>,
     /// Silent: answers nothing.
     pub mute: bool,
+    /// `/s/t` is observable (RFC 7641).
+    pub observable: bool,
+    /// GETs of `/s/t` with Observe 0.
+    pub registrations: u32,
+    /// GETs of `/s/t` with Observe 1.
+    pub deregistrations: u32,
+}
+
+/// The engine resource of an observable sensor's `/s/t`.
+pub const SENSOR_RESOURCE: u64 = 1;
+
+/// Sets sensor node `node`'s value (written in `format`) and notifies its observers;
+/// returns how many it notified.
+pub fn change(net: &mut Network, node: usize, state: &Shared, format: Format, value: f64) -> usize {
+    state.borrow_mut().value = value;
+    let (cf, bytes) = body(format, value);
+    let mut buf = [0u8; 4];
+    let options = [opt(
+        OptionNumber::CONTENT_FORMAT,
+        uint::encode(u32::from(cf.0), &mut buf),
+    )];
+    let now = net.now;
+    let notified = net.nodes[node].endpoint.notify(
+        now,
+        SENSOR_RESOURCE,
+        &Response {
+            code: Code::CONTENT,
+            options: &options,
+            payload: &bytes,
+        },
+    );
+    net.flush(node);
+    notified
+}
+
+/// Observers of sensor node `node`'s `/s/t`.
+pub fn observers(net: &Network, node: usize) -> usize {
+    net.nodes[node].endpoint.observer_count(SENSOR_RESOURCE)
 }
 
 /// A shared sensor state.
@@ -168,32 +206,39 @@ impl App for Sensor {
         let query: Vec<String> = req.message.uri_query().map(str::to_string).collect();
         let payload = req.payload().to_vec();
         let multicast = req.is_multicast();
+        let observe = req.message.uint_option(OptionNumber::OBSERVE);
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let mut cf = [0u8; 4];
         match (path.as_slice(), method) {
             (["s", "t"], Code::GET) => {
-                let value = {
+                let (value, observable) = {
                     let mut st = self.state.borrow_mut();
                     st.gets += 1;
+                    match observe {
+                        Some(0) => st.registrations += 1,
+                        Some(1) => st.deregistrations += 1,
+                        _ => {}
+                    }
                     if multicast {
                         st.multicast_gets += 1;
                     }
-                    st.value
+                    (st.value, st.observable)
                 };
                 let (format, bytes) = body(self.format, value);
                 let options = [opt(
                     OptionNumber::CONTENT_FORMAT,
                     uint::encode(u32::from(format.0), &mut cf),
                 )];
-                let _ = ep.respond(
-                    now,
-                    id,
-                    &Response {
-                        code: Code::CONTENT,
-                        options: &options,
-                        payload: &bytes,
-                    },
-                );
+                let response = Response {
+                    code: Code::CONTENT,
+                    options: &options,
+                    payload: &bytes,
+                };
+                if observable {
+                    let _ = ep.respond_observable(now, id, SENSOR_RESOURCE, &response);
+                } else {
+                    let _ = ep.respond(now, id, &response);
+                }
             }
             (["s", "t"], m) => {
                 self.state.borrow_mut().writes.push((m, payload));
