@@ -490,4 +490,20 @@ fn an_entity_of_three_motes_answers_with_their_average_through_the_gateway() {
             stdout(&out)
         );
     }
+
+    // Observed, the entity notifies at each mote's notification (every 5 s each): the
+    // registration's average and at least two more in 12 s.
+    let ward = format!("{gateway}/e/ward");
+    let out = motes.covey(&["observe", "-s", "12", &ward]);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+    let averages: Vec<f64> = stdout(&out)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    eprintln!("observed averages: {averages:?}");
+    assert!(averages.len() >= 3, "{}", stdout(&out));
+    assert!(
+        averages.iter().all(|a| (20.0..=23.0).contains(a)),
+        "{averages:?}"
+    );
 }
