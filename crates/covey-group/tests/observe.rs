@@ -47,6 +47,10 @@ fn new_lab(config: EmConfig, observable: bool) -> Lab {
 
 fn create(lab: &mut Lab, name: &str, nodes: &[u16]) {
     let er: Vec<String> = nodes.iter().map(|n| sensor_uri(*n)).collect();
+    create_of(lab, name, &er);
+}
+
+fn create_of(lab: &mut Lab, name: &str, er: &[String]) {
     let body = format!(
         r#"{{"name":"{name}","er":{},"eo":["avg"]}}"#,
         serde_json::to_string(&er).unwrap()
@@ -291,6 +295,23 @@ fn members_that_cannot_be_observed_are_asked_again_at_each_registration() {
         |_| a.answers(id).last().is_some_and(|n| average(n) == 28.0),
     );
     assert_eq!(registrations(&lab), [2, 2, 2]);
+}
+
+#[test]
+fn an_entity_of_entities_is_answered_once_without_observe() {
+    let mut lab = new_lab(em_config(), true);
+    create_of(
+        &mut lab,
+        "house",
+        &["coap://[2001:db8::1]/e/room".to_string()],
+    );
+    let (id, first) = observe(&mut lab.net, &lab.a, "/e/house");
+    assert_eq!(first.code, Code::CONTENT);
+    assert_eq!(first.observe, None, "not registered");
+    assert_eq!(average(&first), 23.0);
+    assert!(lab.a.ended(id));
+    assert_eq!(registrations(&lab), [0, 0, 0]);
+    assert_eq!(lab.em.borrow().observed_entities(), 0);
 }
 
 #[test]
