@@ -6,9 +6,12 @@
 use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
 use covey_proto::covey_oscore::{ContextInput, RequestId, SecurityContext};
 use covey_proto::{
-    AddOscoreContextError, Config, Endpoint, Event, Instant, LocalAddr, Reception, Response,
+    AddOscoreContextError, App, AppContext, Config, Endpoint, Event, Instant, LocalAddr, Lone,
+    Node, NullHost, Reception, Response,
 };
+use std::cell::RefCell;
 use std::net::SocketAddr;
+use std::rc::Rc;
 
 const SECRET: &[u8] = b"a shared secret!";
 
@@ -237,4 +240,46 @@ fn contexts_are_bounded_and_a_duplicate_recipient_id_is_refused() {
         server.add_oscore_context(context(SECRET, b"S", b"D")),
         Err(AddOscoreContextError::Full)
     );
+}
+
+/// Notes the identity `AppContext::peer_identity` gives each request, and answers 2.05.
+struct Identities(Rc<RefCell<Vec<Option<String>>>>);
+
+impl App for Identities {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        if let Event::Request(id) = event {
+            let request = cx.endpoint.request(id).unwrap();
+            let identity = cx.peer_identity(&request).map(|i| i.to_string());
+            self.0.borrow_mut().push(identity);
+            let _ = cx
+                .endpoint
+                .respond(cx.now, id, &Response::new(Code::CONTENT));
+        }
+    }
+}
+
+#[test]
+fn an_app_sees_the_oscore_kid_as_the_peer_identity() {
+    let seen = Rc::default();
+    let mut node = Node::new(server(), Lone(Identities(Rc::clone(&seen))));
+    let host = &mut NullHost;
+    node.start(Instant::ZERO, host);
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, _) = protect(&mut client, &plain_request(1, Code::GET, "who", b""));
+    node.handle_datagram(
+        Instant::ZERO,
+        client_addr(),
+        LocalAddr::UNICAST,
+        &protected,
+        host,
+    );
+    let plain = plain_request(2, Code::GET, "who", b"");
+    node.handle_datagram(
+        Instant::ZERO,
+        client_addr(),
+        LocalAddr::UNICAST,
+        &plain,
+        host,
+    );
+    assert_eq!(*seen.borrow(), [Some("oscore:43".to_string()), None]);
 }
