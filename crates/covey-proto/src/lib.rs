@@ -90,4 +90,7 @@ pub use storage::fair_share::Source as TrafficSource;
 pub use time::{Duration, Instant};
 pub use transmission_parameters::TransmissionParameters;
 #[cfg(feature = "oscore")]
-pub use {covey_oscore, exchange::oscore_contexts::AddOscoreContextError};
+pub use {
+    covey_oscore,
+    exchange::oscore_contexts::{AddOscoreContextError, OscoreContextId},
+};

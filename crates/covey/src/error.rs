@@ -134,7 +134,8 @@ impl Error {
             | Failure::UnexpectedBlock { .. }
             | Failure::ShortBlock { .. }
             | Failure::Size2Exceeded { .. }
-            | Failure::ResponseTooLarge) => Error::BadResponse {
+            | Failure::ResponseTooLarge
+            | Failure::UnverifiedResponse) => Error::BadResponse {
                 addr: remote,
                 reason,
             },

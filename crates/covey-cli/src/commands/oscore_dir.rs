@@ -1,7 +1,9 @@
 //! An OSCORE security context directory in aiocoap's layout, as `--oscore DIR` names it:
 //! `settings.json` and `secret.json`, whose keys are merged; a key ending in `_hex` holds hex,
 //! one ending in `_ascii` text (`sender-id`, `recipient-id`, `secret`, optional `salt` and
-//! `id-context`), besides `algorithm`, `kdf-hashfun` and `window`.
+//! `id-context`), besides `algorithm`, `kdf-hashfun` and `window`. A client keeps its next
+//! sequence number in `sequence.json` there (`next-to-send`), as aiocoap does, so a
+//! second run never reuses a nonce.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,6 +31,44 @@ pub fn load(dir: &Path) -> Result<SecurityContext, String> {
         id_context: bytes("id-context"),
     };
     SecurityContext::derive(&input).map_err(|e| fail(e.to_string()))
+}
+
+/// Sequence numbers a client reserves per run: more than one run's requests take.
+const RESERVED: u64 = 16;
+
+/// [`load`] for a client: its sender sequence number resumes from `sequence.json`, which is
+/// advanced past this run's numbers before any is used.
+pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
+    let mut context = load(dir)?;
+    let fail = |why: String| format!("--oscore {}: {why}", dir.display());
+    let path = dir.join("sequence.json");
+    let mut sequence = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str::<serde_json::Map<String, Value>>(&text)
+            .map_err(|e| fail(format!("sequence.json is no JSON object: {e}")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
+        Err(e) => return Err(fail(format!("cannot read sequence.json: {e}"))),
+    };
+    let next = match sequence.get("next-to-send") {
+        None => 0,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| fail("next-to-send in sequence.json is no number".into()))?,
+    };
+    context
+        .set_sender_sequence_number(next)
+        .map_err(|e| fail(e.to_string()))?;
+    sequence.insert("next-to-send".into(), Value::from(next + RESERVED));
+    // aiocoap reads it too; it recovers an unknown replay window with Echo.
+    sequence
+        .entry("received")
+        .or_insert_with(|| Value::from("unknown"));
+    let text = Value::Object(sequence).to_string();
+    // Written whole under another name, then renamed: a crash leaves the old or the new.
+    let temporary = dir.join(".sequence-covey.json");
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, &path))
+        .map_err(|e| fail(format!("cannot write sequence.json: {e}")))?;
+    Ok(context)
 }
 
 /// The byte strings of both files by key without their suffix, after checking the others.
@@ -127,6 +167,20 @@ mod tests {
         let context = load(&dir).unwrap();
         assert_eq!(context.sender_id(), [1]);
         assert_eq!(context.recipient_id(), b"c");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_client_never_starts_twice_from_the_same_sequence_number() {
+        let dir = dir_with(
+            "sequence",
+            r#"{"secret_hex": "01", "sender-id_hex": "", "recipient-id_hex": "01"}"#,
+        );
+        let first = load_for_sending(&dir).unwrap().sender_sequence_number();
+        let second = load_for_sending(&dir).unwrap().sender_sequence_number();
+        assert_eq!((first, second), (0, RESERVED));
+        let kept = std::fs::read_to_string(dir.join("sequence.json")).unwrap();
+        assert!(kept.contains(r#""received":"unknown""#), "{kept}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -14,6 +14,8 @@ mod notification_transmit;
 mod observation;
 #[cfg(feature = "oscore")]
 mod oscore;
+#[cfg(feature = "oscore")]
+mod oscore_client;
 mod outgoing;
 mod oversized;
 mod peer_share;

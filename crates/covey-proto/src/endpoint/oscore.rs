@@ -5,7 +5,7 @@
 
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::ResponseTarget;
-use crate::exchange::oscore_contexts::{AddOscoreContextError, OscoreBinding};
+use crate::exchange::oscore_contexts::{AddOscoreContextError, OscoreBinding, OscoreContextId};
 use crate::message::wire::{encode_into, Outgoing};
 use crate::stats::DropCause;
 use crate::Instant;
@@ -26,11 +26,12 @@ pub(crate) enum Intake {
 
 impl Endpoint {
     /// Adds a security context, under which requests whose kid is its Recipient ID are
-    /// verified and their responses protected.
+    /// verified and their responses protected, and with which
+    /// [`send_protected_request`](Self::send_protected_request) protects requests.
     pub fn add_oscore_context(
         &mut self,
         context: SecurityContext,
-    ) -> Result<(), AddOscoreContextError> {
+    ) -> Result<OscoreContextId, AddOscoreContextError> {
         self.oscore.add(context)
     }
 

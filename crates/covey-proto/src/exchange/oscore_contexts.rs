@@ -28,6 +28,10 @@ impl core::fmt::Display for AddOscoreContextError {
 
 impl core::error::Error for AddOscoreContextError {}
 
+/// A security context added to an endpoint, to protect requests with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OscoreContextId(pub(crate) usize);
+
 /// What a protected request's response is bound to: its context and Partial IV.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct OscoreBinding {
@@ -51,7 +55,10 @@ impl OscoreContexts {
         }
     }
 
-    pub fn add(&mut self, context: SecurityContext) -> Result<(), AddOscoreContextError> {
+    pub fn add(
+        &mut self,
+        context: SecurityContext,
+    ) -> Result<OscoreContextId, AddOscoreContextError> {
         let duplicate = self.contexts.iter().any(|c| {
             c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
         });
@@ -62,7 +69,7 @@ impl OscoreContexts {
             return Err(AddOscoreContextError::Full);
         }
         self.contexts.push(context);
-        Ok(())
+        Ok(OscoreContextId(self.contexts.len() - 1))
     }
 
     /// The context a request's OSCORE option names: its kid is the Recipient ID, and its

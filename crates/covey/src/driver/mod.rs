@@ -195,7 +195,9 @@ impl DriverBuilder {
     }
 
     /// Serves OSCORE-protected requests whose kid is `context`'s Recipient ID, and protects
-    /// their responses (repeatable, up to `Config::max_oscore_contexts`).
+    /// their responses; a client's requests are protected with it when they ask for it by
+    /// its place among these calls ([`RequestBuilder::oscore`](crate::RequestBuilder::oscore)).
+    /// Repeatable, up to `Config::max_oscore_contexts`.
     pub fn oscore_context(mut self, context: SecurityContext) -> DriverBuilder {
         self.oscore.push(context);
         self
@@ -249,9 +251,11 @@ impl DriverBuilder {
             self.config.amplification.enabled = false;
         }
         let mut endpoint = Endpoint::new(self.config, seed)?;
-        for context in self.oscore.drain(..) {
-            endpoint.add_oscore_context(context)?;
-        }
+        let oscore = self
+            .oscore
+            .drain(..)
+            .map(|context| endpoint.add_oscore_context(context))
+            .collect::<Result<Vec<_>, _>>()?;
         for secured in roles.secured_addrs() {
             endpoint.trust_socket(secured);
         }
@@ -284,6 +288,7 @@ impl DriverBuilder {
             next_socket: 0,
             dtls,
             roles: roles.clone(),
+            oscore,
         };
         tracing::debug!(?local_addrs, "driver started");
         runtime.spawn(task.run());
