@@ -89,7 +89,9 @@ impl From<covey::Error> for Failure {
     fn from(e: covey::Error) -> Failure {
         use covey::Error as E;
         let kind = match &e {
-            E::InvalidUri { .. } | E::InvalidRequest(_) | E::Config(_) => ExitKind::Usage,
+            E::InvalidUri { .. } | E::InvalidRequest(_) | E::Config(_) | E::Oscore(_) => {
+                ExitKind::Usage
+            }
             E::Timeout(_) => ExitKind::Timeout,
             E::Resolve { .. } | E::Unreachable { .. } | E::Reset(_) => ExitKind::Unreachable,
             _ => ExitKind::Other,

@@ -2,7 +2,9 @@
 //! in the virtual environment `scripts/test.sh` creates under `target/venv`), over UDP on
 //! loopback: Covey protects requests to an aiocoap server and verifies its responses, aiocoap's
 //! client talks to a small covey-oscore server, and each side refuses replays and wrong keys
-//! the way the other expects. The peer is `tests/peers/aiocoap_oscore.py`.
+//! the way the other expects; aiocoap's client uses the demo resources of `covey serve
+//! --oscore`, and `covey get --oscore` those of aiocoap's server and of `covey serve`. The peer
+//! is `tests/peers/aiocoap_oscore.py`.
 
 mod harness;
 mod support;
@@ -22,7 +24,7 @@ use covey_oscore::{
 };
 
 use harness::venv_bin;
-use support::{run_limited, stdout, Background};
+use support::{covey, covey_server, run_limited, stderr, stdout, Background};
 
 const LIMIT: Duration = Duration::from_secs(20);
 /// How long the Rust side waits for one answer from aiocoap.
@@ -452,8 +454,16 @@ fn serve(
 
 /// Runs the peer's client: a protected GET of `uri` under the context in `dir`.
 fn aiocoap_get(uri: &str, dir: &ContextDir) -> String {
+    aiocoap_request(uri, dir, &[])
+}
+
+/// Runs the peer's client: `method_and_payload` (e.g. `["PUT", "text"]`, GET when empty)
+/// to `uri`, protected under the context in `dir`.
+fn aiocoap_request(uri: &str, dir: &ContextDir, method_and_payload: &[&str]) -> String {
     let mut cmd = Command::new(venv_bin("python"));
-    cmd.arg(peer_script()).args(["client", uri, dir.path()]);
+    cmd.arg(peer_script())
+        .args(["client", uri, dir.path()])
+        .args(method_and_payload);
     let out = run_limited(cmd, LIMIT);
     assert!(out.status.success(), "{out:?}");
     stdout(&out)
@@ -761,4 +771,178 @@ fn covey_client_recovers_aiocoap_replay_window_with_echo() {
     let response = Message::parse(&plain[..len]).unwrap();
     assert_eq!(response.code(), Code::CONTENT);
     assert_eq!(response.payload(), AIOCOAP_HELLO);
+}
+
+// ---------------------------------------------------------------------------------------
+// aiocoap's client against `covey serve --oscore`
+// ---------------------------------------------------------------------------------------
+
+/// `covey serve` with the server's context of Appendix C.1.2 in aiocoap's directory layout.
+struct CoveyServe {
+    _process: Background,
+    _context: ContextDir,
+    port: u16,
+}
+
+impl CoveyServe {
+    fn start(name: &str) -> CoveyServe {
+        let context = ContextDir::new(name, &SERVER);
+        let (process, port) = covey_server(&["--oscore", context.path()]);
+        CoveyServe {
+            _process: process,
+            _context: context,
+            port,
+        }
+    }
+
+    fn uri(&self, path: &str) -> String {
+        format!("coap://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+/// aiocoap's client PUTs to the demo's /echo and GETs it and /time back from `covey serve
+/// --oscore`: the demo resources answer the inner requests and aiocoap verifies each answer.
+#[test]
+#[ignore = "needs aiocoap[oscore] in target/venv"]
+fn aiocoap_client_puts_and_gets_at_covey_serve_over_oscore() {
+    let server = CoveyServe::start("serve-client");
+    let dir = ContextDir::new("serve-client-side", &CLIENT);
+    let lines = |out: String| out.lines().map(str::to_string).collect::<Vec<_>>();
+    let put = aiocoap_request(&server.uri("/echo"), &dir, &["PUT", "sealed text"]);
+    assert_eq!(lines(put), ["code 2.04", "payload sealed text"]);
+    let get = aiocoap_request(&server.uri("/echo"), &dir, &[]);
+    assert_eq!(lines(get), ["code 2.05", "payload sealed text"]);
+    let time = lines(aiocoap_get(&server.uri("/time"), &dir));
+    assert_eq!(time[0], "code 2.05", "{time:?}");
+    assert!(time[1].len() > "payload ".len(), "{time:?}");
+    // Unknown paths are answered by the demo too, still protected.
+    let missing = lines(aiocoap_get(&server.uri("/nothing-here"), &dir));
+    assert_eq!(missing[0], "code 4.04", "{missing:?}");
+}
+
+/// aiocoap's client under another Master Secret: `covey serve` answers the unprotected
+/// 4.00 Decryption failed, which aiocoap's client refuses as no protected answer.
+#[test]
+#[ignore = "needs aiocoap[oscore] in target/venv"]
+fn covey_serve_refuses_aiocoap_under_the_wrong_key() {
+    let server = CoveyServe::start("serve-wrong-key");
+    let dir = ContextDir::new(
+        "serve-wrong-key-side",
+        &ContextInput {
+            master_secret: WRONG_SECRET,
+            ..CLIENT
+        },
+    );
+    let out = aiocoap_get(&server.uri("/time"), &dir);
+    assert_eq!(
+        out.trim(),
+        "error NotAProtectedMessage: No Object-Security option present"
+    );
+}
+
+/// A protected request sent again under a new message ID passes deduplication but not the
+/// replay window: `covey serve` answers the first one protected and the copy with an
+/// unprotected 4.01 Replay detected and Max-Age 0.
+#[test]
+#[ignore = "needs aiocoap[oscore] in target/venv"]
+fn covey_serve_answers_a_replayed_request_with_4_01() {
+    let server = CoveyServe::start("serve-replay");
+    let mut client = covey_context(&CLIENT);
+    let socket = client_socket();
+    let (protected, request) = protect(&mut client, &get(0x4000, b"rp", "time"));
+    let answer = exchange(&socket, server.addr(), &protected);
+    let outer = Message::parse(&answer).unwrap();
+    assert_eq!(
+        outer.code(),
+        Code::CHANGED,
+        "the outer code of a protected answer"
+    );
+    let mut plain = [0; 1024];
+    let len = client
+        .unprotect_response(&outer, &request, &mut plain)
+        .expect("a verified answer");
+    assert_eq!(Message::parse(&plain[..len]).unwrap().code(), Code::CONTENT);
+
+    let mut replay = protected.clone();
+    replay[2..4].copy_from_slice(&0x4001u16.to_be_bytes());
+    let answer = exchange(&socket, server.addr(), &replay);
+    let refusal = Message::parse(&answer).unwrap();
+    assert_eq!(refusal.code(), Code::UNAUTHORIZED);
+    assert_eq!(refusal.payload(), b"Replay detected");
+    assert_eq!(refusal.option(OptionNumber::MAX_AGE), Some(&[][..]));
+    assert!(!refusal.has_option(OptionNumber::OSCORE));
+}
+
+// ---------------------------------------------------------------------------------------
+// `covey get --oscore` against aiocoap's OSCORE server and `covey serve --oscore`
+// ---------------------------------------------------------------------------------------
+
+/// Runs `covey ARGS` to its end.
+fn covey_run(args: &[&str]) -> std::process::Output {
+    let mut cmd = covey();
+    cmd.args(args);
+    run_limited(cmd, LIMIT)
+}
+
+/// `covey get --oscore` GETs /hello from aiocoap's server in two runs: the second resumes
+/// from the sequence number the first kept in the directory, so aiocoap takes it as new.
+#[test]
+#[ignore = "needs aiocoap[oscore] in target/venv"]
+fn covey_get_fetches_from_aiocoap_oscore_server() {
+    let server = AiocoapServer::start("covey-get", &SERVER);
+    let dir = ContextDir::new("covey-get-side", &CLIENT);
+    let uri = format!("coap://{}/hello", server.addr);
+    for run in 0..2 {
+        let out = covey_run(&["get", "--oscore", dir.path(), &uri]);
+        assert!(out.status.success(), "run {run}: {out:?}");
+        assert_eq!(
+            stdout(&out).trim_end(),
+            String::from_utf8_lossy(AIOCOAP_HELLO)
+        );
+    }
+}
+
+/// Covey on both sides: `covey put --oscore` and `covey get --oscore` against `covey serve
+/// --oscore`; a client under another key gets the server's 4.00 Decryption failed, and one
+/// under a kid the server does not know 4.01 Security context not found.
+#[test]
+#[ignore = "needs aiocoap[oscore] in target/venv"]
+fn covey_get_and_put_against_covey_serve_over_oscore() {
+    let server = CoveyServe::start("covey-both");
+    let uri = server.uri("/echo");
+    let refusal = |name: &str, input: &ContextInput<'_>| {
+        let dir = ContextDir::new(name, input);
+        let out = covey_run(&["get", "--oscore", dir.path(), &uri]);
+        assert_eq!(out.status.code(), Some(3), "{out:?}");
+        stderr(&out)
+    };
+    let wrong_key = ContextInput {
+        master_secret: WRONG_SECRET,
+        ..CLIENT
+    };
+    let err = refusal("covey-both-wrong", &wrong_key);
+    assert!(
+        err.contains("4.00 Bad Request") && err.contains("Decryption failed"),
+        "{err}"
+    );
+    let unknown_kid = ContextInput {
+        sender_id: &[0x02],
+        ..CLIENT
+    };
+    let err = refusal("covey-both-unknown", &unknown_kid);
+    assert!(
+        err.contains("4.01") && err.contains("Security context not found"),
+        "{err}"
+    );
+
+    let dir = ContextDir::new("covey-both-side", &CLIENT);
+    let put = covey_run(&["put", "--oscore", dir.path(), "-e", "both sides", &uri]);
+    assert!(put.status.success(), "{put:?}");
+    let get = covey_run(&["get", "--oscore", dir.path(), &uri]);
+    assert!(get.status.success(), "{get:?}");
+    assert_eq!(stdout(&get).trim_end(), "both sides");
 }

@@ -144,10 +144,10 @@ fn no_attack_draws_more_than_three_times_its_bytes_at_default_settings() {
         Attack {
             name: "unknown critical option (4.02)",
             server: plugtest,
-            // 5 bytes: a CON GET with an empty option 9 (critical, unassigned).
+            // 6 bytes: a CON GET with an empty option 13 (critical, unassigned).
             datagrams: thrice(|mid| {
                 let [high, low] = mid.to_be_bytes();
-                vec![0x40, 0x01, high, low, 0x90]
+                vec![0x40, 0x01, high, low, 0xD0, 0x00]
             }),
         },
         Attack {

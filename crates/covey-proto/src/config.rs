@@ -93,6 +93,9 @@ pub struct Config {
     pub target_rate: Option<u32>,
     /// What peers whose address is not verified may be sent (RFC 9175 Echo).
     pub amplification: AmplificationLimit,
+    /// OSCORE security contexts the host may add (`Endpoint::add_oscore_context`).
+    #[cfg(feature = "oscore")]
+    pub max_oscore_contexts: usize,
 }
 
 impl Default for Config {
@@ -131,6 +134,8 @@ impl Default for Config {
             group_size: None,
             target_rate: None,
             amplification: AmplificationLimit::default(),
+            #[cfg(feature = "oscore")]
+            max_oscore_contexts: 16,
         }
     }
 }

@@ -58,6 +58,10 @@ pub enum Failure {
     },
     /// A block-wise body grew past `Config::max_body_size`.
     ResponseTooLarge,
+    /// The response to an OSCORE-protected request did not verify with its context (or was
+    /// a success answered unprotected).
+    #[cfg(feature = "oscore")]
+    UnverifiedResponse,
 }
 
 impl core::fmt::Display for Failure {
@@ -76,6 +80,8 @@ impl core::fmt::Display for Failure {
             Failure::ResponseTooLarge => {
                 "the block-wise body grew past the largest this client takes (max_body_size)"
             }
+            #[cfg(feature = "oscore")]
+            Failure::UnverifiedResponse => "the response failed OSCORE verification",
             Failure::UnexpectedBlock { asked, got } => {
                 return write!(
                     f,

@@ -84,6 +84,10 @@ pub struct Stats {
     pub mid_exhausted: u64,
     /// Empty ACKs sent because the application was slower than the piggyback window.
     pub separate_responses: u64,
+    /// OSCORE requests refused (unknown context, replay, failed decryption, malformed):
+    /// answered with RFC 8613 §8.2's unprotected error, never seen by the application.
+    #[cfg(feature = "oscore")]
+    pub oscore_refused: u64,
 }
 
 impl Stats {

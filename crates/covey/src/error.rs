@@ -48,6 +48,9 @@ pub enum Error {
     /// DTLS cannot be set up as configured.
     #[error("DTLS: {0}")]
     Dtls(String),
+    /// An OSCORE security context cannot be added (too many, or a second one for a kid).
+    #[error("OSCORE: {0}")]
+    Oscore(#[from] covey_proto::AddOscoreContextError),
     /// The engine's [`Config`](crate::Config) breaks one of its rules
     /// ([`Config::validate`](crate::Config::validate)).
     #[error("bad configuration: {0}")]
@@ -131,7 +134,8 @@ impl Error {
             | Failure::UnexpectedBlock { .. }
             | Failure::ShortBlock { .. }
             | Failure::Size2Exceeded { .. }
-            | Failure::ResponseTooLarge) => Error::BadResponse {
+            | Failure::ResponseTooLarge
+            | Failure::UnverifiedResponse) => Error::BadResponse {
                 addr: remote,
                 reason,
             },

@@ -8,6 +8,7 @@ pub mod entity;
 pub mod gateway;
 pub mod lab;
 mod management;
+mod oscore_dir;
 mod request_log;
 pub mod serve;
 mod signal;

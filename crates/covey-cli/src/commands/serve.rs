@@ -2,6 +2,7 @@
 //! multicast groups and the `/mc` membership resource, until Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgAction, Args};
@@ -85,6 +86,11 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     client_certificates: ClientCertificateArgs,
+
+    /// Serve OSCORE-protected requests (RFC 8613) with the security context in DIR, in
+    /// aiocoap's layout: settings.json and secret.json (repeatable, one per client).
+    #[arg(long, value_name = "DIR")]
+    oscore: Vec<PathBuf>,
 }
 
 /// Starts the server and runs until interrupted.
@@ -115,6 +121,13 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.amplification = super::amplification::limit(args.amplification_factor);
     // All uploads under way together must hold at least one of the largest.
     config.max_reassembly_bytes = config.max_reassembly_bytes.max(args.max_body_size);
+    let oscore = args
+        .oscore
+        .iter()
+        .map(|dir| super::oscore_dir::load(dir))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|e| Failure::new(ExitKind::Usage, e))?;
+    config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());
     let mut builder = Server::builder()
         .config(config)
         .busy_poll(Duration::from_micros(args.busy_poll_us))
@@ -141,6 +154,14 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         let (group, interface) =
             parse_group(text).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
         builder = builder.join(group, interface);
+    }
+    for context in oscore {
+        tracing::info!(
+            "OSCORE: serving kid {} (requests name the identity oscore:{})",
+            hex(context.recipient_id()),
+            hex(context.recipient_id())
+        );
+        builder = builder.oscore_context(context);
     }
     builder = add_resources(builder, args.plugtest, obs_period);
     if args.management.given() && !args.mc {
@@ -220,4 +241,8 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, Failure> {
                 format!("{flag} wants a positive number of seconds, not {secs}"),
             )
         })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -6,9 +6,10 @@ Usage:
       (GET, observable: a number that grows every 0.2 s while observed) to requests
       protected with the security context in CONTEXT_DIR, and prints
       `listening on 127.0.0.1:PORT (coap)` to stderr once it receives.
-  aiocoap_oscore.py client URI CONTEXT_DIR
-      GETs URI protected with the context in CONTEXT_DIR; prints `code CODE` and
-      `payload PAYLOAD` to stdout, or `error NAME: TEXT` when aiocoap raises.
+  aiocoap_oscore.py client URI CONTEXT_DIR [METHOD [PAYLOAD]]
+      Sends METHOD (GET by default) to URI with PAYLOAD, protected with the context in
+      CONTEXT_DIR; prints `code CODE` and `payload PAYLOAD` to stdout, or
+      `error NAME: TEXT` when aiocoap raises.
 
 CONTEXT_DIR holds aiocoap's settings.json (secret_hex, salt_hex, sender-id_hex,
 recipient-id_hex); aiocoap writes its sequence numbers beside it.
@@ -77,13 +78,14 @@ async def server(context_dir):
     await asyncio.get_running_loop().create_future()
 
 
-async def client(uri, context_dir):
+async def client(uri, context_dir, method="GET", payload=""):
     context = await aiocoap.Context.create_client_context()
     context.client_credentials.load_from_dict(
         {uri.rsplit("/", 1)[0] + "/*": {"oscore": {"contextfile": context_dir}}}
     )
     try:
-        request = aiocoap.Message(code=aiocoap.GET, uri=uri)
+        code = getattr(aiocoap, method)
+        request = aiocoap.Message(code=code, uri=uri, payload=payload.encode())
         response = await context.request(request).response
     except Exception as e:
         print(f"error {type(e).__name__}: {e}", flush=True)
@@ -98,4 +100,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "server":
         asyncio.run(server(sys.argv[2]))
     else:
-        asyncio.run(client(sys.argv[2], sys.argv[3]))
+        asyncio.run(client(*sys.argv[2:]))

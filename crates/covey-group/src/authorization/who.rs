@@ -21,6 +21,9 @@ pub enum Who {
     Subject(String),
     /// `sha256:HEX`: a certificate (or raw public key) with this SHA-256 fingerprint.
     Fingerprint([u8; 32]),
+    /// `oscore:HEX`: an OSCORE request under this kid (the client's Sender ID; `oscore:`
+    /// alone names the empty one).
+    Oscore(Vec<u8>),
 }
 
 /// Who sent a request, as far as authorization cares.
@@ -65,6 +68,7 @@ impl Who {
             (Who::Fingerprint(want), Some(PeerIdentity::Certificate { fingerprint, .. })) => {
                 want == fingerprint
             }
+            (Who::Oscore(want), Some(PeerIdentity::Oscore(kid))) => want == kid,
             _ => false,
         }
     }
@@ -83,9 +87,12 @@ impl FromStr for Who {
         let (kind, name) = text.split_once(':').ok_or_else(|| {
             format!(
                 "\"{text}\" names no one: use anyone, authenticated, loopback, psk:IDENTITY, \
-                 subject:DN or sha256:FINGERPRINT"
+                 subject:DN, sha256:FINGERPRINT or oscore:KID"
             )
         })?;
+        if kind == "oscore" {
+            return kid(name).map(Who::Oscore);
+        }
         if name.is_empty() {
             return Err(format!("\"{text}\" has an empty {kind}"));
         }
@@ -94,10 +101,25 @@ impl FromStr for Who {
             "subject" => Ok(Who::Subject(name.to_string())),
             "sha256" => fingerprint(name).map(Who::Fingerprint),
             _ => Err(format!(
-                "\"{kind}:\" is not a kind of identity (psk:, subject: or sha256:)"
+                "\"{kind}:\" is not a kind of identity (psk:, subject:, sha256: or oscore:)"
             )),
         }
     }
+}
+
+/// An OSCORE kid from its hex digits (none for the empty kid).
+fn kid(text: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("oscore:{text} is not hexadecimal digits in pairs");
+    if !text.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            let pair = text.get(i..i + 2).ok_or_else(bad)?;
+            u8::from_str_radix(pair, 16).map_err(|_| bad())
+        })
+        .collect()
 }
 
 /// 32 bytes from 64 hex digits, optionally in colon-separated pairs as tools print them.
@@ -134,6 +156,21 @@ mod tests {
             identity: Some(PeerIdentity::Psk(name.into())),
             loopback: false,
         }
+    }
+
+    #[test]
+    fn an_oscore_kid_matches_only_requests_under_that_kid() {
+        let under = |kid: &[u8]| Requester {
+            identity: Some(PeerIdentity::Oscore(kid.to_vec())),
+            loopback: false,
+        };
+        let who: Who = "oscore:0c1a".parse().unwrap();
+        assert!(who.matches(&under(&[0x0c, 0x1a])));
+        assert!(!who.matches(&under(&[0x0c])));
+        assert!(!who.matches(&psk("0c1a")));
+        let empty: Who = "oscore:".parse().unwrap();
+        assert!(empty.matches(&under(&[])));
+        assert!("oscore:0g".parse::<Who>().is_err());
     }
 
     #[test]

@@ -113,8 +113,12 @@ impl<'a> AppContext<'a> {
     }
 
     /// The identity the sender of `request` authenticated with, if it came over a secured
-    /// session.
+    /// session or OSCORE-protected (which names the request itself, so it comes first).
     pub fn peer_identity(&self, request: &Received<'_>) -> Option<PeerIdentity> {
+        #[cfg(feature = "oscore")]
+        if let Some(kid) = request.oscore_kid {
+            return Some(PeerIdentity::Oscore(kid.to_vec()));
+        }
         self.host.peer_identity(request.source, request.local)
     }
 

@@ -3,7 +3,8 @@
 use alloc::string::String;
 use core::fmt;
 
-/// The identity a peer authenticated with over DTLS; requests that came in the clear have none.
+/// The identity a peer authenticated with over DTLS or OSCORE; requests that came in the
+/// clear have none.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PeerIdentity {
     /// A pre-shared key, named by the identity the client sent.
@@ -16,6 +17,10 @@ pub enum PeerIdentity {
         /// SHA-256 of the DER-encoded certificate (or SubjectPublicKeyInfo for a raw key).
         fingerprint: [u8; 32],
     },
+    /// An OSCORE security context, named by the kid the request came under (the client's
+    /// Sender ID); it speaks for the one request, whatever address it came from.
+    #[cfg(feature = "oscore")]
+    Oscore(alloc::vec::Vec<u8>),
 }
 
 impl fmt::Display for PeerIdentity {
@@ -32,6 +37,11 @@ impl fmt::Display for PeerIdentity {
                 }
                 f.write_str("sha256:")?;
                 fingerprint.iter().try_for_each(|b| write!(f, "{b:02x}"))
+            }
+            #[cfg(feature = "oscore")]
+            PeerIdentity::Oscore(kid) => {
+                f.write_str("oscore:")?;
+                kid.iter().try_for_each(|b| write!(f, "{b:02x}"))
             }
         }
     }
@@ -52,6 +62,11 @@ mod tests {
         assert_eq!(
             cert.to_string(),
             alloc::format!("cert:CN=em sha256:{}", "ab".repeat(32))
+        );
+        #[cfg(feature = "oscore")]
+        assert_eq!(
+            PeerIdentity::Oscore(alloc::vec![0x0c, 0x1a]).to_string(),
+            "oscore:0c1a"
         );
     }
 }

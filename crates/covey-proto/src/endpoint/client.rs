@@ -25,14 +25,14 @@ use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumb
 /// Extra state a new exchange starts with.
 #[derive(Debug, Default)]
 pub(crate) struct ExchangeSetup {
-    kind: ExchangeKind,
-    multicast: bool,
-    observe: Option<ObserveState>,
-    transfer: Option<Box<BlockTransfer>>,
+    pub(crate) kind: ExchangeKind,
+    pub(crate) multicast: bool,
+    pub(crate) observe: Option<ObserveState>,
+    pub(crate) transfer: Option<Box<BlockTransfer>>,
     /// The local socket to send from, when the caller named one.
-    source: Option<SocketAddr>,
+    pub(crate) source: Option<SocketAddr>,
     /// The App whose exchange this is.
-    owner: AppId,
+    pub(crate) owner: AppId,
 }
 
 impl Endpoint {
@@ -218,7 +218,7 @@ impl Endpoint {
         self.exchanges.len()
     }
 
-    fn create_exchange(
+    pub(crate) fn create_exchange(
         &mut self,
         now: Instant,
         remote: SocketAddr,
@@ -251,6 +251,8 @@ impl Endpoint {
                 transfer: setup.transfer,
                 echo_retries: 0,
                 owner: setup.owner,
+                #[cfg(feature = "oscore")]
+                oscore: None,
             },
             template,
             &mut self.pool,

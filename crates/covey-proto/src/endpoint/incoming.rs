@@ -2,6 +2,8 @@
 //! options, 5.03 under overload), duplicates answered from the reply cache, and requests
 //! left unanswered timed out.
 
+#[cfg(feature = "oscore")]
+use crate::endpoint::oscore::Intake;
 use crate::endpoint::{Endpoint, LocalAddr, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId};
@@ -118,7 +120,37 @@ impl Endpoint {
             confirmable,
             acked: false,
             dedup,
+            #[cfg(feature = "oscore")]
+            oscore: None,
         };
+        // An OSCORE request goes on as its decrypted inner request, bound to its context.
+        #[cfg(feature = "oscore")]
+        let (inner, inner_message);
+        #[cfg(feature = "oscore")]
+        let (message, datagram, target) =
+            match self.unprotect_request(now, target, multicast, message, datagram) {
+                Intake::Plain => (message, datagram, target),
+                Intake::Refused => return,
+                Intake::Verified(bytes, binding) => {
+                    inner = bytes;
+                    let target = ResponseTarget {
+                        oscore: Some(binding),
+                        ..target
+                    };
+                    let Ok(parsed) = Message::parse(&inner) else {
+                        self.reply_now(
+                            now,
+                            target,
+                            Code::BAD_REQUEST,
+                            &[],
+                            b"malformed inner request",
+                        );
+                        return;
+                    };
+                    inner_message = parsed;
+                    (&inner_message, &inner[..], target)
+                }
+            };
         let scan = RequestOptions::scan(message);
         if let Some(number) = scan.unrecognised_critical {
             if multicast {
@@ -146,6 +178,17 @@ impl Endpoint {
                 multicast,
                 Code::PROXYING_NOT_SUPPORTED,
                 b"this server is not a proxy",
+            );
+            return;
+        }
+        #[cfg(feature = "oscore")]
+        if target.oscore.is_some() && (scan.block1.is_some() || scan.block2.is_some()) {
+            self.reply_now(
+                now,
+                target,
+                Code::BAD_OPTION,
+                &[],
+                b"Block-wise over OSCORE is not supported",
             );
             return;
         }
@@ -201,6 +244,11 @@ impl Endpoint {
             // answered with a CON, whose ACK verifies the address (see `respond`).
             observe = ObserveRequest::None;
         }
+        #[cfg(feature = "oscore")]
+        if target.oscore.is_some() {
+            // Observe over OSCORE is not supported: served once, unobserved (RFC 7641 §4.1).
+            observe = ObserveRequest::None;
+        }
         if self.incoming.is_full() {
             self.make_room_for_request(now, remote);
         }
@@ -222,6 +270,8 @@ impl Endpoint {
             block2,
             observe,
             address_check: AddressCheck::None,
+            #[cfg(feature = "oscore")]
+            oscore: target.oscore,
         };
         let Some(key) = self.incoming.insert(exchange, datagram, &mut self.pool) else {
             self.stats.drop(DropCause::Overload);

@@ -12,6 +12,10 @@ mod invalid_code;
 mod notification;
 mod notification_transmit;
 mod observation;
+#[cfg(feature = "oscore")]
+mod oscore;
+#[cfg(feature = "oscore")]
+mod oscore_client;
 mod outgoing;
 mod oversized;
 mod peer_share;
@@ -103,6 +107,9 @@ pub struct Endpoint {
     pub(crate) address_validation: AddressValidation,
     /// Echo values servers sent, for the next request to them (client side).
     pub(crate) kept_echoes: KeptEchoes,
+    /// The OSCORE security contexts the host added.
+    #[cfg(feature = "oscore")]
+    pub(crate) oscore: crate::exchange::oscore_contexts::OscoreContexts,
 }
 
 impl Endpoint {
@@ -142,6 +149,10 @@ impl Endpoint {
             ),
             address_validation: AddressValidation::new(config.amplification.clone(), seed),
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
+            #[cfg(feature = "oscore")]
+            oscore: crate::exchange::oscore_contexts::OscoreContexts::new(
+                config.max_oscore_contexts,
+            ),
             config,
             rng,
         })
@@ -383,6 +394,8 @@ impl Endpoint {
             message,
             wire_len: bytes.len(),
             body: held.body.as_deref(),
+            #[cfg(feature = "oscore")]
+            oscore_kid: None,
         })
     }
 
@@ -400,6 +413,11 @@ impl Endpoint {
             message,
             wire_len: bytes.len(),
             body: inc.body.as_deref(),
+            #[cfg(feature = "oscore")]
+            oscore_kid: inc
+                .oscore
+                .and_then(|b| self.oscore.get(b.context))
+                .map(|c| c.recipient_id()),
         })
     }
 

@@ -52,6 +52,8 @@ impl Endpoint {
             confirmable: true,
             acked: false,
             dedup,
+            #[cfg(feature = "oscore")]
+            oscore: None,
         };
         let (mut size, mut block) = ([0u8; 4], [0u8; 4]);
         let limit = u32::try_from(self.config.max_body_size).unwrap_or(u32::MAX);

@@ -137,7 +137,13 @@ impl Endpoint {
                 self.stats.drop(DropCause::Unmatched);
                 return;
             }
-            if unrecognised_critical_option(message).is_some() {
+            // A protected response's OSCORE option is processed by its exchange.
+            #[cfg(feature = "oscore")]
+            let refused =
+                unrecognised_critical_option(message).is_some() && !self.awaits_protected(ex_key);
+            #[cfg(not(feature = "oscore"))]
+            let refused = unrecognised_critical_option(message).is_some();
+            if refused {
                 // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it. The
                 // request did arrive, though, and its answer cannot be used: retransmitting
                 // would only fetch the same answer, so the exchange fails.
@@ -252,7 +258,13 @@ impl Endpoint {
                 .get(*k)
                 .is_some_and(|e| e.multicast || e.remote == remote)
         });
-        if let Some(ex_key) = matched.filter(|_| unrecognised_critical_option(message).is_some()) {
+        #[cfg(feature = "oscore")]
+        let refused = matched.filter(|k| {
+            unrecognised_critical_option(message).is_some() && !self.awaits_protected(*k)
+        });
+        #[cfg(not(feature = "oscore"))]
+        let refused = matched.filter(|_| unrecognised_critical_option(message).is_some());
+        if let Some(ex_key) = refused {
             // RFC 7252 §5.4.1: a response with a critical option this endpoint does not
             // process is rejected (RST for a CON, silence for a NON) and its request fails,
             // unless it is one of many answers to a multicast request.

@@ -243,6 +243,11 @@ impl Endpoint {
         target: ResponseTarget,
         mut m: Outgoing<'_>,
     ) -> Result<(), RespondError> {
+        // A response to an OSCORE request leaves protected, whatever answers it.
+        #[cfg(feature = "oscore")]
+        if let Some(binding) = target.oscore {
+            return self.send_protected(now, target, &m, binding);
+        }
         if target.confirmable && !target.acked {
             m.message_type = MessageType::Acknowledgement;
             m.message_id = target.message_id;

@@ -25,6 +25,11 @@ impl Endpoint {
         m: &Message<'_>,
         datagram: &[u8],
     ) {
+        #[cfg(feature = "oscore")]
+        if self.awaits_protected(key) {
+            self.on_protected_response(now, key, source, m, datagram);
+            return;
+        }
         let max_body = self.config.max_body_size;
         let Some(ex) = self.exchanges.get_mut(key) else {
             return;

@@ -56,6 +56,9 @@ pub(crate) struct ClientExchange {
     pub echo_retries: u8,
     /// The App that started it.
     pub owner: AppId,
+    /// The security context (index) and request identity of an OSCORE-protected request.
+    #[cfg(feature = "oscore")]
+    pub oscore: Option<(usize, covey_oscore::RequestId)>,
 }
 
 /// Client side of an observation (RFC 7641 §3.4).
@@ -102,5 +105,7 @@ pub(crate) fn queued_for_test(peer: PeerKey, token: Token, kind: ExchangeKind) -
         transfer: None,
         echo_retries: 0,
         owner: AppId(0),
+        #[cfg(feature = "oscore")]
+        oscore: None,
     }
 }

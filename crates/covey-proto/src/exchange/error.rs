@@ -14,6 +14,11 @@ pub enum RequestError {
     TooLarge,
     /// The request has already ended.
     UnknownRequest,
+    /// OSCORE cannot protect this request: no such context, its sequence numbers are used
+    /// up, or it asks for what is not supported over OSCORE yet (Observe, Block-wise,
+    /// multicast).
+    #[cfg(feature = "oscore")]
+    Oscore,
 }
 
 impl core::fmt::Display for RequestError {
@@ -24,6 +29,10 @@ impl core::fmt::Display for RequestError {
             RequestError::TokenInUse => "token already in use by an outstanding request",
             RequestError::TooLarge => "request too large",
             RequestError::UnknownRequest => "request already ended",
+            #[cfg(feature = "oscore")]
+            RequestError::Oscore => {
+                "OSCORE cannot protect this request (no context, or Observe or Block-wise)"
+            }
         })
     }
 }

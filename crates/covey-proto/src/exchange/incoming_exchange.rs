@@ -1,6 +1,8 @@
 //! A request received and not yet answered (RFC 7252 §5.2): where it came from and how
 //! far its answer has got.
 
+#[cfg(feature = "oscore")]
+use crate::exchange::oscore_contexts::OscoreBinding;
 use crate::message::dedup::DedupHandle;
 use crate::storage::slab::SlabKey;
 use alloc::vec::Vec;
@@ -48,6 +50,9 @@ pub(crate) struct IncomingExchange {
     pub observe: ObserveRequest,
     /// Whether its sender's address was checked with a ping before a large response.
     pub address_check: AddressCheck,
+    /// The security context and Partial IV of a request that came OSCORE-protected.
+    #[cfg(feature = "oscore")]
+    pub oscore: Option<OscoreBinding>,
 }
 
 /// Where the check of an unverified sender's address stands (see `address_check`).
@@ -71,6 +76,8 @@ impl IncomingExchange {
             confirmable: self.confirmable,
             acked: self.acked,
             dedup: self.dedup,
+            #[cfg(feature = "oscore")]
+            oscore: self.oscore,
         }
     }
 }
@@ -93,4 +100,7 @@ pub(crate) struct ResponseTarget {
     pub acked: bool,
     /// The request's deduplication entry, which records the reply.
     pub dedup: DedupHandle,
+    /// Set when the response must be OSCORE-protected.
+    #[cfg(feature = "oscore")]
+    pub oscore: Option<OscoreBinding>,
 }

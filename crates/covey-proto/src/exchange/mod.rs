@@ -14,3 +14,5 @@ pub(crate) mod incoming_exchange;
 pub(crate) mod incoming_table;
 pub(crate) mod kept_echoes;
 pub(crate) mod nstart;
+#[cfg(feature = "oscore")]
+pub(crate) mod oscore_contexts;

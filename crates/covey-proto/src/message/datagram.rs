@@ -124,6 +124,10 @@ pub struct Received<'a> {
     pub wire_len: usize,
     /// The reassembled body of a block-wise transfer, if there was one.
     pub body: Option<&'a [u8]>,
+    /// For a request that came OSCORE-protected, the kid it was verified under (the
+    /// client's Sender ID); `message` is then the decrypted inner request.
+    #[cfg(feature = "oscore")]
+    pub oscore_kid: Option<&'a [u8]>,
 }
 
 impl<'a> Received<'a> {

@@ -3,8 +3,10 @@
 //! one Covey processes, within its registered length bounds, and not a forbidden repeat.
 //! Knowing how to encode an option (covey-core's registry, which also says whether a number
 //! is critical, unsafe or NoCacheKey) is not processing it: OSCORE, EDHOC and Q-Block are
-//! registered but not implemented, so a message carrying them is rejected. Proxy-Uri and
-//! Proxy-Scheme are understood, and answered 5.05 because Covey is no proxy (§5.7.2).
+//! registered but not implemented, so a message carrying them is rejected (with the `oscore`
+//! feature a request's OSCORE option is verified before this check, endpoint/oscore.rs).
+//! Proxy-Uri and Proxy-Scheme are understood, and answered 5.05 because Covey is no proxy
+//! (§5.7.2).
 
 use covey_core::{Message, OptionNumber};
 

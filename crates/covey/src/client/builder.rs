@@ -25,6 +25,8 @@ pub struct RequestBuilder {
     pub(crate) timeout: Option<Duration>,
     /// The destination, when the caller resolved the URI already.
     pub(crate) resolved: Option<Target>,
+    /// The OSCORE context to protect it with, by its place among the client's.
+    pub(crate) oscore: Option<usize>,
 }
 
 impl RequestBuilder {
@@ -39,7 +41,16 @@ impl RequestBuilder {
             token: None,
             timeout: None,
             resolved: None,
+            oscore: None,
         }
+    }
+
+    /// Protects the request with the client's `context`-th OSCORE context (0 for the first
+    /// given to [`ClientBuilder::oscore_context`](crate::ClientBuilder::oscore_context)); its
+    /// response is verified before it is returned. Not with Observe, Block-wise or multicast.
+    pub fn oscore(mut self, context: usize) -> Self {
+        self.oscore = Some(context);
+        self
     }
 
     /// The URI.

@@ -57,6 +57,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Adds an OSCORE security context, which requests name with
+    /// [`RequestBuilder::oscore`] by its place among these calls (0 for the first).
+    pub fn oscore_context(
+        mut self,
+        context: covey_proto::covey_oscore::SecurityContext,
+    ) -> ClientBuilder {
+        self.driver = self.driver.oscore_context(context);
+        self
+    }
+
     /// Calls `trace` for every datagram sent and received.
     pub fn trace(mut self, trace: TraceFn) -> ClientBuilder {
         self.driver = self.driver.trace(trace);
@@ -175,6 +185,7 @@ impl Client {
             confirmable: request.confirmable && !multicast,
             token,
             source,
+            oscore: request.oscore,
         };
         let ticket = self.driver.ticket();
         self.driver

@@ -18,6 +18,8 @@ pub(crate) struct Outgoing {
     pub token: Option<Token>,
     /// The local socket to send from (a coaps or coap one on a driver with both).
     pub source: Option<SocketAddr>,
+    /// The OSCORE context to protect it with, by its place among the driver's.
+    pub oscore: Option<usize>,
 }
 
 /// Where the responses of one client exchange go.

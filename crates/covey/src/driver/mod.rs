@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use covey_proto::covey_oscore::SecurityContext;
 use covey_proto::{App, AppSet, Config, Endpoint, Node, Stats};
 
 use driver_apps::DriverApps;
@@ -54,6 +55,7 @@ pub struct DriverBuilder {
     grace: Duration,
     busy_poll: Duration,
     dtls: Option<DtlsConfig>,
+    oscore: Vec<SecurityContext>,
 }
 
 impl std::fmt::Debug for DriverBuilder {
@@ -83,6 +85,7 @@ impl Default for DriverBuilder {
             grace: Duration::from_secs(5),
             busy_poll: Duration::ZERO,
             dtls: None,
+            oscore: Vec::new(),
         }
     }
 }
@@ -191,6 +194,15 @@ impl DriverBuilder {
         self
     }
 
+    /// Serves OSCORE-protected requests whose kid is `context`'s Recipient ID, and protects
+    /// their responses; a client's requests are protected with it when they ask for it by
+    /// its place among these calls ([`RequestBuilder::oscore`](crate::RequestBuilder::oscore)).
+    /// Repeatable, up to `Config::max_oscore_contexts`.
+    pub fn oscore_context(mut self, context: SecurityContext) -> DriverBuilder {
+        self.oscore.push(context);
+        self
+    }
+
     /// Binds the sockets and starts the driver task on the current tokio runtime.
     pub fn spawn(mut self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
@@ -239,6 +251,11 @@ impl DriverBuilder {
             self.config.amplification.enabled = false;
         }
         let mut endpoint = Endpoint::new(self.config, seed)?;
+        let oscore = self
+            .oscore
+            .drain(..)
+            .map(|context| endpoint.add_oscore_context(context))
+            .collect::<Result<Vec<_>, _>>()?;
         for secured in roles.secured_addrs() {
             endpoint.trust_socket(secured);
         }
@@ -271,6 +288,7 @@ impl DriverBuilder {
             next_socket: 0,
             dtls,
             roles: roles.clone(),
+            oscore,
         };
         tracing::debug!(?local_addrs, "driver started");
         runtime.spawn(task.run());

@@ -76,6 +76,8 @@ pub(crate) struct Task {
     pub dtls: Option<SessionTable>,
     /// Which sockets speak coaps (through `dtls`) and which plain coap.
     pub roles: SocketRoles,
+    /// The OSCORE contexts the builder was given, in its order.
+    pub oscore: Vec<covey_proto::OscoreContextId>,
 }
 
 /// A shutdown in progress.
@@ -438,7 +440,15 @@ impl Task {
                     options,
                     payload: &request.payload,
                 };
-                self.node.endpoint.send_request(now, remote, &r, params)
+                match request.oscore {
+                    None => self.node.endpoint.send_request(now, remote, &r, params),
+                    Some(n) => {
+                        let context = self.oscore.get(n).copied().ok_or(RequestError::Oscore)?;
+                        self.node
+                            .endpoint
+                            .send_protected_request(now, remote, &r, params, context)
+                    }
+                }
             })
             .map_err(request_error)
     }

@@ -75,6 +75,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves OSCORE-protected requests with `context` (see
+    /// [`DriverBuilder::oscore_context`]).
+    pub fn oscore_context(
+        mut self,
+        context: covey_proto::covey_oscore::SecurityContext,
+    ) -> ServerBuilder {
+        self.driver = self.driver.oscore_context(context);
+        self
+    }
+
     /// Calls `trace` for every datagram sent and received.
     pub fn trace(mut self, trace: TraceFn) -> ServerBuilder {
         self.driver = self.driver.trace(trace);

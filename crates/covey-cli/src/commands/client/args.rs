@@ -77,4 +77,10 @@ pub struct ClientArgs {
     /// DTLS credentials for coaps:// URIs.
     #[command(flatten)]
     pub dtls: DtlsArgs,
+
+    /// Protect the request with OSCORE (RFC 8613) under the security context in DIR, in
+    /// aiocoap's layout (settings.json and secret.json); not with --observe, block-wise
+    /// payloads or multicast.
+    #[arg(long, value_name = "DIR")]
+    pub oscore: Option<std::path::PathBuf>,
 }

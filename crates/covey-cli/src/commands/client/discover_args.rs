@@ -83,6 +83,7 @@ impl From<DiscoverArgs> for ClientArgs {
             verbose: d.verbose,
             json: d.json,
             dtls: d.dtls,
+            oscore: None,
         }
     }
 }

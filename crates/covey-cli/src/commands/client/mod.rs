@@ -207,6 +207,11 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
     {
         builder = builder.dtls(dtls);
     }
+    if let Some(dir) = &args.oscore {
+        let context = crate::commands::oscore_dir::load_for_sending(dir)
+            .map_err(|e| Failure::new(ExitKind::Usage, e))?;
+        builder = builder.oscore_context(context);
+    }
     let progress = Progress::new(plan.config.transmission.max_retransmit, args.progress);
     let verbose = args.verbose > 0;
     let tracer = progress.clone();
@@ -217,7 +222,10 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
         tracer.observe(t);
     }));
     let client = builder.build()?;
-    let request = build_request(&client, &plan, &args)?;
+    let mut request = build_request(&client, &plan, &args)?;
+    if args.oscore.is_some() {
+        request = request.oscore(0);
+    }
     let multicast = is_multicast(&plan.uri);
     if plan.observe.is_some() || multicast {
         let result = stream(request, &plan, &args, multicast, &progress).await;

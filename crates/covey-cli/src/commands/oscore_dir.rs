@@ -1,0 +1,222 @@
+//! An OSCORE security context directory in aiocoap's layout, as `--oscore DIR` names it:
+//! `settings.json` and `secret.json`, whose keys are merged; a key ending in `_hex` holds hex,
+//! one ending in `_ascii` text (`sender-id`, `recipient-id`, `secret`, optional `salt` and
+//! `id-context`), besides `algorithm`, `kdf-hashfun` and `window`. A client keeps its next
+//! sequence number in `sequence.json` there (`next-to-send`), as aiocoap does, so a
+//! second run never reuses a nonce.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use covey_oscore::{ContextInput, SecurityContext};
+use serde_json::Value;
+
+/// The only AEAD and hash covey-oscore implements, by the names aiocoap gives them.
+const ALGORITHM: &str = "AES-CCM-16-64-128";
+const KDF_HASH: &str = "sha256";
+/// covey-oscore's replay window, in sequence numbers.
+const WINDOW: u64 = 32;
+
+/// Reads the directory and derives its context; the error says what is wrong, in one line.
+pub fn load(dir: &Path) -> Result<SecurityContext, String> {
+    let fail = |why: String| format!("--oscore {}: {why}", dir.display());
+    let data = read_merged(dir).map_err(fail)?;
+    let bytes = |key: &str| data.get(key).map(Vec::as_slice);
+    let required = |key: &str| bytes(key).ok_or_else(|| fail(format!("no {key}_hex")));
+    let input = ContextInput {
+        master_secret: required("secret")?,
+        master_salt: bytes("salt").unwrap_or_default(),
+        sender_id: required("sender-id")?,
+        recipient_id: required("recipient-id")?,
+        id_context: bytes("id-context"),
+    };
+    SecurityContext::derive(&input).map_err(|e| fail(e.to_string()))
+}
+
+/// Sequence numbers a client reserves per run: more than one run's requests take.
+const RESERVED: u64 = 16;
+
+/// [`load`] for a client: its sender sequence number resumes from `sequence.json`, which is
+/// advanced past this run's numbers before any is used.
+pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
+    let mut context = load(dir)?;
+    let fail = |why: String| format!("--oscore {}: {why}", dir.display());
+    let path = dir.join("sequence.json");
+    let mut sequence = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str::<serde_json::Map<String, Value>>(&text)
+            .map_err(|e| fail(format!("sequence.json is no JSON object: {e}")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
+        Err(e) => return Err(fail(format!("cannot read sequence.json: {e}"))),
+    };
+    let next = match sequence.get("next-to-send") {
+        None => 0,
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| fail("next-to-send in sequence.json is no number".into()))?,
+    };
+    context
+        .set_sender_sequence_number(next)
+        .map_err(|e| fail(e.to_string()))?;
+    sequence.insert("next-to-send".into(), Value::from(next + RESERVED));
+    // aiocoap reads it too; it recovers an unknown replay window with Echo.
+    sequence
+        .entry("received")
+        .or_insert_with(|| Value::from("unknown"));
+    let text = Value::Object(sequence).to_string();
+    // Written whole under another name, then renamed: a crash leaves the old or the new.
+    let temporary = dir.join(".sequence-covey.json");
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, &path))
+        .map_err(|e| fail(format!("cannot write sequence.json: {e}")))?;
+    Ok(context)
+}
+
+/// The byte strings of both files by key without their suffix, after checking the others.
+fn read_merged(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let mut data = BTreeMap::new();
+    let mut found = false;
+    for file in ["secret.json", "settings.json"] {
+        let path = dir.join(file);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("cannot read {file}: {e}")),
+        };
+        found = true;
+        let object: serde_json::Map<String, Value> =
+            serde_json::from_str(&text).map_err(|e| format!("{file} is no JSON object: {e}"))?;
+        for (key, value) in object {
+            let (name, bytes) = decode(&key, &value).map_err(|e| format!("{file}: {e}"))?;
+            let Some(bytes) = bytes else { continue };
+            if data.insert(name.clone(), bytes).is_some() {
+                return Err(format!("{name} is given twice"));
+            }
+        }
+    }
+    if !found {
+        return Err("neither settings.json nor secret.json is there".into());
+    }
+    Ok(data)
+}
+
+/// The name and bytes of one entry; `None` bytes for a setting checked here.
+fn decode(key: &str, value: &Value) -> Result<(String, Option<Vec<u8>>), String> {
+    let text = || {
+        value
+            .as_str()
+            .ok_or_else(|| format!("{key} must be a string"))
+    };
+    if let Some(name) = key.strip_suffix("_hex") {
+        let bytes = hex(text()?).ok_or_else(|| format!("{key} is not hex"))?;
+        return Ok((name.into(), Some(bytes)));
+    }
+    if let Some(name) = key.strip_suffix("_ascii") {
+        return Ok((name.into(), Some(text()?.as_bytes().to_vec())));
+    }
+    match key {
+        "algorithm" if text()? != ALGORITHM => Err(format!(
+            "algorithm {:?} is not supported (only {ALGORITHM})",
+            text()?
+        )),
+        "kdf-hashfun" if text()? != KDF_HASH => Err(format!(
+            "kdf-hashfun {:?} is not supported (only {KDF_HASH})",
+            text()?
+        )),
+        "window" if value.as_u64() != Some(WINDOW) => {
+            Err(format!("window {value} is not supported (only {WINDOW})"))
+        }
+        // Other keys (aiocoap's own) do not change the context.
+        _ => Ok((key.into(), None)),
+    }
+}
+
+fn hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_with(name: &str, settings: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("covey-oscore-dir-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), settings).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_directory_in_aiocoaps_layout_gives_its_context() {
+        let dir = dir_with(
+            "good",
+            r#"{"sender-id_hex": "01", "recipient-id_ascii": "c", "algorithm": "AES-CCM-16-64-128"}"#,
+        );
+        std::fs::write(
+            dir.join("secret.json"),
+            r#"{"secret_hex": "0102", "salt_hex": ""}"#,
+        )
+        .unwrap();
+        let context = load(&dir).unwrap();
+        assert_eq!(context.sender_id(), [1]);
+        assert_eq!(context.recipient_id(), b"c");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_client_never_starts_twice_from_the_same_sequence_number() {
+        let dir = dir_with(
+            "sequence",
+            r#"{"secret_hex": "01", "sender-id_hex": "", "recipient-id_hex": "01"}"#,
+        );
+        let first = load_for_sending(&dir).unwrap().sender_sequence_number();
+        let second = load_for_sending(&dir).unwrap().sender_sequence_number();
+        assert_eq!((first, second), (0, RESERVED));
+        let kept = std::fs::read_to_string(dir.join("sequence.json")).unwrap();
+        assert!(kept.contains(r#""received":"unknown""#), "{kept}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_bad_directory_gets_one_line_saying_why() {
+        for (name, settings, why) in [
+            (
+                "nosecret",
+                r#"{"sender-id_hex": "", "recipient-id_hex": "01"}"#,
+                "no secret_hex",
+            ),
+            ("badhex", r#"{"secret_hex": "0g"}"#, "secret_hex is not hex"),
+            (
+                "alg",
+                r#"{"algorithm": "AES-CCM-16-128-128"}"#,
+                "not supported",
+            ),
+            ("json", "[1, 2]", "no JSON object"),
+            (
+                "longid",
+                r#"{"secret_hex": "01", "sender-id_hex": "0102030405060708", "recipient-id_hex": ""}"#,
+                "longer than 7 bytes",
+            ),
+        ] {
+            let dir = dir_with(name, settings);
+            let error = load(&dir).unwrap_err();
+            assert!(
+                error.contains(why) && !error.contains('\n'),
+                "{name}: {error}"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let missing = load(Path::new("/nonexistent/oscore")).unwrap_err();
+        assert!(
+            missing.contains("neither settings.json nor secret.json"),
+            "{missing}"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! OSCORE on the server side (RFC 8613 §8.2, §8.3): a protected request is verified with the
+//! security context its kid names and goes on as its inner request; the response to it is
+//! protected with that context before it is stored or sent. Failures get §8.2's unprotected
+//! errors and never reach the application.
+
+use crate::endpoint::{Endpoint, RespondError};
+use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::exchange::oscore_contexts::{AddOscoreContextError, OscoreBinding, OscoreContextId};
+use crate::message::wire::{encode_into, Outgoing};
+use crate::stats::DropCause;
+use crate::Instant;
+use alloc::vec;
+use alloc::vec::Vec;
+use covey_core::{CoapOption, Code, Message, OptionNumber};
+use covey_oscore::{OscoreError, OscoreOption, ResponsePartialIv, SecurityContext};
+
+/// What became of a request at the OSCORE step.
+pub(crate) enum Intake {
+    /// No OSCORE option: the plain path, untouched.
+    Plain,
+    /// Refused and answered (or dropped); nothing else is to be done.
+    Refused,
+    /// Verified: the inner request's datagram and what its response is bound to.
+    Verified(Vec<u8>, OscoreBinding),
+}
+
+impl Endpoint {
+    /// Adds a security context, under which requests whose kid is its Recipient ID are
+    /// verified and their responses protected, and with which
+    /// [`send_protected_request`](Self::send_protected_request) protects requests.
+    pub fn add_oscore_context(
+        &mut self,
+        context: SecurityContext,
+    ) -> Result<OscoreContextId, AddOscoreContextError> {
+        self.oscore.add(context)
+    }
+
+    /// Verifies `message` if it carries the OSCORE option, answering a failure itself.
+    pub(crate) fn unprotect_request(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        multicast: bool,
+        message: &Message<'_>,
+        datagram: &[u8],
+    ) -> Intake {
+        let Some(value) = message.option(OptionNumber::OSCORE) else {
+            return Intake::Plain;
+        };
+        if multicast {
+            // Group OSCORE is another protocol; a pairwise context never answers a group.
+            self.stats.drop(DropCause::MulticastSuppressed);
+            return Intake::Refused;
+        }
+        let verified = OscoreOption::parse(value).and_then(|option| {
+            let index = self
+                .oscore
+                .find(&option)
+                .ok_or(OscoreError::UnknownContext)?;
+            let context = self
+                .oscore
+                .get_mut(index)
+                .ok_or(OscoreError::UnknownContext)?;
+            // The inner request is no longer than the outer one but for option deltas.
+            let mut out = vec![0; datagram.len() + 32];
+            let (len, request) = context.unprotect_request(message, &mut out)?;
+            out.truncate(len);
+            let binding = OscoreBinding {
+                context: index,
+                partial_iv: request.partial_iv,
+            };
+            Ok((out, binding))
+        });
+        match verified {
+            Ok((inner, binding)) => Intake::Verified(inner, binding),
+            Err(e) => {
+                self.stats.oscore_refused += 1;
+                let code = e.response_code().unwrap_or(Code::BAD_REQUEST);
+                let diagnostic = e.diagnostic().unwrap_or(match e {
+                    OscoreError::MalformedPlaintext => "malformed inner request",
+                    _ => "malformed OSCORE message",
+                });
+                // §8.2: errors are sent unprotected, with Max-Age 0 so no cache keeps them.
+                let max_age = [CoapOption {
+                    number: OptionNumber::MAX_AGE,
+                    value: &[],
+                }];
+                self.reply_now(now, target, code, &max_age, diagnostic.as_bytes());
+                Intake::Refused
+            }
+        }
+    }
+
+    /// Sends `m` protected under `binding`, as `send_response` would send it plain.
+    pub(crate) fn send_protected(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        m: &Outgoing<'_>,
+        binding: OscoreBinding,
+    ) -> Result<(), RespondError> {
+        let protected = self.protect_response(m, binding)?;
+        let outer = Message::parse(&protected).map_err(|_| RespondError::TooLarge)?;
+        let options: Vec<CoapOption<'_>> = outer.options().collect();
+        let m = Outgoing {
+            code: outer.code(),
+            options: &options,
+            extra: &[],
+            payload: outer.payload(),
+            ..*m
+        };
+        let target = ResponseTarget {
+            oscore: None,
+            ..target
+        };
+        self.send_response(now, target, m)
+    }
+
+    /// The OSCORE message protecting `m` under `binding`; its type and message ID are the
+    /// caller's to set when it re-encodes it.
+    fn protect_response(
+        &mut self,
+        m: &Outgoing<'_>,
+        binding: OscoreBinding,
+    ) -> Result<Vec<u8>, RespondError> {
+        let mut plain = vec![0; m.size_bound()];
+        let len = encode_into(m, &mut plain).map_err(|_| RespondError::TooLarge)?;
+        let plain = Message::parse(&plain[..len]).map_err(|_| RespondError::TooLarge)?;
+        let request = self
+            .oscore
+            .request_id(binding)
+            .ok_or(RespondError::UnknownRequest)?;
+        let context = self
+            .oscore
+            .get_mut(binding.context)
+            .ok_or(RespondError::UnknownRequest)?;
+        // Room for the OSCORE option, the code byte, the tag and longer option deltas.
+        let mut out = vec![0; len + 32];
+        let len = context
+            .protect_response(&plain, &request, ResponsePartialIv::FromRequest, &mut out)
+            .map_err(|_| RespondError::TooLarge)?;
+        out.truncate(len);
+        Ok(out)
+    }
+}

@@ -1,0 +1,157 @@
+//! OSCORE on the client side (RFC 8613 §8.1, §8.4): a request protected with a security
+//! context the host added, and its response verified before the application sees it.
+
+use crate::endpoint::client::ExchangeSetup;
+use crate::endpoint::Endpoint;
+use crate::event::{Failure, RequestId};
+use crate::exchange::client_exchange::ExchangeKind;
+use crate::exchange::oscore_contexts::OscoreContextId;
+use crate::message::option_rules::unrecognised_critical_option;
+use crate::message::wire::{encode_into, Outgoing};
+use crate::request::{Request, RequestParams};
+use crate::storage::slab::SlabKey;
+use crate::{Instant, RequestError};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::net::SocketAddr;
+use covey_core::{CoapOption, Message, MessageType, OptionNumber};
+use covey_oscore::OscoreError;
+
+impl Endpoint {
+    /// Starts a request to `remote` protected with `context`, as
+    /// [`send_request`](Self::send_request) starts a plain one; its response is verified
+    /// and arrives as the inner response, or the request fails with
+    /// [`Failure::UnverifiedResponse`]. An unprotected error response (RFC 8613 §8.2: the
+    /// server could not verify the request) arrives as it came. Observe, Block-wise and
+    /// multicast are not supported over OSCORE yet: [`RequestError::Oscore`].
+    pub fn send_protected_request(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+        context: OscoreContextId,
+    ) -> Result<RequestId, RequestError> {
+        let unsupported = remote.ip().is_multicast()
+            || request.payload.len() > self.config.block_size()
+            || request.options.iter().any(|o| {
+                matches!(
+                    o.number,
+                    OptionNumber::OBSERVE | OptionNumber::BLOCK1 | OptionNumber::BLOCK2
+                )
+            });
+        if unsupported || self.oscore.get(context.0).is_none() {
+            return Err(RequestError::Oscore);
+        }
+        let token = match params.token {
+            Some(t) if self.exchanges.token_in_use(&t) => return Err(RequestError::TokenInUse),
+            Some(t) => t,
+            None => self.new_token(),
+        };
+        let message_type = match params.confirmable {
+            true => MessageType::Confirmable,
+            false => MessageType::NonConfirmable,
+        };
+        let plain = Outgoing {
+            message_type,
+            code: request.method,
+            message_id: 0,
+            token: token.as_bytes(),
+            options: request.options,
+            extra: &[],
+            payload: request.payload,
+        };
+        let mut plain_bytes = vec![0; plain.size_bound()];
+        let len = encode_into(&plain, &mut plain_bytes).map_err(|_| RequestError::TooLarge)?;
+        let plain = Message::parse(&plain_bytes[..len]).map_err(|_| RequestError::TooLarge)?;
+        let sealing = self.oscore.get_mut(context.0).ok_or(RequestError::Oscore)?;
+        // Room for the OSCORE option (kid, kid context, Partial IV), the code byte and tag.
+        let room = len + 32 + sealing.id_context().map_or(0, <[u8]>::len);
+        let mut protected = vec![0; room];
+        let (len, binding) =
+            sealing
+                .protect_request(&plain, &mut protected)
+                .map_err(|e| match e {
+                    OscoreError::Encode(_) | OscoreError::PlaintextTooLong => {
+                        RequestError::TooLarge
+                    }
+                    _ => RequestError::Oscore,
+                })?;
+        let outer = Message::parse(&protected[..len]).map_err(|_| RequestError::TooLarge)?;
+        let options: Vec<CoapOption<'_>> = outer.options().collect();
+        let template = Outgoing {
+            message_type,
+            code: outer.code(),
+            message_id: 0,
+            token: token.as_bytes(),
+            options: &options,
+            extra: &[],
+            payload: outer.payload(),
+        };
+        let setup = ExchangeSetup {
+            kind: ExchangeKind::Request,
+            multicast: false,
+            observe: None,
+            transfer: None,
+            source: params.source,
+            owner: params.owner,
+        };
+        let id = self.create_exchange(now, remote, &template, setup)?;
+        // Set before any answer can come: this call sent at most the request itself.
+        if let Some(ex) = self.exchanges.get_mut(id.0) {
+            ex.oscore = Some((context.0, binding));
+        }
+        Ok(id)
+    }
+
+    /// Whether exchange `key` awaits an OSCORE-protected response.
+    pub(crate) fn awaits_protected(&self, key: SlabKey) -> bool {
+        self.exchanges
+            .get(key)
+            .is_some_and(|ex| ex.oscore.is_some())
+    }
+
+    /// Verifies the response `m` to the protected request of exchange `key` and delivers
+    /// its inner response, ending the exchange; one that does not verify fails it.
+    pub(crate) fn on_protected_response(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        source: SocketAddr,
+        m: &Message<'_>,
+        datagram: &[u8],
+    ) {
+        let Some(ex) = self.exchanges.get(key) else {
+            return;
+        };
+        let Some((index, request)) = ex.oscore.clone() else {
+            return;
+        };
+        self.peers.mark_responsive(ex.peer);
+        if !m.has_option(OptionNumber::OSCORE) {
+            // §8.2's errors come unprotected; a success must not.
+            match m.code().is_error() && unrecognised_critical_option(m).is_none() {
+                true => self.deliver(now, key, source, datagram, None, true),
+                false => self.fail_exchange(now, key, Failure::UnverifiedResponse),
+            }
+            return;
+        }
+        let mut inner = vec![0; datagram.len() + 32];
+        let verified = self
+            .oscore
+            .get(index)
+            .map(|c| c.unprotect_response(m, &request, &mut inner));
+        let Some(Ok(len)) = verified else {
+            self.fail_exchange(now, key, Failure::UnverifiedResponse);
+            return;
+        };
+        inner.truncate(len);
+        let acceptable =
+            Message::parse(&inner).is_ok_and(|i| unrecognised_critical_option(&i).is_none());
+        if !acceptable {
+            self.fail_exchange(now, key, Failure::ProtocolError);
+            return;
+        }
+        self.deliver(now, key, source, &inner, None, true);
+    }
+}

@@ -1,0 +1,100 @@
+//! The OSCORE security contexts the host added (RFC 8613 §3), found by the kid and kid
+//! context of a request, and what binds a response to the request it answers (§5.4).
+
+use alloc::vec::Vec;
+use covey_oscore::{OscoreOption, PartialIv, RequestId, SecurityContext};
+
+/// Why a security context was not added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AddOscoreContextError {
+    /// `Config::max_oscore_contexts` contexts are already held.
+    Full,
+    /// A context with the same Recipient ID and ID Context is already held: requests could
+    /// not tell the two apart.
+    Duplicate,
+}
+
+impl core::fmt::Display for AddOscoreContextError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            AddOscoreContextError::Full => "too many OSCORE security contexts",
+            AddOscoreContextError::Duplicate => {
+                "an OSCORE context with this recipient ID and ID context is already added"
+            }
+        })
+    }
+}
+
+impl core::error::Error for AddOscoreContextError {}
+
+/// A security context added to an endpoint, to protect requests with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OscoreContextId(pub(crate) usize);
+
+/// What a protected request's response is bound to: its context and Partial IV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OscoreBinding {
+    /// Index of the context in [`OscoreContexts`]; contexts are never removed.
+    pub context: usize,
+    pub partial_iv: PartialIv,
+}
+
+/// The security contexts, at most `max` of them.
+#[derive(Debug)]
+pub(crate) struct OscoreContexts {
+    contexts: Vec<SecurityContext>,
+    max: usize,
+}
+
+impl OscoreContexts {
+    pub fn new(max: usize) -> OscoreContexts {
+        OscoreContexts {
+            contexts: Vec::new(),
+            max,
+        }
+    }
+
+    pub fn add(
+        &mut self,
+        context: SecurityContext,
+    ) -> Result<OscoreContextId, AddOscoreContextError> {
+        let duplicate = self.contexts.iter().any(|c| {
+            c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
+        });
+        if duplicate {
+            return Err(AddOscoreContextError::Duplicate);
+        }
+        if self.contexts.len() >= self.max {
+            return Err(AddOscoreContextError::Full);
+        }
+        self.contexts.push(context);
+        Ok(OscoreContextId(self.contexts.len() - 1))
+    }
+
+    /// The context a request's OSCORE option names: its kid is the Recipient ID, and its
+    /// kid context, when sent, the ID Context (RFC 8613 §8.2 step 2).
+    pub fn find(&self, option: &OscoreOption<'_>) -> Option<usize> {
+        let kid = option.kid?;
+        self.contexts.iter().position(|c| {
+            c.recipient_id() == kid && option.kid_context.is_none_or(|k| c.id_context() == Some(k))
+        })
+    }
+
+    pub fn get(&self, index: usize) -> Option<&SecurityContext> {
+        self.contexts.get(index)
+    }
+
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut SecurityContext> {
+        self.contexts.get_mut(index)
+    }
+
+    /// The request identity a response under `binding` is sealed with.
+    pub fn request_id(&self, binding: OscoreBinding) -> Option<RequestId> {
+        let context = self.get(binding.context)?;
+        Some(RequestId {
+            kid: context.recipient_id().to_vec(),
+            partial_iv: binding.partial_iv,
+        })
+    }
+}

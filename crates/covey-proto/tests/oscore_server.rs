@@ -1,0 +1,285 @@
+//! OSCORE on the server side: a protected request reaches the application as its inner
+//! request, its response leaves protected, and the RFC 8613 §8.2 failures are answered
+//! unprotected without the application seeing them.
+#![cfg(feature = "oscore")]
+
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_proto::covey_oscore::{ContextInput, RequestId, SecurityContext};
+use covey_proto::{
+    AddOscoreContextError, App, AppContext, Config, Endpoint, Event, Instant, LocalAddr, Lone,
+    Node, NullHost, Reception, Response,
+};
+use std::cell::RefCell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+const SECRET: &[u8] = b"a shared secret!";
+
+fn context(secret: &[u8], sender_id: &[u8], recipient_id: &[u8]) -> SecurityContext {
+    SecurityContext::derive(&ContextInput {
+        master_secret: secret,
+        master_salt: b"salt",
+        sender_id,
+        recipient_id,
+        id_context: None,
+    })
+    .unwrap()
+}
+
+fn client_addr() -> SocketAddr {
+    "[2001:db8::1]:5683".parse().unwrap()
+}
+
+fn server() -> Endpoint {
+    let mut server = Endpoint::new(Config::default(), 1).unwrap();
+    server
+        .add_oscore_context(context(SECRET, b"S", b"C"))
+        .unwrap();
+    server
+}
+
+/// A plain CON request with Uri-Path `path` and `payload`.
+fn plain_request(mid: u16, code: Code, path: &str, payload: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0; 256];
+    let mut encoder = MessageEncoder::new(
+        &mut buf,
+        MessageType::Confirmable,
+        code,
+        mid,
+        &[0xAB, mid as u8],
+    )
+    .unwrap();
+    encoder
+        .option(OptionNumber::URI_PATH, path.as_bytes())
+        .unwrap();
+    encoder.payload(payload).unwrap();
+    let len = encoder.finish();
+    buf.truncate(len);
+    buf
+}
+
+fn protect(client: &mut SecurityContext, plain: &[u8]) -> (Vec<u8>, RequestId) {
+    let mut out = vec![0; 512];
+    let (len, id) = client
+        .protect_request(&Message::parse(plain).unwrap(), &mut out)
+        .unwrap();
+    out.truncate(len);
+    (out, id)
+}
+
+fn deliver(server: &mut Endpoint, datagram: &[u8]) -> Reception {
+    server.handle_datagram(Instant::ZERO, client_addr(), LocalAddr::UNICAST, datagram)
+}
+
+fn sent(server: &mut Endpoint) -> Vec<u8> {
+    let mut buf = vec![0; 1500];
+    let t = server.poll_transmit(Instant::ZERO, &mut buf).unwrap();
+    buf.truncate(t.size);
+    buf
+}
+
+/// Answers every request with 2.05 and "echo:<method>:<path>:<payload>", noting the kid.
+fn serve_one(server: &mut Endpoint) -> Option<Option<Vec<u8>>> {
+    let Some(Event::Request(id)) = server.poll_event() else {
+        return None;
+    };
+    let request = server.request(id).unwrap();
+    let path = request
+        .message
+        .option(OptionNumber::URI_PATH)
+        .unwrap_or(&[]);
+    let code = request.message.code();
+    let mut text = format!("echo:{}.{:02}:", code.class(), code.detail()).into_bytes();
+    text.extend_from_slice(path);
+    text.push(b':');
+    text.extend_from_slice(request.payload());
+    assert!(!request.message.has_option(OptionNumber::OSCORE));
+    let kid = request.oscore_kid.map(<[u8]>::to_vec);
+    let response = Response {
+        code: Code::CONTENT,
+        options: &[],
+        payload: &text,
+    };
+    server.respond(Instant::ZERO, id, &response).unwrap();
+    Some(kid)
+}
+
+#[test]
+fn a_protected_request_is_served_as_its_inner_request_and_answered_protected() {
+    let mut server = server();
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, id) = protect(&mut client, &plain_request(7, Code::PUT, "hello", b"hi"));
+    assert_eq!(deliver(&mut server, &protected), Reception::Accepted);
+    let kid = serve_one(&mut server).expect("the application sees the request");
+    assert_eq!(kid.as_deref(), Some(&b"C"[..]));
+
+    let wire = sent(&mut server);
+    let outer = Message::parse(&wire).unwrap();
+    assert_eq!(outer.message_type(), MessageType::Acknowledgement);
+    assert_eq!(outer.message_id(), 7);
+    assert_eq!(
+        outer.code(),
+        Code::CHANGED,
+        "outer code of a protected response"
+    );
+    assert!(outer.has_option(OptionNumber::OSCORE));
+    assert!(
+        !outer.payload().windows(4).any(|w| w == b"echo"),
+        "payload is encrypted"
+    );
+    let mut out = vec![0; 512];
+    let len = client.unprotect_response(&outer, &id, &mut out).unwrap();
+    let inner = Message::parse(&out[..len]).unwrap();
+    assert_eq!(inner.code(), Code::CONTENT);
+    assert_eq!(inner.payload(), b"echo:0.03:hello:hi");
+    assert_eq!(server.stats().oscore_refused, 0);
+}
+
+#[test]
+fn a_plain_request_is_served_as_before() {
+    let mut server = server();
+    deliver(&mut server, &plain_request(3, Code::GET, "plain", b""));
+    assert_eq!(serve_one(&mut server), Some(None));
+    let wire = sent(&mut server);
+    let response = Message::parse(&wire).unwrap();
+    assert_eq!(response.code(), Code::CONTENT);
+    assert!(!response.has_option(OptionNumber::OSCORE));
+    assert_eq!(response.payload(), b"echo:0.01:plain:");
+}
+
+/// The unprotected error the server sent: code, Max-Age and diagnostic.
+fn refusal(server: &mut Endpoint) -> (Code, Option<Vec<u8>>, String) {
+    assert!(
+        server.poll_event().is_none(),
+        "the application saw a refused request"
+    );
+    let wire = sent(server);
+    let m = Message::parse(&wire).unwrap();
+    assert!(!m.has_option(OptionNumber::OSCORE));
+    let max_age = m.option(OptionNumber::MAX_AGE).map(<[u8]>::to_vec);
+    (
+        m.code(),
+        max_age,
+        String::from_utf8_lossy(m.payload()).into(),
+    )
+}
+
+#[test]
+fn an_unknown_kid_gets_4_01_security_context_not_found() {
+    let mut server = server();
+    let mut stranger = context(SECRET, b"X", b"S");
+    let (protected, _) = protect(&mut stranger, &plain_request(1, Code::GET, "hello", b""));
+    deliver(&mut server, &protected);
+    let (code, max_age, text) = refusal(&mut server);
+    assert_eq!(code, Code::UNAUTHORIZED);
+    assert_eq!(max_age, Some(vec![]), "Max-Age 0");
+    assert_eq!(text, "Security context not found");
+    assert_eq!(server.stats().oscore_refused, 1);
+}
+
+#[test]
+fn a_wrong_key_gets_4_00_decryption_failed() {
+    let mut server = server();
+    let mut wrong = context(b"another secret!!", b"C", b"S");
+    let (protected, _) = protect(&mut wrong, &plain_request(1, Code::GET, "hello", b""));
+    deliver(&mut server, &protected);
+    let (code, max_age, text) = refusal(&mut server);
+    assert_eq!(code, Code::BAD_REQUEST);
+    assert_eq!(max_age, Some(vec![]));
+    assert_eq!(text, "Decryption failed");
+    assert_eq!(server.stats().oscore_refused, 1);
+}
+
+#[test]
+fn a_replayed_request_with_a_new_message_id_gets_4_01_replay_detected() {
+    let mut server = server();
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, _) = protect(&mut client, &plain_request(1, Code::POST, "hello", b"once"));
+    deliver(&mut server, &protected);
+    assert!(serve_one(&mut server).is_some());
+    sent(&mut server);
+    // The same bytes under another message ID pass deduplication, not the replay window.
+    let mut replay = protected.clone();
+    replay[3] ^= 0x55;
+    deliver(&mut server, &replay);
+    let (code, max_age, text) = refusal(&mut server);
+    assert_eq!(code, Code::UNAUTHORIZED);
+    assert_eq!(max_age, Some(vec![]));
+    assert_eq!(text, "Replay detected");
+    assert_eq!(server.stats().oscore_refused, 1);
+}
+
+#[test]
+fn a_retransmission_gets_the_same_protected_response_without_the_application() {
+    let mut server = server();
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, _) = protect(&mut client, &plain_request(9, Code::POST, "hello", b"x"));
+    deliver(&mut server, &protected);
+    serve_one(&mut server).unwrap();
+    let first = sent(&mut server);
+    assert_eq!(deliver(&mut server, &protected), Reception::Duplicate);
+    assert!(server.poll_event().is_none());
+    assert_eq!(sent(&mut server), first);
+}
+
+#[test]
+fn contexts_are_bounded_and_a_duplicate_recipient_id_is_refused() {
+    let config = Config {
+        max_oscore_contexts: 1,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(config, 1).unwrap();
+    server
+        .add_oscore_context(context(SECRET, b"S", b"C"))
+        .unwrap();
+    assert_eq!(
+        server.add_oscore_context(context(SECRET, b"S", b"C")),
+        Err(AddOscoreContextError::Duplicate)
+    );
+    assert_eq!(
+        server.add_oscore_context(context(SECRET, b"S", b"D")),
+        Err(AddOscoreContextError::Full)
+    );
+}
+
+/// Notes the identity `AppContext::peer_identity` gives each request, and answers 2.05.
+struct Identities(Rc<RefCell<Vec<Option<String>>>>);
+
+impl App for Identities {
+    fn handle_event(&mut self, cx: &mut AppContext<'_>, event: Event) {
+        if let Event::Request(id) = event {
+            let request = cx.endpoint.request(id).unwrap();
+            let identity = cx.peer_identity(&request).map(|i| i.to_string());
+            self.0.borrow_mut().push(identity);
+            let _ = cx
+                .endpoint
+                .respond(cx.now, id, &Response::new(Code::CONTENT));
+        }
+    }
+}
+
+#[test]
+fn an_app_sees_the_oscore_kid_as_the_peer_identity() {
+    let seen = Rc::default();
+    let mut node = Node::new(server(), Lone(Identities(Rc::clone(&seen))));
+    let host = &mut NullHost;
+    node.start(Instant::ZERO, host);
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, _) = protect(&mut client, &plain_request(1, Code::GET, "who", b""));
+    node.handle_datagram(
+        Instant::ZERO,
+        client_addr(),
+        LocalAddr::UNICAST,
+        &protected,
+        host,
+    );
+    let plain = plain_request(2, Code::GET, "who", b"");
+    node.handle_datagram(
+        Instant::ZERO,
+        client_addr(),
+        LocalAddr::UNICAST,
+        &plain,
+        host,
+    );
+    assert_eq!(*seen.borrow(), [Some("oscore:43".to_string()), None]);
+}
