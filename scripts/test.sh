@@ -121,7 +121,7 @@ grep -q "test result: ok. [1-9]" target/test-output.txt
 log "fuzz smoke (${FUZZ_SECONDS:=20} s per target)"
 # cargo fuzz needs nightly (checked at the start); cargo-fuzz goes into ~/.cargo/bin.
 command -v cargo-fuzz >/dev/null || cargo install --quiet --locked cargo-fuzz
-for target in message uri link_format slip; do
+for target in message uri link_format slip oscore; do
   scratch=$(mktemp -d)
   # New inputs go to the scratch corpus; the committed seeds are only read.
   if ! cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- \
