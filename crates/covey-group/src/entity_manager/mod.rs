@@ -224,11 +224,10 @@ impl EntityManager {
         }
     }
 
-    /// What follows every event: observations without observers end, replies waiting for
-    /// the store go, timers are armed and the log is handed over.
+    /// What follows every event: replies waiting for the store go, timers are armed and the
+    /// log is handed over.
     fn after_event(&mut self, cx: &mut AppContext<'_>) {
         let (ep, now) = (&mut *cx.endpoint, cx.now);
-        self.sweep_observations(ep, now);
         self.release_durable(ep, now);
         self.timers.arm(cx);
         self.flush_log(cx);
@@ -529,7 +528,9 @@ impl EntityManager {
             }
             (Code::GET, false) => {
                 if req.observe == Some(1) {
-                    to.observe = ObserveAs::Deregister;
+                    to.observe = ObserveAs::Deregister {
+                        entity: name.to_string(),
+                    };
                 }
                 self.start_query(
                     ep,

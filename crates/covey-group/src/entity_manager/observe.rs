@@ -37,8 +37,11 @@ pub(crate) enum ObserveAs {
         /// The engine resource of the client's view.
         resource: u64,
     },
-    /// Ends the client's observation, if any (Observe 1).
-    Deregister,
+    /// Ends the client's observation of entity `entity`, if any (Observe 1).
+    Deregister {
+        /// The entity.
+        entity: String,
+    },
 }
 
 /// What observers see of an entity: observers with the same view share one engine resource,
@@ -314,6 +317,9 @@ impl EntityManager {
     /// Notifies every observer of `entity` of its answer from the members' latest values,
     /// once every member answered its registration.
     fn notify_entity(&mut self, ep: &mut Endpoint, now: Instant, entity: &str) {
+        if !self.sweep_entity(ep, now, entity) {
+            return;
+        }
         let Some(o) = self.observations.entities.get(entity) else {
             return;
         };
@@ -360,23 +366,24 @@ impl EntityManager {
         }
     }
 
-    /// Observers that went (Observe 1, an RST, the engine dropping them) leave their view;
-    /// an entity without views cancels its member observations.
-    pub(super) fn sweep_observations(&mut self, ep: &mut Endpoint, now: Instant) {
-        let mut ended = Vec::new();
-        for (name, o) in &mut self.observations.entities {
-            if o.pending > 0 {
-                continue;
-            }
-            o.views
-                .retain(|_, resource| ep.observer_count(*resource) > 0);
-            if o.views.is_empty() {
-                ended.push(name.clone());
-            }
+    /// Observers of entity `name` that went (Observe 1, an RST, the engine dropping them)
+    /// leave their view; without views its member observations are cancelled. Run when one
+    /// deregisters and before each notification, not after every event: counting a view's
+    /// observers scans the engine's observer table. Returns whether `name` is still observed.
+    pub(super) fn sweep_entity(&mut self, ep: &mut Endpoint, now: Instant, name: &str) -> bool {
+        let Some(o) = self.observations.entities.get_mut(name) else {
+            return false;
+        };
+        if o.pending > 0 {
+            return true;
         }
-        for name in ended {
-            self.unwatch(ep, now, &name);
+        o.views
+            .retain(|_, resource| ep.observer_count(*resource) > 0);
+        if !o.views.is_empty() {
+            return true;
         }
+        self.unwatch(ep, now, name);
+        false
     }
 
     /// Ends the observations of entity `name` (deleted, or changed: `code`) with an error

@@ -121,8 +121,9 @@ impl EntityManager {
                 respond(ep, now, to.id, &reply, tag, None);
             }
             // The resource is not looked at when the client deregisters.
-            ObserveAs::Deregister => {
+            ObserveAs::Deregister { entity } => {
                 respond(ep, now, to.id, &reply, tag, Some(0));
+                self.sweep_entity(ep, now, entity);
             }
             ObserveAs::Register { entity, resource } => {
                 let registered = respond(ep, now, to.id, &reply, tag, Some(*resource));

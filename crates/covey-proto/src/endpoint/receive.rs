@@ -11,11 +11,27 @@ use crate::message::outbox::LocalId;
 use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::stats::DropCause;
 use crate::stats::DROP_CAUSES;
+use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{Header, Message, MessageType, ParseErrorKind, Token};
 
 impl Endpoint {
+    /// Whether a response to exchange `key` carries a critical option this endpoint does
+    /// not process; a protected response's OSCORE option is its exchange's to verify.
+    fn refuses_critical(&self, key: SlabKey, message: &Message<'_>) -> bool {
+        if unrecognised_critical_option(message).is_none() {
+            return false;
+        }
+        #[cfg(feature = "oscore")]
+        return !self.awaits_protected(key);
+        #[cfg(not(feature = "oscore"))]
+        {
+            let _ = key;
+            true
+        }
+    }
+
     /// Feeds one received datagram from `remote` into the endpoint and says what became of
     /// it. Replies leave from `local.socket` when the driver names it.
     pub fn handle_datagram(
@@ -137,13 +153,7 @@ impl Endpoint {
                 self.stats.drop(DropCause::Unmatched);
                 return;
             }
-            // A protected response's OSCORE option is processed by its exchange.
-            #[cfg(feature = "oscore")]
-            let refused =
-                unrecognised_critical_option(message).is_some() && !self.awaits_protected(ex_key);
-            #[cfg(not(feature = "oscore"))]
-            let refused = unrecognised_critical_option(message).is_some();
-            if refused {
+            if self.refuses_critical(ex_key, message) {
                 // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it. The
                 // request did arrive, though, and its answer cannot be used: retransmitting
                 // would only fetch the same answer, so the exchange fails.
@@ -258,13 +268,7 @@ impl Endpoint {
                 .get(*k)
                 .is_some_and(|e| e.multicast || e.remote == remote)
         });
-        #[cfg(feature = "oscore")]
-        let refused = matched.filter(|k| {
-            unrecognised_critical_option(message).is_some() && !self.awaits_protected(*k)
-        });
-        #[cfg(not(feature = "oscore"))]
-        let refused = matched.filter(|_| unrecognised_critical_option(message).is_some());
-        if let Some(ex_key) = refused {
+        if let Some(ex_key) = matched.filter(|k| self.refuses_critical(*k, message)) {
             // RFC 7252 §5.4.1: a response with a critical option this endpoint does not
             // process is rejected (RST for a CON, silence for a NON) and its request fails,
             // unless it is one of many answers to a multicast request.
