@@ -1,7 +1,7 @@
 //! The request log of `covey serve -v` and `covey gateway -v`: one line per request (peer,
-//! method, path with its Block1/Block2 values, response code, time to answer), as
-//! `coap-server -v` prints; `-vv` adds every datagram. Built on the driver's trace tap, so it
-//! costs nothing unless asked for.
+//! method, path with its Block1/Block2 values, response code with an error's diagnostic, time
+//! to answer), as `coap-server -v` prints; `-vv` adds every datagram. Built on the driver's
+//! trace tap, so it costs nothing unless asked for.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -13,6 +13,9 @@ use covey::{Trace, TraceDirection};
 use covey_core::{Code, Message};
 
 use crate::render::message_text::{self, code_label};
+
+/// The most characters of a diagnostic payload a log line shows.
+const MAX_DIAGNOSTIC: usize = 120;
 
 /// Requests waiting for their response; beyond this many, old ones are forgotten.
 const MAX_PENDING: usize = 4096;
@@ -64,17 +67,29 @@ pub fn tracer(verbose: u8) -> Option<TraceFn> {
                 if let Some(p) = pending.remove(&key) {
                     let ms = p.at.elapsed().as_secs_f64() * 1000.0;
                     tracing::info!(
-                        "{} {} {} -> {} in {ms:.1} ms",
+                        "{} {} {} -> {}{} in {ms:.1} ms",
                         t.peer,
                         code_label(p.method),
                         p.target,
-                        code_label(message.code())
+                        code_label(message.code()),
+                        diagnostic(&message)
                     );
                 }
             }
             _ => {}
         }
     }))
+}
+
+/// An error response's diagnostic payload, quoted and escaped, e.g. ` "Replay detected"`, so
+/// the log says why a request was refused; empty for other responses.
+fn diagnostic(message: &Message<'_>) -> String {
+    if !message.code().is_error() || message.payload().is_empty() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(message.payload());
+    let shown: String = text.chars().take(MAX_DIAGNOSTIC).collect();
+    format!(" {shown:?}")
 }
 
 /// The Block1 and Block2 options of a request, e.g. ` [Block2 #3 of 64 B]`, so the requests

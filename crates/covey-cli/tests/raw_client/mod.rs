@@ -39,6 +39,8 @@ pub struct Answer {
     pub payload: Vec<u8>,
     /// Its Echo value (RFC 9175).
     pub echo: Option<Vec<u8>>,
+    /// The datagram it came in.
+    pub datagram: Vec<u8>,
 }
 
 impl Raw {
@@ -115,6 +117,33 @@ impl Raw {
         mid
     }
 
+    /// Sends `datagram` as it is and returns the answer to its message ID.
+    pub fn ask_datagram(&mut self, datagram: &[u8]) -> Answer {
+        self.socket.send(datagram).expect("send");
+        let mid = Message::parse(datagram)
+            .expect("a datagram with a header")
+            .message_id();
+        self.read(mid)
+    }
+
+    /// Sends `datagram` as it is, without waiting for an answer.
+    pub fn send_datagram(&mut self, datagram: &[u8]) {
+        self.socket.send(datagram).expect("send");
+    }
+
+    /// The next `count` answers, fewer if none comes for three seconds.
+    pub fn next_answers(&self, count: usize) -> Vec<Answer> {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 2048];
+        while all.len() < count {
+            match self.socket.recv(&mut buf) {
+                Ok(n) => all.extend(Answer::parse(&buf[..n])),
+                Err(_) => break,
+            }
+        }
+        all
+    }
+
     /// Every answer that arrives within `wait`.
     pub fn answers_within(&self, wait: Duration) -> Vec<Answer> {
         let deadline = std::time::Instant::now() + wait;
@@ -125,7 +154,7 @@ impl Raw {
                 .socket
                 .set_read_timeout(Some(left.max(Duration::from_millis(1))));
             match self.socket.recv(&mut buf) {
-                Ok(n) => all.extend(Message::parse(&buf[..n]).ok().map(|m| Answer::of(&m))),
+                Ok(n) => all.extend(Answer::parse(&buf[..n])),
                 Err(_) => break,
             }
         }
@@ -141,9 +170,9 @@ impl Raw {
                 .socket
                 .recv(&mut buf)
                 .unwrap_or_else(|e| panic!("no answer to message {mid:#x}: {e}"));
-            let m = Message::parse(&buf[..n]).expect("a well-formed answer");
-            if m.message_id() == mid {
-                return Answer::of(&m);
+            let answer = Answer::parse(&buf[..n]).expect("a well-formed answer");
+            if answer.mid == mid {
+                return answer;
             }
         }
     }
@@ -155,8 +184,9 @@ impl Answer {
         format!("{} {}", self.code, String::from_utf8_lossy(&self.payload))
     }
 
-    fn of(m: &Message<'_>) -> Answer {
-        Answer {
+    fn parse(datagram: &[u8]) -> Option<Answer> {
+        let m = Message::parse(datagram).ok()?;
+        Some(Answer {
             kind: m.message_type(),
             code: m.code(),
             mid: m.message_id(),
@@ -166,7 +196,8 @@ impl Answer {
             block1: m.block1().is_some(),
             payload: m.payload().to_vec(),
             echo: m.option(OptionNumber::ECHO).map(<[u8]>::to_vec),
-        }
+            datagram: datagram.to_vec(),
+        })
     }
 }
 
