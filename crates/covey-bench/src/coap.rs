@@ -10,6 +10,7 @@ mod echo;
 mod handshakes;
 mod load;
 mod observers;
+mod oscore_load;
 mod servers;
 
 use std::net::{IpAddr, SocketAddr};
@@ -103,6 +104,11 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with = "against")]
     serve: bool,
 
+    /// Start `covey serve` with an OSCORE context per socket, load it with plain CoAP and
+    /// then with every request protected (RFC 8613), alike, and print the ratio.
+    #[arg(long, conflicts_with_all = ["against", "serve", "observers", "handshakes", "uri"])]
+    oscore: bool,
+
     /// CPU the started servers are pinned to.
     #[arg(long, value_name = "N")]
     server_cpu: Option<usize>,
@@ -166,6 +172,9 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
     }
     if let Some(n) = args.observers {
         return run_observers(&args, n);
+    }
+    if args.oscore {
+        return run_oscore(&args);
     }
     match args.against {
         Some(Peer::Libcoap) => run_against(&args),
@@ -239,6 +248,28 @@ fn run_against(args: &BenchArgs) -> Result<(), BenchError> {
     } else {
         f64::NAN
     };
+    print_comparison(
+        args,
+        &options,
+        &rows,
+        ("ratio_covey_to_libcoap", "covey/libcoap"),
+        ratio,
+    );
+    Ok(())
+}
+
+/// One loaded server in a comparison: its name, command line, measurement and RSS.
+type Row = (&'static str, String, Measurement, Option<u64>);
+
+/// Prints the rows of a comparison as a table (or JSON) and `ratio` under `label` (its JSON
+/// key, its text).
+fn print_comparison(
+    args: &BenchArgs,
+    options: &[(OptionNumber, Vec<u8>)],
+    rows: &[Row],
+    label: (&str, &str),
+    ratio: f64,
+) {
     if args.json {
         let servers: Vec<Value> = rows
             .iter()
@@ -251,16 +282,21 @@ fn run_against(args: &BenchArgs) -> Result<(), BenchError> {
             })
             .collect();
         let out = json!({
-            "setup": setup_json(args, &path_text(&options)),
+            "setup": setup_json(args, &path_text(options)),
             "servers": servers,
-            "ratio_covey_to_libcoap": if ratio.is_finite() { json!(round(ratio, 3)) } else { Value::Null },
         });
+        let mut out = out;
+        out[label.0] = if ratio.is_finite() {
+            json!(round(ratio, 3))
+        } else {
+            Value::Null
+        };
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        return Ok(());
+        return;
     }
     println!(
         "{}",
-        setup_text(args, &format!("GET {}", path_text(&options)))
+        setup_text(args, &format!("GET {}", path_text(options)))
     );
     println!(
         "{:<8} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>8} {:>9}",
@@ -280,7 +316,7 @@ fn run_against(args: &BenchArgs) -> Result<(), BenchError> {
         "srv CPU",
         "gen idle"
     );
-    for (name, _, m, rss) in &rows {
+    for (name, _, m, rss) in rows {
         let q = |p: f64| micros(m.latency.value_at_quantile(p));
         println!(
             "{:<8} {:>12.0} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>8} {:>9} {:>8} {:>8.0}%",
@@ -298,10 +334,53 @@ fn run_against(args: &BenchArgs) -> Result<(), BenchError> {
             100.0 * m.generator_idle_share(),
         );
     }
-    for (name, command, _, _) in &rows {
+    for (name, command, _, _) in rows {
         println!("  {name}: {command}");
     }
-    println!("ratio covey/libcoap: {ratio:.2}");
+    println!("ratio {}: {ratio:.2}", label.1);
+}
+
+/// `covey bench --oscore`: `covey serve` with a context per socket, loaded with plain CoAP
+/// and then with OSCORE, in the same run.
+fn run_oscore(args: &BenchArgs) -> Result<(), BenchError> {
+    if args.sockets > oscore_load::MAX_SOCKETS {
+        return Err(BenchError::Usage(format!(
+            "--oscore: at most {} sockets (each needs a kid of its own)",
+            oscore_load::MAX_SOCKETS
+        )));
+    }
+    if args.dtls.config()?.is_some() || args.floor {
+        return Err(BenchError::Usage(
+            "--oscore compares plain CoAP with OSCORE: no DTLS, no --floor".into(),
+        ));
+    }
+    let contexts = oscore_load::ServerContexts::write(args.sockets)
+        .map_err(|e| BenchError::Other(format!("cannot write the OSCORE contexts: {e}")))?;
+    let options = path_options(args, None)?;
+    let mut rows: Vec<Row> = Vec::new();
+    for (name, oscore) in [("covey", false), ("oscore", true)] {
+        // A fresh server for each, as --against starts one per peer.
+        let server = start_with(args, ServerKind::Covey, &options, &contexts.serve_flags())?;
+        let m = measure_as(args, server.addr, &options, Some(server.pid()), oscore)?;
+        if m.completed > 0 && m.error_responses == m.completed {
+            return Err(BenchError::Other(format!(
+                "{name}: every response was an error; is {} served?",
+                path_text(&options)
+            )));
+        }
+        rows.push((name, server.command.clone(), m, server.rss_kib()));
+    }
+    let ratio = match rows[0].2.rate() {
+        plain if plain > 0.0 => rows[1].2.rate() / plain,
+        _ => f64::NAN,
+    };
+    print_comparison(
+        args,
+        &options,
+        &rows,
+        ("ratio_oscore_to_plain", "oscore/plain"),
+        ratio,
+    );
     Ok(())
 }
 
@@ -388,6 +467,16 @@ fn start(
     kind: ServerKind,
     options: &[(OptionNumber, Vec<u8>)],
 ) -> Result<Spawned, BenchError> {
+    start_with(args, kind, options, &[])
+}
+
+/// [`start`], with more flags for `covey serve`.
+fn start_with(
+    args: &BenchArgs,
+    kind: ServerKind,
+    options: &[(OptionNumber, Vec<u8>)],
+    covey_extra: &[String],
+) -> Result<Spawned, BenchError> {
     let port = match args.port {
         Some(p) => p,
         None => {
@@ -402,6 +491,7 @@ fn start(
         args.busy_poll_us,
         options,
         dtls.as_ref(),
+        covey_extra,
     )
     .map_err(|e| BenchError::Other(e.to_string()))
 }
@@ -451,6 +541,17 @@ fn measure(
     options: &[(OptionNumber, Vec<u8>)],
     server_pid: Option<u32>,
 ) -> Result<Measurement, BenchError> {
+    measure_as(args, remote, options, server_pid, false)
+}
+
+/// [`measure`], with every request protected by OSCORE when `oscore`.
+fn measure_as(
+    args: &BenchArgs,
+    remote: SocketAddr,
+    options: &[(OptionNumber, Vec<u8>)],
+    server_pid: Option<u32>,
+    oscore: bool,
+) -> Result<Measurement, BenchError> {
     let spec = LoadSpec {
         remote,
         options: options.to_vec(),
@@ -465,6 +566,7 @@ fn measure(
         mid_reuse: Duration::from_millis(args.mid_reuse_ms),
         server_pid,
         dtls: args.dtls.config()?,
+        oscore,
     };
     let run = if args.handshakes {
         handshakes::run

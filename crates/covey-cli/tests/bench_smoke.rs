@@ -153,6 +153,35 @@ fn bench_against_libcoap_prints_both_servers_the_floor_and_a_ratio() {
     assert_eq!(v["setup"]["target"], "/time");
 }
 
+/// `--oscore`: the same `covey serve` loaded with plain CoAP and with OSCORE, every protected
+/// request verified and answered (no error responses, no failures), and their ratio.
+#[test]
+fn bench_oscore_loads_plain_and_protected_requests_and_prints_the_ratio() {
+    let v = bench(&[
+        "--oscore",
+        "--sockets",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.2",
+        "--json",
+    ]);
+    let servers = v["servers"].as_array().expect("servers array");
+    let names: Vec<&str> = servers
+        .iter()
+        .filter_map(|s| s["server"].as_str())
+        .collect();
+    assert_eq!(names, ["covey", "oscore"]);
+    for s in servers {
+        check_measurement(s);
+        let command = s["server_command"].as_str().unwrap_or_default();
+        assert_eq!(command.matches("--oscore ").count(), 2, "{command}");
+    }
+    let ratio = number(&v, "ratio_oscore_to_plain");
+    assert!(ratio.is_finite() && ratio > 0.0, "ratio {ratio}");
+}
+
 #[test]
 fn bench_registers_observers_and_reports_server_memory() {
     let v = bench(&[

@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 use covey::dtls::DtlsConfig;
 use covey::socket::{BatchSocket, PollSet, RecvBatch, SendBatch, SEND_BATCH_MAX};
 use covey_core::{CoapOption, Code, OptionNumber};
-use covey_proto::{Config, Endpoint, Event, Failure, LocalAddr, Request, RequestId, RequestParams};
+use covey_proto::{
+    Config, Endpoint, Event, Failure, LocalAddr, OscoreContextId, Request, RequestId, RequestParams,
+};
 use hdrhistogram::Histogram;
 
 use super::dtls_link::DtlsLink;
+use super::oscore_load;
 
 /// Largest datagram the generator sends or accepts.
 const MAX_DATAGRAM: usize = 1280;
@@ -53,6 +56,9 @@ pub struct LoadSpec {
     /// DTLS credentials: each socket then speaks coaps over one session (set up in the
     /// warm-up).
     pub dtls: Option<DtlsConfig>,
+    /// Protect every request with OSCORE, each socket under its own context
+    /// ([`oscore_load::client_context`]).
+    pub oscore: bool,
 }
 
 /// What one run measured.
@@ -157,14 +163,15 @@ pub fn client_config(window: usize, mid_reuse: Duration) -> Config {
 /// Runs the load and gathers the threads' results.
 pub fn run(spec: &LoadSpec) -> io::Result<Measurement> {
     let threads = spec.threads.clamp(1, spec.sockets.max(1));
-    let mut groups: Vec<Vec<BatchSocket>> = (0..threads).map(|_| Vec::new()).collect();
+    // Each socket with its index among all, which names its OSCORE context.
+    let mut groups: Vec<Vec<(usize, BatchSocket)>> = (0..threads).map(|_| Vec::new()).collect();
     let bind: SocketAddr = if spec.remote.is_ipv6() {
         "[::]:0".parse().expect("literal address")
     } else {
         "0.0.0.0:0".parse().expect("literal address")
     };
     for i in 0..spec.sockets.max(1) {
-        groups[i % threads].push(BatchSocket::bind(bind)?);
+        groups[i % threads].push((i, BatchSocket::bind(bind)?));
     }
     let origin = Instant::now();
     let start = origin + spec.warmup;
@@ -273,11 +280,13 @@ struct Conn {
     dtls: Option<DtlsLink>,
     /// A plaintext datagram on its way into the DTLS session.
     plaintext: Vec<u8>,
+    /// The context its requests are protected with, for OSCORE.
+    oscore: Option<OscoreContextId>,
 }
 
 fn generate(
     spec: &LoadSpec,
-    sockets: Vec<BatchSocket>,
+    sockets: Vec<(usize, BatchSocket)>,
     thread: u64,
     origin: Instant,
     start: Instant,
@@ -304,21 +313,35 @@ fn generate(
     let mut conns: Vec<Conn> = sockets
         .into_iter()
         .enumerate()
-        .map(|(i, socket)| {
+        .map(|(i, (index, socket))| {
             let seed = (thread << 32) ^ (i as u64) ^ 0x5eed_c0de_u64.rotate_left(17);
             let dtls = match &spec.dtls {
                 Some(config) => Some(DtlsLink::new(config.clone(), socket.as_std())?),
                 None => None,
             };
+            let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidInput, e);
+            let mut ep = Endpoint::new(client_config(window, spec.mid_reuse), seed)
+                .map_err(|e| invalid(e.to_string()))?;
+            let oscore = match spec.oscore {
+                true => {
+                    let context =
+                        oscore_load::client_context(index).map_err(|e| invalid(e.to_string()))?;
+                    Some(
+                        ep.add_oscore_context(context)
+                            .map_err(|e| invalid(e.to_string()))?,
+                    )
+                }
+                false => None,
+            };
             Ok(Conn {
                 rx: socket.recv_batch(MAX_DATAGRAM),
                 socket,
-                ep: Endpoint::new(client_config(window, spec.mid_reuse), seed)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
+                ep,
                 out: SendBatch::new(SEND_BATCH_MAX, MAX_DATAGRAM),
                 started: Started::with_capacity_and_hasher(window * 2, Default::default()),
                 dtls,
                 plaintext: vec![0; MAX_DATAGRAM],
+                oscore,
             })
         })
         .collect::<io::Result<_>>()?;
@@ -349,7 +372,13 @@ fn generate(
         for c in conns.iter_mut() {
             if issuing {
                 while c.started.len() < window {
-                    match c.ep.send_request(now, spec.remote, &request, params) {
+                    let sent = match c.oscore {
+                        Some(context) => {
+                            c.ep.send_protected_request(now, spec.remote, &request, params, context)
+                        }
+                        None => c.ep.send_request(now, spec.remote, &request, params),
+                    };
+                    match sent {
                         Ok(id) => {
                             c.started.insert(id, now_ns);
                         }

@@ -78,8 +78,8 @@ impl Drop for Spawned {
     }
 }
 
-/// Starts `kind` on 127.0.0.1:`port`, pinned to `cpu` (covey with `busy_poll_us`), and
-/// waits until it answers a GET of `path_options`.
+/// Starts `kind` on 127.0.0.1:`port`, pinned to `cpu` (covey with `busy_poll_us` and the
+/// flags `covey_extra`), and waits until it answers a GET of `path_options`.
 pub fn spawn(
     kind: ServerKind,
     port: u16,
@@ -87,6 +87,7 @@ pub fn spawn(
     busy_poll_us: Option<u64>,
     path_options: &[(OptionNumber, Vec<u8>)],
     dtls: Option<&ServerDtls>,
+    covey_extra: &[String],
 ) -> io::Result<Spawned> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut command = match (kind, dtls) {
@@ -113,6 +114,7 @@ pub fn spawn(
             if let Some(dtls) = dtls {
                 c.args(&dtls.covey);
             }
+            c.args(covey_extra);
             c
         }
     };
