@@ -24,7 +24,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut server = context(&[0x01], &[]);
-    let mut out = vec![0; rest.len() + 64];
+    // Room for an inner message and, after it, the plaintext it is decrypted from.
+    let mut out = vec![0; 2 * rest.len() + 128];
     match mode % 3 {
         0 => {
             if let Ok(option) = OscoreOption::parse(rest) {

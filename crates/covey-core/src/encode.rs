@@ -115,6 +115,24 @@ impl<'b> MessageEncoder<'b> {
         })
     }
 
+    /// Starts the body of a message without its header: the code byte, then options and
+    /// payload as in a message. This is the layout of OSCORE's plaintext (RFC 8613 §5.3).
+    #[inline]
+    pub fn without_header(
+        buf: &'b mut [u8],
+        code: Code,
+    ) -> Result<MessageEncoder<'b>, EncodeError> {
+        let first = buf.first_mut().ok_or(EncodeError::BufferTooSmall)?;
+        *first = code.0;
+        Ok(MessageEncoder {
+            buf,
+            pos: 1,
+            last_option: 0,
+            payload_written: false,
+            empty: false,
+        })
+    }
+
     /// Appends an option; numbers must not decrease.
     #[inline]
     pub fn option(&mut self, number: OptionNumber, value: &[u8]) -> Result<&mut Self, EncodeError> {
@@ -218,6 +236,20 @@ impl<'b> MessageEncoder<'b> {
 mod tests {
     use super::*;
     use crate::ContentFormat;
+
+    #[test]
+    fn a_body_without_header_is_the_code_then_options_and_payload() {
+        let mut buf = [0; 16];
+        let mut enc = MessageEncoder::without_header(&mut buf, Code::GET).unwrap();
+        enc.option(OptionNumber::URI_PATH, b"tv").unwrap();
+        enc.payload(b"x").unwrap();
+        let len = enc.finish();
+        assert_eq!(buf[..len], [0x01, 0xB2, b't', b'v', 0xFF, b'x']);
+        assert_eq!(
+            MessageEncoder::without_header(&mut [], Code::GET).err(),
+            Some(EncodeError::BufferTooSmall)
+        );
+    }
 
     #[test]
     fn e1_and_e2() {

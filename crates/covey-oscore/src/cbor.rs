@@ -2,7 +2,7 @@
 //! arrays, byte and text strings, unsigned integers and null. Hand-written because these
 //! structures are fixed and tiny, so a CBOR library would only add code.
 
-use alloc::vec::Vec;
+use crate::stack_buf::ByteSink;
 
 /// Major types used here (RFC 8949 §3.1).
 const UNSIGNED: u8 = 0;
@@ -13,57 +13,58 @@ const ARRAY: u8 = 4;
 const NULL: u8 = 0xF6;
 
 /// Writes an item head: major type and argument in the shortest form.
-fn head(out: &mut Vec<u8>, major: u8, argument: u64) {
+fn head(out: &mut impl ByteSink, major: u8, argument: u64) {
     let major = major << 5;
     match argument {
-        0..=23 => out.push(major | argument as u8),
-        24..=0xFF => out.extend_from_slice(&[major | 24, argument as u8]),
+        0..=23 => out.put(&[major | argument as u8]),
+        24..=0xFF => out.put(&[major | 24, argument as u8]),
         0x100..=0xFFFF => {
-            out.push(major | 25);
-            out.extend_from_slice(&(argument as u16).to_be_bytes());
+            out.put(&[major | 25]);
+            out.put(&(argument as u16).to_be_bytes());
         }
         0x1_0000..=0xFFFF_FFFF => {
-            out.push(major | 26);
-            out.extend_from_slice(&(argument as u32).to_be_bytes());
+            out.put(&[major | 26]);
+            out.put(&(argument as u32).to_be_bytes());
         }
         _ => {
-            out.push(major | 27);
-            out.extend_from_slice(&argument.to_be_bytes());
+            out.put(&[major | 27]);
+            out.put(&argument.to_be_bytes());
         }
     }
 }
 
 /// Starts a definite-length array of `len` items.
-pub(crate) fn array(out: &mut Vec<u8>, len: usize) {
+pub(crate) fn array(out: &mut impl ByteSink, len: usize) {
     head(out, ARRAY, len as u64);
 }
 
 /// Writes a byte string.
-pub(crate) fn bytes(out: &mut Vec<u8>, value: &[u8]) {
+pub(crate) fn bytes(out: &mut impl ByteSink, value: &[u8]) {
     head(out, BYTES, value.len() as u64);
-    out.extend_from_slice(value);
+    out.put(value);
 }
 
 /// Writes a text string.
-pub(crate) fn text(out: &mut Vec<u8>, value: &str) {
+pub(crate) fn text(out: &mut impl ByteSink, value: &str) {
     head(out, TEXT, value.len() as u64);
-    out.extend_from_slice(value.as_bytes());
+    out.put(value.as_bytes());
 }
 
 /// Writes an unsigned integer.
-pub(crate) fn unsigned(out: &mut Vec<u8>, value: u64) {
+pub(crate) fn unsigned(out: &mut impl ByteSink, value: u64) {
     head(out, UNSIGNED, value);
 }
 
 /// Writes null.
-pub(crate) fn null(out: &mut Vec<u8>) {
-    out.push(NULL);
+pub(crate) fn null(out: &mut impl ByteSink) {
+    out.put(&[NULL]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloc::vec;
+    use alloc::vec::Vec;
 
     fn encoded(write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut out = Vec::new();

@@ -2,7 +2,7 @@
 //! the sender sequence number and the recipient's replay window.
 
 use crate::derive::{expand, info, Derived};
-use crate::{OscoreError, PartialIv, ReplayWindow, KEY_LEN, MAX_SEQUENCE_NUMBER, NONCE_LEN};
+use crate::{Kid, OscoreError, PartialIv, ReplayWindow, KEY_LEN, MAX_SEQUENCE_NUMBER, NONCE_LEN};
 use alloc::vec::Vec;
 
 /// Longest Sender or Recipient ID: the nonce length minus 6 (RFC 8613 §3.3).
@@ -28,7 +28,7 @@ pub struct ContextInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RequestId {
     /// The request's kid: the client's Sender ID.
-    pub kid: Vec<u8>,
+    pub kid: Kid,
     /// The request's Partial IV.
     pub partial_iv: PartialIv,
 }

@@ -1,26 +1,18 @@
 //! The inner message (RFC 8613 §5.3): what the ciphertext carries, the code, Class E options
 //! and payload, and how it joins the outer options again on the receiving side.
 
-use crate::{OptionClass, OscoreError, TAG_LEN};
-use alloc::vec;
-use alloc::vec::Vec;
-use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use crate::{OptionClass, OscoreError};
+use covey_core::{Code, Message, MessageEncoder, OptionNumber};
 
-/// The plaintext of `message`: code byte, inner options, then 0xFF and payload if any. For a
-/// response, an inner Observe is empty (§4.1.3.5.2). Room for the tag is reserved.
-pub(crate) fn plaintext(message: &Message<'_>, is_response: bool) -> Result<Vec<u8>, OscoreError> {
-    // Dropping outer options can lengthen an inner option's delta by at most two bytes.
-    let option_count = message.options().count();
-    let capacity =
-        4 + message.options_bytes().len() + 2 * option_count + 1 + message.payload().len();
-    let mut scratch = vec![0; capacity];
-    let mut encoder = MessageEncoder::new(
-        &mut scratch,
-        MessageType::Confirmable,
-        message.code(),
-        0,
-        &[],
-    )?;
+/// Writes the plaintext of `message` into `out`: code byte, inner options, then 0xFF and
+/// payload if any; returns its length. For a response, an inner Observe is empty
+/// (§4.1.3.5.2).
+pub(crate) fn write_plaintext(
+    message: &Message<'_>,
+    is_response: bool,
+    out: &mut [u8],
+) -> Result<usize, OscoreError> {
+    let mut encoder = MessageEncoder::without_header(out, message.code())?;
     for option in message.options() {
         if !OptionClass::of(option.number).is_inner() {
             continue;
@@ -33,23 +25,19 @@ pub(crate) fn plaintext(message: &Message<'_>, is_response: bool) -> Result<Vec<
         encoder.option(option.number, value)?;
     }
     encoder.payload(message.payload())?;
-    let len = encoder.finish();
-    let mut plaintext = Vec::with_capacity(len - 3 + TAG_LEN);
-    plaintext.push(message.code().0);
-    // Skip the scratch header (type, code, message ID): the code byte is already in.
-    plaintext.extend_from_slice(&scratch[4..len]);
-    Ok(plaintext)
+    Ok(encoder.finish())
 }
 
-/// A decrypted plaintext as a datagram with a dummy header, so that covey-core parses it.
-pub(crate) fn as_datagram(plaintext: &[u8]) -> Result<Vec<u8>, OscoreError> {
-    let (&code, rest) = plaintext
-        .split_first()
+/// Turns a decrypted plaintext, at `buf[3..3 + len]`, into a datagram at `buf[..3 + len]`
+/// with a dummy header in place of its code byte, so that covey-core parses it; returns the
+/// datagram's length.
+pub(crate) fn plaintext_as_datagram(buf: &mut [u8], len: usize) -> Result<usize, OscoreError> {
+    let code = *buf
+        .get(3)
+        .filter(|_| len > 0)
         .ok_or(OscoreError::MalformedPlaintext)?;
-    let mut datagram = Vec::with_capacity(4 + rest.len());
-    datagram.extend_from_slice(&[0x40, code, 0, 0]);
-    datagram.extend_from_slice(rest);
-    Ok(datagram)
+    buf[..4].copy_from_slice(&[0x40, code, 0, 0]);
+    Ok(3 + len)
 }
 
 /// Writes the unprotected message: the outer header and token, the outer Class U options

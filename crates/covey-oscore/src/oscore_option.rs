@@ -1,7 +1,12 @@
 //! The OSCORE option value (RFC 8613 §6.1): flag byte, Partial IV, kid context, kid.
 
-use crate::{OscoreError, PartialIv};
+use crate::stack_buf::{ByteSink, StackBuf};
+use crate::{OscoreError, PartialIv, MAX_ID_LEN};
 use alloc::vec::Vec;
+
+/// The longest option value a context sends: flags, a five-byte Partial IV, a kid context of
+/// up to 255 bytes with its length, and a kid of [`MAX_ID_LEN`].
+const MAX_OPTION_LEN: usize = 1 + 5 + 1 + 255 + MAX_ID_LEN;
 
 /// Low three bits of the flag byte: the Partial IV length n.
 const PIV_LEN_MASK: u8 = 0x07;
@@ -62,6 +67,20 @@ impl<'a> OscoreOption<'a> {
 
     /// The compressed option value; empty when nothing is present.
     pub fn encode(&self) -> Result<Vec<u8>, OscoreError> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::encode`] on the stack, as every protected message needs it.
+    pub(crate) fn encode_inline(&self) -> Result<StackBuf<MAX_OPTION_LEN>, OscoreError> {
+        let mut out = StackBuf::new();
+        self.encode_into(&mut out)?;
+        out.written().ok_or(OscoreError::IdTooLong)?;
+        Ok(out)
+    }
+
+    fn encode_into(&self, out: &mut impl ByteSink) -> Result<(), OscoreError> {
         let piv = self
             .partial_iv
             .as_ref()
@@ -73,21 +92,20 @@ impl<'a> OscoreOption<'a> {
         if self.kid_context.is_some() {
             flags |= KID_CONTEXT_FLAG;
         }
-        let mut out = Vec::new();
         if flags == 0 {
-            return Ok(out);
+            return Ok(());
         }
-        out.push(flags);
-        out.extend_from_slice(piv);
+        out.put(&[flags]);
+        out.put(piv);
         if let Some(context) = self.kid_context {
             let len = u8::try_from(context.len()).map_err(|_| OscoreError::IdContextTooLong)?;
-            out.push(len);
-            out.extend_from_slice(context);
+            out.put(&[len]);
+            out.put(context);
         }
         if let Some(kid) = self.kid {
-            out.extend_from_slice(kid);
+            out.put(kid);
         }
-        Ok(out)
+        Ok(())
     }
 }
 

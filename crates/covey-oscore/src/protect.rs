@@ -2,12 +2,15 @@
 //! OSCORE message out, with the outer code, Class U options, OSCORE option and ciphertext.
 
 use crate::aad::aad;
-use crate::inner::{code_is, plaintext};
+use crate::inner::{code_is, write_plaintext};
 use crate::{
-    aead, nonce, OptionClass, OscoreError, OscoreOption, RequestId, SecurityContext, NONCE_LEN,
+    aead, nonce, Kid, OptionClass, OscoreError, OscoreOption, RequestId, SecurityContext,
+    NONCE_LEN, TAG_LEN,
 };
-use alloc::vec::Vec;
-use covey_core::{Code, Message, MessageEncoder, OptionNumber};
+use covey_core::{Code, EncodeError, Message, MessageEncoder, OptionNumber};
+
+/// The longest plaintext AES-CCM with a 13-byte nonce encrypts (its length field has 2 bytes).
+const MAX_PLAINTEXT_LEN: usize = 0xFFFF;
 
 /// Which nonce a response is sealed with (RFC 8613 §8.3 step 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +38,7 @@ impl SecurityContext {
         };
         let nonce = nonce(&self.common_iv, &self.sender_id, &partial_iv)?;
         let request_id = RequestId {
-            kid: self.sender_id.clone(),
+            kid: Kid::new(&self.sender_id)?,
             partial_iv,
         };
         let len = self.seal_into(request, &request_id, &option, &nonce, out)?;
@@ -89,11 +92,25 @@ impl SecurityContext {
             (true, false) => Code::CHANGED,
             (true, true) => Code::CONTENT,
         };
-        let aad = aad(&request.kid, &request.partial_iv);
-        let mut ciphertext = plaintext(plain, is_response)?;
-        aead::seal(&self.sender_key, nonce, &aad, &mut ciphertext)
+        let aad = aad(&request.kid, &request.partial_iv)?;
+        let aad = aad.written().ok_or(OscoreError::IdTooLong)?;
+        let option = option.encode_inline()?;
+        let option = option.written().ok_or(OscoreError::IdContextTooLong)?;
+        // The outer message, then the plaintext where its payload goes, sealed in place.
+        let outer_len = write_outer(plain, outer_code, option, out)?;
+        let too_small = OscoreError::Encode(EncodeError::BufferTooSmall);
+        let body = out.get_mut(outer_len + 1..).ok_or(too_small)?;
+        let plain_len = write_plaintext(plain, is_response, body)?;
+        if plain_len > MAX_PLAINTEXT_LEN {
+            return Err(OscoreError::PlaintextTooLong);
+        }
+        if body.len() < plain_len + TAG_LEN {
+            return Err(too_small);
+        }
+        let sealed = aead::seal_in_place(&self.sender_key, nonce, aad, body, plain_len)
             .map_err(|()| OscoreError::PlaintextTooLong)?;
-        write_protected(plain, outer_code, &option.encode()?, &ciphertext, out)
+        out[outer_len] = covey_core::PAYLOAD_MARKER;
+        Ok(outer_len + 1 + sealed)
     }
 }
 
@@ -111,23 +128,15 @@ fn check_plain(message: &Message<'_>, request: bool) -> Result<(), OscoreError> 
     Ok(())
 }
 
-/// Writes the OSCORE message: header and token of `plain`, outer code, Class U options and
-/// outer Observe with the OSCORE option in number order, and the ciphertext as payload.
-fn write_protected(
+/// Writes the OSCORE message's header and token (those of `plain`), outer code, and its
+/// Class U options and outer Observe with the OSCORE option in number order; returns the
+/// length. The payload, the ciphertext, is the caller's to write after it.
+fn write_outer(
     plain: &Message<'_>,
     outer_code: Code,
     oscore_option: &[u8],
-    ciphertext: &[u8],
     out: &mut [u8],
 ) -> Result<usize, OscoreError> {
-    let mut outer: Vec<(OptionNumber, &[u8])> = plain
-        .options()
-        .filter(|o| !OptionClass::of(o.number).is_inner() || o.number == OptionNumber::OBSERVE)
-        .map(|o| (o.number, o.value))
-        .collect();
-    outer.push((OptionNumber::OSCORE, oscore_option));
-    // Stable, so repeated options keep their order.
-    outer.sort_by_key(|(number, _)| *number);
     let mut encoder = MessageEncoder::new(
         out,
         plain.message_type(),
@@ -135,9 +144,21 @@ fn write_protected(
         plain.message_id(),
         plain.token_bytes(),
     )?;
-    for (number, value) in outer {
-        encoder.option(number, value)?;
+    let outer = plain
+        .options()
+        .filter(|o| !OptionClass::of(o.number).is_inner() || o.number == OptionNumber::OBSERVE);
+    // A plain message has no OSCORE option (check_plain), so it goes before the first
+    // option numbered above it.
+    let mut oscore_written = false;
+    for o in outer {
+        if !oscore_written && o.number > OptionNumber::OSCORE {
+            encoder.option(OptionNumber::OSCORE, oscore_option)?;
+            oscore_written = true;
+        }
+        encoder.option(o.number, o.value)?;
     }
-    encoder.payload(ciphertext)?;
+    if !oscore_written {
+        encoder.option(OptionNumber::OSCORE, oscore_option)?;
+    }
     Ok(encoder.finish())
 }

@@ -2,15 +2,18 @@
 //! message out, or the error the RFC names.
 
 use crate::aad::aad;
-use crate::inner::{as_datagram, code_is, write_unprotected};
+use crate::inner::{code_is, plaintext_as_datagram, write_unprotected};
 use crate::{
-    aead, nonce, NotificationNumber, OscoreError, OscoreOption, RequestId, SecurityContext, TAG_LEN,
+    aead, nonce, Kid, NotificationNumber, OscoreError, OscoreOption, RequestId, SecurityContext,
+    KEY_LEN, NONCE_LEN, TAG_LEN,
 };
-use covey_core::{Message, OptionNumber};
+use covey_core::{EncodeError, Message, OptionNumber};
 
 impl SecurityContext {
     /// Verifies and decrypts `protected` into `out`; returns the length and what the response
-    /// must be bound to. The replay window is updated only when all of this succeeds.
+    /// must be bound to. The replay window is updated only when all of this succeeds. `out`
+    /// holds the plaintext at its end while the message is written at its start, so it needs
+    /// room for about twice the protected message.
     pub fn unprotect_request(
         &mut self,
         protected: &Message<'_>,
@@ -36,19 +39,23 @@ impl SecurityContext {
             return Err(OscoreError::Replay);
         }
         let nonce = nonce(&self.common_iv, kid, &partial_iv)?;
-        let aad = aad(kid, &partial_iv);
-        let plaintext = aead::open(&self.recipient_key, &nonce, &aad, protected.payload())
-            .map_err(|()| OscoreError::DecryptionFailed)?;
-        let len = write_inner(protected, &plaintext, true, out)?;
+        let aad = aad(kid, &partial_iv)?;
+        let opening = Opening {
+            key: &self.recipient_key,
+            nonce: &nonce,
+            aad: aad.written().ok_or(OscoreError::IdTooLong)?,
+        };
+        let len = opening.open_into(protected, true, out)?;
         self.replay_window.accept(sequence_number);
         let request_id = RequestId {
-            kid: kid.to_vec(),
+            kid: Kid::new(kid)?,
             partial_iv,
         };
         Ok((len, request_id))
     }
 
-    /// Verifies and decrypts `protected`, the response to `request`, into `out`; returns the
+    /// Verifies and decrypts `protected`, the response to `request`, into `out` (room for
+    /// about twice the protected message, as for [`Self::unprotect_request`]); returns the
     /// length. A response needs no replay window: it is bound to its request (§7.4). Not so
     /// notifications, several to one request: they need [`Self::unprotect_notification`].
     pub fn unprotect_response(
@@ -67,10 +74,13 @@ impl SecurityContext {
             Some(piv) => nonce(&self.common_iv, &self.recipient_id, piv)?,
             None => nonce(&self.common_iv, &request.kid, &request.partial_iv)?,
         };
-        let aad = aad(&request.kid, &request.partial_iv);
-        let plaintext = aead::open(&self.recipient_key, &nonce, &aad, protected.payload())
-            .map_err(|()| OscoreError::DecryptionFailed)?;
-        write_inner(protected, &plaintext, false, out)
+        let aad = aad(&request.kid, &request.partial_iv)?;
+        let opening = Opening {
+            key: &self.recipient_key,
+            nonce: &nonce,
+            aad: aad.written().ok_or(OscoreError::IdTooLong)?,
+        };
+        opening.open_into(protected, false, out)
     }
 
     /// [`Self::unprotect_response`] for a notification of the observation `request`
@@ -109,19 +119,42 @@ fn check_payload(protected: &Message<'_>) -> Result<(), OscoreError> {
     Ok(())
 }
 
-/// Parses the plaintext, checks its code is of the expected kind, and writes the message.
-fn write_inner(
-    protected: &Message<'_>,
-    plaintext: &[u8],
-    request: bool,
-    out: &mut [u8],
-) -> Result<usize, OscoreError> {
-    let datagram = as_datagram(plaintext)?;
-    let inner = Message::parse(&datagram).map_err(|_| OscoreError::MalformedPlaintext)?;
-    if !code_is(inner.code(), request) {
-        return Err(OscoreError::MalformedPlaintext);
+/// What verifying one message's ciphertext takes.
+struct Opening<'a> {
+    key: &'a [u8; KEY_LEN],
+    nonce: &'a [u8; NONCE_LEN],
+    aad: &'a [u8],
+}
+
+impl Opening<'_> {
+    /// Decrypts the ciphertext of `protected` at the end of `out`, checks the plaintext's
+    /// code is of the expected kind, and writes the unprotected message at the start of
+    /// `out`; returns its length. `out` needs room for both.
+    fn open_into(
+        &self,
+        protected: &Message<'_>,
+        request: bool,
+        out: &mut [u8],
+    ) -> Result<usize, OscoreError> {
+        let ciphertext = protected.payload();
+        // The plaintext becomes a datagram, a 4-byte header where it has a code byte.
+        let need = ciphertext.len() + 3;
+        let split = out
+            .len()
+            .checked_sub(need)
+            .ok_or(OscoreError::Encode(EncodeError::BufferTooSmall))?;
+        let (head, tail) = out.split_at_mut(split);
+        tail[3..].copy_from_slice(ciphertext);
+        let len = aead::open_in_place(self.key, self.nonce, self.aad, &mut tail[3..])
+            .map_err(|()| OscoreError::DecryptionFailed)?;
+        let datagram_len = plaintext_as_datagram(tail, len)?;
+        let inner =
+            Message::parse(&tail[..datagram_len]).map_err(|_| OscoreError::MalformedPlaintext)?;
+        if !code_is(inner.code(), request) {
+            return Err(OscoreError::MalformedPlaintext);
+        }
+        write_unprotected(protected, &inner, head)
     }
-    write_unprotected(protected, &inner, out)
 }
 
 #[cfg(test)]
@@ -148,7 +181,16 @@ mod tests {
         let piv = PartialIv::from_sequence_number(20).unwrap();
         let nonce = nonce(&client.common_iv, &[], &piv).unwrap();
         let mut ciphertext = plaintext.to_vec();
-        aead::seal(&client.sender_key, &nonce, &aad(&[], &piv), &mut ciphertext).unwrap();
+        ciphertext.resize(plaintext.len() + TAG_LEN, 0);
+        let aad = aad(&[], &piv).unwrap();
+        aead::seal_in_place(
+            &client.sender_key,
+            &nonce,
+            aad.written().unwrap(),
+            &mut ciphertext,
+            plaintext.len(),
+        )
+        .unwrap();
         let mut encoder =
             MessageEncoder::new(buf, MessageType::Confirmable, Code::POST, 1, &[]).unwrap();
         encoder.option(OptionNumber::OSCORE, &[0x09, 0x14]).unwrap();

@@ -111,7 +111,7 @@ fn verify_without_panic(datagram: &[u8]) {
     let request_id = match server.unprotect_request(&message, &mut out) {
         Ok((_, id)) => id,
         Err(_) => covey_oscore::RequestId {
-            kid: b"s".to_vec(),
+            kid: covey_oscore::Kid::new(b"s").unwrap(),
             partial_iv: covey_oscore::PartialIv::from_sequence_number(0).unwrap(),
         },
     };

@@ -31,6 +31,28 @@ fn run(pair: &mut Pair, n: usize, confirmable: bool) -> usize {
     bytes
 }
 
+/// OSCORE-protected exchanges in steady state allocate nothing either: protecting and
+/// verifying work in the endpoint's reused buffers and on the stack, so what OSCORE costs is
+/// the AEAD (`covey bench --oscore` measures it).
+#[cfg(feature = "oscore")]
+#[test]
+fn protected_exchanges_in_steady_state_allocate_nothing() {
+    let mut pair = Pair::protected(Config::default());
+    count(|| {
+        run(&mut pair, WARM_UP, true);
+    });
+    let (bytes, con) = count(|| run(&mut pair, MEASURED, true));
+    assert_eq!(bytes, MEASURED * PAYLOAD.len());
+    println!(
+        "OSCORE allocations: {} ({} B) in {MEASURED} CON exchanges",
+        con.count, con.bytes
+    );
+    assert_eq!(
+        con.count, 0,
+        "allocations in {MEASURED} protected exchanges"
+    );
+}
+
 #[test]
 fn exchanges_in_steady_state_allocate_nothing() {
     // The counter sees allocations at all (else zero would prove nothing).

@@ -92,7 +92,7 @@ impl Endpoint {
         dedup_key: DedupKey,
         fingerprint: u64,
     ) {
-        let (group, local) = (local_addr.multicast_group, local_addr.socket);
+        let group = local_addr.multicast_group;
         let multicast = group.is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         if multicast && confirmable {
@@ -125,32 +125,47 @@ impl Endpoint {
         };
         // An OSCORE request goes on as its decrypted inner request, bound to its context.
         #[cfg(feature = "oscore")]
-        let (inner, inner_message);
-        #[cfg(feature = "oscore")]
-        let (message, datagram, target) =
-            match self.unprotect_request(now, target, multicast, message, datagram) {
-                Intake::Plain => (message, datagram, target),
-                Intake::Refused => return,
-                Intake::Verified(bytes, binding) => {
-                    inner = bytes;
-                    let target = ResponseTarget {
-                        oscore: Some(binding),
-                        ..target
-                    };
-                    let Ok(parsed) = Message::parse(&inner) else {
-                        self.reply_now(
-                            now,
-                            target,
-                            Code::BAD_REQUEST,
-                            &[],
-                            b"malformed inner request",
-                        );
-                        return;
-                    };
-                    inner_message = parsed;
-                    (&inner_message, &inner[..], target)
+        match self.unprotect_request(now, target, multicast, message, datagram) {
+            Intake::Plain => {}
+            Intake::Refused => return,
+            Intake::Verified(len, binding) => {
+                let target = ResponseTarget {
+                    oscore: Some(binding),
+                    ..target
+                };
+                // Taken out while the request is taken in (which copies it); nothing on
+                // that path verifies another message.
+                let inner = core::mem::take(&mut self.oscore.buffers.inner);
+                match Message::parse(&inner[..len]) {
+                    Ok(message) => self.take_in(now, local_addr, &message, &inner[..len], target),
+                    Err(_) => self.reply_now(
+                        now,
+                        target,
+                        Code::BAD_REQUEST,
+                        &[],
+                        b"malformed inner request",
+                    ),
                 }
-            };
+                self.oscore.buffers.inner = inner;
+                return;
+            }
+        }
+        self.take_in(now, local_addr, message, datagram, target);
+    }
+
+    /// Takes in a request that is not a duplicate (an OSCORE one as its inner request):
+    /// options checked, block-wise and Observe read, the exchange stored and announced.
+    fn take_in(
+        &mut self,
+        now: Instant,
+        local_addr: LocalAddr,
+        message: &Message<'_>,
+        datagram: &[u8],
+        target: ResponseTarget,
+    ) {
+        let (group, local) = (local_addr.multicast_group, local_addr.socket);
+        let multicast = group.is_some();
+        let (remote, confirmable, dedup) = (target.remote, target.confirmable, target.dedup);
         let scan = RequestOptions::scan(message);
         if let Some(number) = scan.unrecognised_critical {
             if multicast {

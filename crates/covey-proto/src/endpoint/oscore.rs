@@ -5,12 +5,13 @@
 
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::ResponseTarget;
-use crate::exchange::oscore_contexts::{AddOscoreContextError, OscoreBinding, OscoreContextId};
+use crate::exchange::oscore_contexts::{
+    at_least, AddOscoreContextError, OscoreBinding, OscoreContextId,
+};
 use crate::message::wire::{encode_into, Outgoing};
 use crate::stats::DropCause;
 use crate::Instant;
-use alloc::vec;
-use alloc::vec::Vec;
+use core::mem::take;
 use covey_core::{CoapOption, Code, Message, OptionNumber};
 use covey_oscore::{OscoreError, OscoreOption, ResponsePartialIv, SecurityContext};
 
@@ -20,8 +21,31 @@ pub(crate) enum Intake {
     Plain,
     /// Refused and answered (or dropped); nothing else is to be done.
     Refused,
-    /// Verified: the inner request's datagram and what its response is bound to.
-    Verified(Vec<u8>, OscoreBinding),
+    /// Verified: the inner request's datagram, the first bytes of the OSCORE buffers'
+    /// `inner`, and what its response is bound to.
+    Verified(usize, OscoreBinding),
+}
+
+/// The most options an OSCORE message carries outside its ciphertext: the Class U options
+/// and the outer Observe, each at most once, and the OSCORE option, with room to spare.
+const MAX_OUTER_OPTIONS: usize = 16;
+
+/// The options of `outer`, a protected message, in an array: no allocation per message.
+/// `None` if it has more than [`MAX_OUTER_OPTIONS`].
+pub(crate) fn outer_options<'a>(
+    outer: &Message<'a>,
+) -> Option<([CoapOption<'a>; MAX_OUTER_OPTIONS], usize)> {
+    let none = CoapOption {
+        number: OptionNumber(0),
+        value: &[],
+    };
+    let mut options = [none; MAX_OUTER_OPTIONS];
+    let mut len = 0;
+    for option in outer.options() {
+        *options.get_mut(len)? = option;
+        len += 1;
+    }
+    Some((options, len))
 }
 
 impl Endpoint {
@@ -52,6 +76,7 @@ impl Endpoint {
             self.stats.drop(DropCause::MulticastSuppressed);
             return Intake::Refused;
         }
+        let mut inner = take(&mut self.oscore.buffers.inner);
         let verified = OscoreOption::parse(value).and_then(|option| {
             let index = self
                 .oscore
@@ -61,18 +86,19 @@ impl Endpoint {
                 .oscore
                 .get_mut(index)
                 .ok_or(OscoreError::UnknownContext)?;
-            // The inner request is no longer than the outer one but for option deltas.
-            let mut out = vec![0; datagram.len() + 32];
-            let (len, request) = context.unprotect_request(message, &mut out)?;
-            out.truncate(len);
+            // The inner request is no longer than the outer one but for option deltas; the
+            // plaintext it is decrypted from goes at the end.
+            let out = at_least(&mut inner, 2 * datagram.len() + 64);
+            let (len, request) = context.unprotect_request(message, out)?;
             let binding = OscoreBinding {
                 context: index,
                 partial_iv: request.partial_iv,
             };
-            Ok((out, binding))
+            Ok((len, binding))
         });
+        self.oscore.buffers.inner = inner;
         match verified {
-            Ok((inner, binding)) => Intake::Verified(inner, binding),
+            Ok((len, binding)) => Intake::Verified(len, binding),
             Err(e) => {
                 self.stats.oscore_refused += 1;
                 let code = e.response_code().unwrap_or(Code::BAD_REQUEST);
@@ -99,32 +125,52 @@ impl Endpoint {
         m: &Outgoing<'_>,
         binding: OscoreBinding,
     ) -> Result<(), RespondError> {
-        let protected = self.protect_response(m, binding)?;
-        let outer = Message::parse(&protected).map_err(|_| RespondError::TooLarge)?;
-        let options: Vec<CoapOption<'_>> = outer.options().collect();
-        let m = Outgoing {
-            code: outer.code(),
-            options: &options,
-            extra: &[],
-            payload: outer.payload(),
-            ..*m
-        };
-        let target = ResponseTarget {
-            oscore: None,
-            ..target
-        };
-        self.send_response(now, target, m)
+        let mut sealed = take(&mut self.oscore.buffers.sealed);
+        let sent = self
+            .protect_response(m, binding, &mut sealed)
+            .and_then(|len| {
+                let outer = Message::parse(&sealed[..len]).map_err(|_| RespondError::TooLarge)?;
+                let (options, count) = outer_options(&outer).ok_or(RespondError::TooLarge)?;
+                let m = Outgoing {
+                    code: outer.code(),
+                    options: &options[..count],
+                    extra: &[],
+                    payload: outer.payload(),
+                    ..*m
+                };
+                let target = ResponseTarget {
+                    oscore: None,
+                    ..target
+                };
+                self.send_response(now, target, m)
+            });
+        self.oscore.buffers.sealed = sealed;
+        sent
     }
 
-    /// The OSCORE message protecting `m` under `binding`; its type and message ID are the
-    /// caller's to set when it re-encodes it.
+    /// Writes the OSCORE message protecting `m` under `binding` into `sealed`; returns its
+    /// length. Its type and message ID are the caller's to set when it re-encodes it.
     fn protect_response(
         &mut self,
         m: &Outgoing<'_>,
         binding: OscoreBinding,
-    ) -> Result<Vec<u8>, RespondError> {
-        let mut plain = vec![0; m.size_bound()];
-        let len = encode_into(m, &mut plain).map_err(|_| RespondError::TooLarge)?;
+        sealed: &mut alloc::vec::Vec<u8>,
+    ) -> Result<usize, RespondError> {
+        let mut plain = take(&mut self.oscore.buffers.plain);
+        let protected = self.protect_response_from(m, binding, &mut plain, sealed);
+        self.oscore.buffers.plain = plain;
+        protected
+    }
+
+    fn protect_response_from(
+        &mut self,
+        m: &Outgoing<'_>,
+        binding: OscoreBinding,
+        plain: &mut alloc::vec::Vec<u8>,
+        sealed: &mut alloc::vec::Vec<u8>,
+    ) -> Result<usize, RespondError> {
+        let plain = at_least(plain, m.size_bound());
+        let len = encode_into(m, plain).map_err(|_| RespondError::TooLarge)?;
         let plain = Message::parse(&plain[..len]).map_err(|_| RespondError::TooLarge)?;
         let request = self
             .oscore
@@ -135,11 +181,9 @@ impl Endpoint {
             .get_mut(binding.context)
             .ok_or(RespondError::UnknownRequest)?;
         // Room for the OSCORE option, the code byte, the tag and longer option deltas.
-        let mut out = vec![0; len + 32];
-        let len = context
-            .protect_response(&plain, &request, ResponsePartialIv::FromRequest, &mut out)
-            .map_err(|_| RespondError::TooLarge)?;
-        out.truncate(len);
-        Ok(out)
+        let out = at_least(sealed, len + 32);
+        context
+            .protect_response(&plain, &request, ResponsePartialIv::FromRequest, out)
+            .map_err(|_| RespondError::TooLarge)
     }
 }

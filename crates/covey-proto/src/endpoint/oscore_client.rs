@@ -2,19 +2,21 @@
 //! context the host added, and its response verified before the application sees it.
 
 use crate::endpoint::client::ExchangeSetup;
+use crate::endpoint::oscore::outer_options;
 use crate::endpoint::Endpoint;
 use crate::event::{Failure, RequestId};
 use crate::exchange::client_exchange::ExchangeKind;
+use crate::exchange::oscore_contexts::at_least;
 use crate::exchange::oscore_contexts::OscoreContextId;
 use crate::message::option_rules::unrecognised_critical_option;
 use crate::message::wire::{encode_into, Outgoing};
 use crate::request::{Request, RequestParams};
 use crate::storage::slab::SlabKey;
 use crate::{Instant, RequestError};
-use alloc::vec;
 use alloc::vec::Vec;
+use core::mem::take;
 use core::net::SocketAddr;
-use covey_core::{CoapOption, Message, MessageType, OptionNumber};
+use covey_core::{Message, MessageType, OptionNumber};
 use covey_oscore::OscoreError;
 
 impl Endpoint {
@@ -61,16 +63,42 @@ impl Endpoint {
             extra: &[],
             payload: request.payload,
         };
-        let mut plain_bytes = vec![0; plain.size_bound()];
-        let len = encode_into(&plain, &mut plain_bytes).map_err(|_| RequestError::TooLarge)?;
-        let plain = Message::parse(&plain_bytes[..len]).map_err(|_| RequestError::TooLarge)?;
+        let (mut plain_buffer, mut sealed) = (
+            take(&mut self.oscore.buffers.plain),
+            take(&mut self.oscore.buffers.sealed),
+        );
+        let started = self.start_protected(
+            now,
+            remote,
+            (&plain, &mut plain_buffer, &mut sealed),
+            params,
+            context,
+        );
+        self.oscore.buffers.plain = plain_buffer;
+        self.oscore.buffers.sealed = sealed;
+        started
+    }
+
+    /// Protects `plain` with `context`, through the two buffers, and starts its exchange.
+    fn start_protected(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        (plain, plain_buffer, sealed): (&Outgoing<'_>, &mut Vec<u8>, &mut Vec<u8>),
+        params: RequestParams,
+        context: OscoreContextId,
+    ) -> Result<RequestId, RequestError> {
+        let plain_bytes = at_least(plain_buffer, plain.size_bound());
+        let len = encode_into(plain, plain_bytes).map_err(|_| RequestError::TooLarge)?;
+        let plain_message =
+            Message::parse(&plain_bytes[..len]).map_err(|_| RequestError::TooLarge)?;
         let sealing = self.oscore.get_mut(context.0).ok_or(RequestError::Oscore)?;
         // Room for the OSCORE option (kid, kid context, Partial IV), the code byte and tag.
         let room = len + 32 + sealing.id_context().map_or(0, <[u8]>::len);
-        let mut protected = vec![0; room];
+        let protected = at_least(sealed, room);
         let (len, binding) =
             sealing
-                .protect_request(&plain, &mut protected)
+                .protect_request(&plain_message, protected)
                 .map_err(|e| match e {
                     OscoreError::Encode(_) | OscoreError::PlaintextTooLong => {
                         RequestError::TooLarge
@@ -78,13 +106,13 @@ impl Endpoint {
                     _ => RequestError::Oscore,
                 })?;
         let outer = Message::parse(&protected[..len]).map_err(|_| RequestError::TooLarge)?;
-        let options: Vec<CoapOption<'_>> = outer.options().collect();
+        let (options, count) = outer_options(&outer).ok_or(RequestError::TooLarge)?;
         let template = Outgoing {
-            message_type,
+            message_type: plain.message_type,
             code: outer.code(),
             message_id: 0,
-            token: token.as_bytes(),
-            options: &options,
+            token: plain.token,
+            options: &options[..count],
             extra: &[],
             payload: outer.payload(),
         };
@@ -136,22 +164,24 @@ impl Endpoint {
             }
             return;
         }
-        let mut inner = vec![0; datagram.len() + 32];
+        let mut inner = take(&mut self.oscore.buffers.inner);
+        // The inner response, and at the end the plaintext it is decrypted from.
+        let out = at_least(&mut inner, 2 * datagram.len() + 64);
         let verified = self
             .oscore
             .get(index)
-            .map(|c| c.unprotect_response(m, &request, &mut inner));
-        let Some(Ok(len)) = verified else {
-            self.fail_exchange(now, key, Failure::UnverifiedResponse);
-            return;
-        };
-        inner.truncate(len);
-        let acceptable =
-            Message::parse(&inner).is_ok_and(|i| unrecognised_critical_option(&i).is_none());
-        if !acceptable {
-            self.fail_exchange(now, key, Failure::ProtocolError);
-            return;
+            .map(|c| c.unprotect_response(m, &request, out));
+        match verified {
+            Some(Ok(len)) => {
+                let acceptable = Message::parse(&inner[..len])
+                    .is_ok_and(|i| unrecognised_critical_option(&i).is_none());
+                match acceptable {
+                    true => self.deliver(now, key, source, &inner[..len], None, true),
+                    false => self.fail_exchange(now, key, Failure::ProtocolError),
+                }
+            }
+            _ => self.fail_exchange(now, key, Failure::UnverifiedResponse),
         }
-        self.deliver(now, key, source, &inner, None, true);
+        self.oscore.buffers.inner = inner;
     }
 }

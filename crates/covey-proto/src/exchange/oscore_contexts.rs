@@ -2,7 +2,7 @@
 //! context of a request, and what binds a response to the request it answers (§5.4).
 
 use alloc::vec::Vec;
-use covey_oscore::{OscoreOption, PartialIv, RequestId, SecurityContext};
+use covey_oscore::{Kid, OscoreOption, PartialIv, RequestId, SecurityContext};
 
 /// Why a security context was not added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,11 +40,34 @@ pub(crate) struct OscoreBinding {
     pub partial_iv: PartialIv,
 }
 
+/// The buffers protecting and verifying reuse, each grown to the largest message it has
+/// held (datagrams are bounded by `Config::max_message_size`), so that a protected exchange
+/// allocates nothing once they have.
+#[derive(Debug, Default)]
+pub(crate) struct OscoreBuffers {
+    /// A verified message, with room at its end for the plaintext it is decrypted from.
+    pub inner: Vec<u8>,
+    /// A plain message before it is protected.
+    pub plain: Vec<u8>,
+    /// A protected message.
+    pub sealed: Vec<u8>,
+}
+
+/// The first `len` bytes of `buffer`, grown to that length if it is shorter.
+pub(crate) fn at_least(buffer: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+    &mut buffer[..len]
+}
+
 /// The security contexts, at most `max` of them.
 #[derive(Debug)]
 pub(crate) struct OscoreContexts {
     contexts: Vec<SecurityContext>,
     max: usize,
+    /// Taken out while in use, so the endpoint stays free to borrow.
+    pub buffers: OscoreBuffers,
 }
 
 impl OscoreContexts {
@@ -52,6 +75,7 @@ impl OscoreContexts {
         OscoreContexts {
             contexts: Vec::new(),
             max,
+            buffers: OscoreBuffers::default(),
         }
     }
 
@@ -93,7 +117,7 @@ impl OscoreContexts {
     pub fn request_id(&self, binding: OscoreBinding) -> Option<RequestId> {
         let context = self.get(binding.context)?;
         Some(RequestId {
-            kid: context.recipient_id().to_vec(),
+            kid: Kid::new(context.recipient_id()).ok()?,
             partial_iv: binding.partial_iv,
         })
     }

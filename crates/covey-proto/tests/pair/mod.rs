@@ -46,6 +46,9 @@ pub struct Pair {
     pub server_addr: SocketAddr,
     pub now: Instant,
     buf: Box<[u8]>,
+    /// The client's security context when its requests are protected with OSCORE.
+    #[cfg(feature = "oscore")]
+    oscore: Option<covey_proto::OscoreContextId>,
 }
 
 impl Pair {
@@ -58,7 +61,39 @@ impl Pair {
             server_addr: addr(2, 5683),
             now: Instant::from_secs(1_000),
             buf: vec![0; DATAGRAM_BUFFER].into_boxed_slice(),
+            #[cfg(feature = "oscore")]
+            oscore: None,
         }
+    }
+
+    /// Both endpoints with `config`, the client protecting its requests with OSCORE under
+    /// RFC 8613 Appendix C.1's contexts and the server verifying them.
+    #[cfg(feature = "oscore")]
+    pub fn protected(config: Config) -> Pair {
+        use covey_oscore::{ContextInput, SecurityContext};
+        let client = ContextInput {
+            master_secret: &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+            master_salt: &[0x9e, 0x7c, 0xa9, 0x22, 0x23, 0x78, 0x63, 0x40],
+            sender_id: &[],
+            recipient_id: &[0x01],
+            id_context: None,
+        };
+        let server = ContextInput {
+            sender_id: &[0x01],
+            recipient_id: &[],
+            ..client
+        };
+        let mut pair = Pair::new(config);
+        let derive = |input| SecurityContext::derive(input).expect("a context");
+        pair.server
+            .add_oscore_context(derive(&server))
+            .expect("room for a context");
+        pair.oscore = Some(
+            pair.client
+                .add_oscore_context(derive(&client))
+                .expect("room for a context"),
+        );
+        pair
     }
 
     /// One GET through both endpoints, answered at once (piggy-backed in the ACK for CON,
@@ -134,6 +169,13 @@ impl Pair {
             confirmable,
             ..RequestParams::default()
         };
+        #[cfg(feature = "oscore")]
+        if let Some(context) = self.oscore {
+            return self
+                .client
+                .send_protected_request(self.now, self.server_addr, &request, params, context)
+                .expect("send_protected_request");
+        }
         self.client
             .send_request(self.now, self.server_addr, &request, params)
             .expect("send_request")
