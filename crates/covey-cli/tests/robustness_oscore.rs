@@ -3,6 +3,8 @@
 //! context the server does not have, a Partial IV longer than five bytes and a replay flood
 //! each get the error RFC 8613 §8.2 names, unprotected with its diagnostic and Max-Age 0, and a
 //! log line saying why; none of them moves the replay window, and the server goes on serving.
+//! A server just started has lost its replay window: a request recorded before the restart
+//! earns only an Echo challenge (Appendix B.1.2).
 
 mod raw_client;
 mod support;
@@ -54,6 +56,15 @@ impl OscoreServer {
     }
 }
 
+impl OscoreServer {
+    /// Stops it and starts it again on the same context directory (a new port).
+    fn restart(&mut self) {
+        let (process, port) = covey_server(&["--oscore", self.dir.to_str().unwrap(), "-v"]);
+        self.process = process;
+        self.port = port;
+    }
+}
+
 impl Drop for OscoreServer {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -62,14 +73,40 @@ impl Drop for OscoreServer {
 
 /// A confirmable GET of /time with message ID `mid`.
 fn get_time(mid: u16) -> Vec<u8> {
+    get_time_echoing(mid, None)
+}
+
+/// [`get_time`] carrying Echo `echo`.
+fn get_time_echoing(mid: u16, echo: Option<&[u8]>) -> Vec<u8> {
     let mut buf = vec![0; 64];
     let token = mid.to_be_bytes();
     let mut encoder =
         MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, mid, &token).unwrap();
     encoder.option(OptionNumber::URI_PATH, b"time").unwrap();
+    if let Some(echo) = echo {
+        encoder.option(OptionNumber::ECHO, echo).unwrap();
+    }
     let len = encoder.finish();
     buf.truncate(len);
     buf
+}
+
+/// Proves the client fresh to a server just started, whose replay window is lost (RFC 8613
+/// Appendix B.1.2): a first request earns a protected 4.01 with Echo, and the request again
+/// with that value is served.
+fn prove_freshness(raw: &mut Raw, client: &mut SecurityContext) {
+    let (first, id) = protect(client, &get_time(0x4f00));
+    let answer = raw.ask_datagram(&first);
+    let outer = Message::parse(&answer.datagram).unwrap();
+    let mut plain = [0; 512];
+    let len = client
+        .unprotect_response(&outer, &id, &mut plain)
+        .expect("a protected challenge");
+    let challenge = Message::parse(&plain[..len]).unwrap();
+    assert_eq!(challenge.code(), Code::UNAUTHORIZED);
+    let echo = challenge.option(OptionNumber::ECHO).expect("an Echo value");
+    let (proof, id) = protect(client, &get_time_echoing(0x4f01, Some(echo)));
+    assert_served(raw, client, &proof, &id);
 }
 
 /// `plain` protected under `context`, and what its response is bound to.
@@ -129,8 +166,9 @@ fn hostile_oscore_requests_get_their_error_and_leave_the_replay_window_alone() {
     let mut server = OscoreServer::start("hostile");
     let mut raw = Raw::to(server.port);
     let mut client = SecurityContext::derive(&CLIENT).unwrap();
-    // Sequence number 0: every forgery below reuses it, so had any of them been taken in,
-    // the genuine request would be a replay at the end.
+    prove_freshness(&mut raw, &mut client);
+    // Every forgery below reuses this request's sequence number, so had any of them been
+    // taken in, the genuine request would be a replay at the end.
     let (genuine, id) = protect(&mut client, &get_time(0x5000));
     let ciphertext = Message::parse(&genuine).unwrap().payload().to_vec();
     let mut flipped = ciphertext.clone();
@@ -204,6 +242,7 @@ fn a_replay_flood_is_refused_copy_by_copy_and_service_continues() {
     let mut server = OscoreServer::start("flood");
     let mut raw = Raw::to(server.port);
     let mut client = SecurityContext::derive(&CLIENT).unwrap();
+    prove_freshness(&mut raw, &mut client);
     let (first, id) = protect(&mut client, &get_time(0x6000));
     assert_served(&mut raw, &mut client, &first, &id);
 
@@ -234,4 +273,29 @@ fn a_replay_flood_is_refused_copy_by_copy_and_service_continues() {
     // The next sequence number is served as ever.
     let (next, id) = protect(&mut client, &get_time(0x7000));
     assert_served(&mut raw, &mut client, &next, &id);
+}
+
+/// After a restart, a request recorded before it (the window was not kept) is answered only
+/// with a protected Echo challenge, never served; the client proves its freshness and is.
+#[test]
+fn a_request_recorded_before_a_restart_earns_a_challenge_not_service() {
+    let mut server = OscoreServer::start("restart");
+    let mut raw = Raw::to(server.port);
+    let mut client = SecurityContext::derive(&CLIENT).unwrap();
+    prove_freshness(&mut raw, &mut client);
+    let (recorded, id) = protect(&mut client, &get_time(0x7100));
+    assert_served(&mut raw, &mut client, &recorded, &id);
+
+    server.restart();
+    let mut raw = Raw::to(server.port);
+    let answer = raw.ask_datagram(&forged(&recorded, 0x7101, None, None));
+    let outer = Message::parse(&answer.datagram).unwrap();
+    let mut plain = [0; 512];
+    let len = client
+        .unprotect_response(&outer, &id, &mut plain)
+        .expect("a protected answer");
+    let inner = Message::parse(&plain[..len]).unwrap();
+    assert_eq!(inner.code(), Code::UNAUTHORIZED, "challenged, not served");
+    assert!(inner.has_option(OptionNumber::ECHO));
+    prove_freshness(&mut raw, &mut client);
 }

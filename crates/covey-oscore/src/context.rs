@@ -43,6 +43,9 @@ pub struct SecurityContext {
     pub(crate) recipient_key: [u8; KEY_LEN],
     pub(crate) common_iv: [u8; NONCE_LEN],
     sender_sequence_number: u64,
+    /// The first sequence number this context may not use: the end of what the host
+    /// reserved in stored state (Appendix B.1.1), or past the largest Partial IV.
+    sender_sequence_limit: u64,
     pub(crate) replay_window: ReplayWindow,
 }
 
@@ -76,6 +79,7 @@ impl SecurityContext {
             recipient_key,
             common_iv,
             sender_sequence_number: 0,
+            sender_sequence_limit: MAX_SEQUENCE_NUMBER + 1,
             replay_window: ReplayWindow::new(),
         })
     }
@@ -125,13 +129,37 @@ impl SecurityContext {
         Ok(())
     }
 
+    /// Stops sending at `limit` (exclusive): the end of the sequence numbers the host has
+    /// reserved in stored state, so a crash can never lead to a number used twice
+    /// (Appendix B.1.1). Protecting past it fails with
+    /// [`OscoreError::SequenceNumberExhausted`].
+    pub fn set_sender_sequence_limit(&mut self, limit: u64) {
+        self.sender_sequence_limit = limit.min(MAX_SEQUENCE_NUMBER + 1);
+    }
+
     /// The recipient's replay window.
     pub fn replay_window(&self) -> &ReplayWindow {
         &self.replay_window
     }
 
+    /// Marks the replay window lost, as a context loaded after a restart has it when the
+    /// window was not kept: requests are then refused as
+    /// [`OscoreError::FreshnessUnknown`] until one proves its freshness (Appendix B.1.2).
+    pub fn forget_replay_window(&mut self) {
+        self.replay_window = ReplayWindow::lost();
+    }
+
+    /// Starts the replay window again at `partial_iv`, a request whose freshness the server
+    /// proved with Echo (Appendix B.1.2).
+    pub fn recover_replay_window(&mut self, partial_iv: &PartialIv) {
+        self.replay_window.recover(partial_iv.value());
+    }
+
     /// Takes the next Partial IV; fails, leaving the number unchanged, once 2^40 − 1 is used.
     pub(crate) fn next_partial_iv(&mut self) -> Result<PartialIv, OscoreError> {
+        if self.sender_sequence_number >= self.sender_sequence_limit {
+            return Err(OscoreError::SequenceNumberExhausted);
+        }
         let piv = PartialIv::from_sequence_number(self.sender_sequence_number)?;
         self.sender_sequence_number += 1;
         Ok(piv)
@@ -180,16 +208,35 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_sequence_number_is_exhausted_after_2_to_the_40_minus_1() {
-        let mut context = SecurityContext::derive(&ContextInput {
+    /// A client's context with a throwaway secret.
+    fn client_context() -> SecurityContext {
+        SecurityContext::derive(&ContextInput {
             master_secret: &[1; 16],
             master_salt: &[],
             sender_id: &[],
             recipient_id: &[1],
             id_context: None,
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_reserved_limit_stops_sending_at_its_end() {
+        let mut context = client_context();
+        context.set_sender_sequence_number(10).unwrap();
+        context.set_sender_sequence_limit(12);
+        assert_eq!(context.next_partial_iv().unwrap().value(), 10);
+        assert_eq!(context.next_partial_iv().unwrap().value(), 11);
+        assert_eq!(
+            context.next_partial_iv().err(),
+            Some(OscoreError::SequenceNumberExhausted)
+        );
+        assert_eq!(context.sender_sequence_number(), 12);
+    }
+
+    #[test]
+    fn the_sequence_number_is_exhausted_after_2_to_the_40_minus_1() {
+        let mut context = client_context();
         context
             .set_sender_sequence_number(MAX_SEQUENCE_NUMBER)
             .unwrap();

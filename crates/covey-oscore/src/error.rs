@@ -17,6 +17,9 @@ pub enum OscoreError {
     /// The Partial IV was already received or is below the replay window (§7.4), or a
     /// notification is not newer than the observation's Notification Number (§7.4.1).
     Replay,
+    /// The replay window was lost in a restart, so no request is known fresh until one
+    /// proves it with Echo (Appendix B.1.2).
+    FreshnessUnknown,
     /// The AEAD rejected the ciphertext (§8.2 step 6).
     DecryptionFailed,
     /// The decrypted plaintext is no code, options and payload, or its code is of the
@@ -48,7 +51,9 @@ impl OscoreError {
     pub fn response_code(&self) -> Option<Code> {
         match self {
             OscoreError::MalformedOption | OscoreError::MalformedPayload => Some(Code::BAD_OPTION),
-            OscoreError::UnknownContext | OscoreError::Replay => Some(Code::UNAUTHORIZED),
+            OscoreError::UnknownContext | OscoreError::Replay | OscoreError::FreshnessUnknown => {
+                Some(Code::UNAUTHORIZED)
+            }
             OscoreError::DecryptionFailed | OscoreError::MalformedPlaintext => {
                 Some(Code::BAD_REQUEST)
             }
@@ -80,6 +85,7 @@ impl core::fmt::Display for OscoreError {
             OscoreError::MalformedPayload => "malformed OSCORE payload",
             OscoreError::UnknownContext => "security context not found",
             OscoreError::Replay => "replay detected",
+            OscoreError::FreshnessUnknown => "replay window lost in a restart",
             OscoreError::DecryptionFailed => "decryption failed",
             OscoreError::MalformedPlaintext => "malformed decrypted message",
             OscoreError::NotProtected => "no OSCORE option",

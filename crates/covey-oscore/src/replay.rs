@@ -11,6 +11,9 @@ pub struct ReplayWindow {
     highest: Option<u64>,
     /// Bit i set: `highest - i` was accepted (bit 0 is `highest` itself).
     seen: u32,
+    /// Lost, as after a restart that did not keep it: nothing is known fresh until a request
+    /// proves its freshness with Echo (RFC 8613 Appendix B.1.2).
+    lost: bool,
 }
 
 impl ReplayWindow {
@@ -19,8 +22,35 @@ impl ReplayWindow {
         ReplayWindow::default()
     }
 
-    /// True when `sequence_number` was not accepted before and is not below the window.
+    /// A window lost in a restart: no Partial IV is fresh until [`ReplayWindow::recover`].
+    pub fn lost() -> ReplayWindow {
+        ReplayWindow {
+            lost: true,
+            ..ReplayWindow::default()
+        }
+    }
+
+    /// False after a restart until a request's freshness was proven (Appendix B.1.2).
+    pub fn is_known(&self) -> bool {
+        !self.lost
+    }
+
+    /// Starts the window again at `sequence_number`, that of a request whose freshness was
+    /// proven with Echo: it and everything below it are no longer fresh.
+    pub fn recover(&mut self, sequence_number: u64) {
+        *self = ReplayWindow {
+            highest: Some(sequence_number),
+            seen: u32::MAX,
+            lost: false,
+        };
+    }
+
+    /// True when `sequence_number` was not accepted before and is not below the window;
+    /// never while the window is lost.
     pub fn is_fresh(&self, sequence_number: u64) -> bool {
+        if self.lost {
+            return false;
+        }
         let Some(highest) = self.highest else {
             return true;
         };
@@ -113,6 +143,21 @@ mod tests {
         // Below the window is refused, even if never seen.
         assert!(!window.is_fresh(8));
         assert!(window.is_fresh(41));
+    }
+
+    #[test]
+    fn a_lost_window_accepts_nothing_until_it_is_recovered() {
+        let mut window = ReplayWindow::lost();
+        assert!(!window.is_known());
+        assert!(!window.is_fresh(0));
+        assert!(!window.is_fresh(1 << 30));
+        window.recover(100);
+        assert!(window.is_known());
+        // The proven request and anything older stay refused; newer ones are fresh.
+        assert!(!window.is_fresh(100));
+        assert!(!window.is_fresh(99));
+        assert!(!window.is_fresh(80));
+        assert!(window.is_fresh(101));
     }
 
     #[test]

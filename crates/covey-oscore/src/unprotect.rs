@@ -19,6 +19,59 @@ impl SecurityContext {
         protected: &Message<'_>,
         out: &mut [u8],
     ) -> Result<(usize, RequestId), OscoreError> {
+        if !self.replay_window.is_known() {
+            return Err(OscoreError::FreshnessUnknown);
+        }
+        let (len, request_id) = self.verify_request(protected, out)?;
+        self.replay_window.accept(request_id.partial_iv.value());
+        Ok((len, request_id))
+    }
+
+    /// [`Self::unprotect_request`] for a context whose replay window is lost: verifies and
+    /// decrypts without consulting or moving the window. The request may be a replay, so a
+    /// server answers it only with a challenge sealed under its own Partial IV, unless it
+    /// carries the Echo value the server chose; then [`Self::recover_replay_window`]
+    /// (RFC 8613 Appendix B.1.2).
+    pub fn unprotect_request_of_unknown_freshness(
+        &self,
+        protected: &Message<'_>,
+        out: &mut [u8],
+    ) -> Result<(usize, RequestId), OscoreError> {
+        self.verify_request(protected, out)
+    }
+
+    /// Verifies and decrypts a request this context protected itself, e.g. to send it again
+    /// with a changed option under a new Partial IV; no window is involved.
+    pub fn unprotect_own_request(
+        &self,
+        protected: &Message<'_>,
+        out: &mut [u8],
+    ) -> Result<usize, OscoreError> {
+        let option = oscore_option(protected)?;
+        let (Some(partial_iv), Some(kid)) = (option.partial_iv, option.kid) else {
+            return Err(OscoreError::MalformedOption);
+        };
+        if kid != self.sender_id.as_slice() {
+            return Err(OscoreError::UnknownContext);
+        }
+        check_payload(protected)?;
+        let nonce = nonce(&self.common_iv, kid, &partial_iv)?;
+        let aad = aad(kid, &partial_iv)?;
+        let opening = Opening {
+            key: &self.sender_key,
+            nonce: &nonce,
+            aad: aad.written().ok_or(OscoreError::IdTooLong)?,
+        };
+        opening.open_into(protected, true, out)
+    }
+
+    /// Verifies a request: its kid and kid context name this context, its Partial IV is
+    /// fresh in a known window, and its ciphertext opens.
+    fn verify_request(
+        &self,
+        protected: &Message<'_>,
+        out: &mut [u8],
+    ) -> Result<(usize, RequestId), OscoreError> {
         if !code_is(protected.code(), true) {
             return Err(OscoreError::WrongMessageKind);
         }
@@ -34,8 +87,8 @@ impl SecurityContext {
             return Err(OscoreError::UnknownContext);
         }
         check_payload(protected)?;
-        let sequence_number = partial_iv.value();
-        if !self.replay_window.is_fresh(sequence_number) {
+        let known = self.replay_window.is_known();
+        if known && !self.replay_window.is_fresh(partial_iv.value()) {
             return Err(OscoreError::Replay);
         }
         let nonce = nonce(&self.common_iv, kid, &partial_iv)?;
@@ -46,7 +99,6 @@ impl SecurityContext {
             aad: aad.written().ok_or(OscoreError::IdTooLong)?,
         };
         let len = opening.open_into(protected, true, out)?;
-        self.replay_window.accept(sequence_number);
         let request_id = RequestId {
             kid: Kid::new(kid)?,
             partial_iv,

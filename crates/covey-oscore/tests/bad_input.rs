@@ -279,3 +279,79 @@ fn messages_that_cannot_be_protected_or_verified_are_refused() {
         Err(OscoreError::Encode(_))
     ));
 }
+
+/// After a restart without the replay window (RFC 8613 Appendix B.1.2): every request is
+/// refused as of unknown freshness, even one never seen; verifying without the window takes
+/// nothing in; once a request's freshness is proven the window starts again at it, so it and
+/// anything older are replays and newer ones are served.
+#[test]
+fn a_lost_replay_window_refuses_until_a_request_is_proven_fresh() {
+    let mut client = client();
+    let before_restart = protect(&mut client);
+    let mut server = server();
+    server.forget_replay_window();
+    let mut out = [0; 256];
+    let unknown = |server: &mut SecurityContext, datagram: &[u8], out: &mut [u8]| {
+        server
+            .unprotect_request(&Message::parse(datagram).unwrap(), out)
+            .err()
+    };
+    let proof = protect(&mut client);
+    assert_eq!(
+        unknown(&mut server, &proof, &mut out),
+        Some(OscoreError::FreshnessUnknown)
+    );
+    assert_eq!(
+        OscoreError::FreshnessUnknown.response_code(),
+        Some(Code::UNAUTHORIZED)
+    );
+    // Verified without the window: readable, and the window is still lost.
+    let (len, id) = server
+        .unprotect_request_of_unknown_freshness(&Message::parse(&proof).unwrap(), &mut out)
+        .expect("it verifies");
+    assert_eq!(Message::parse(&out[..len]).unwrap().code(), Code::GET);
+    assert!(!server.replay_window().is_known());
+    // A forgery does not verify that way either.
+    let mut forged = proof.clone();
+    *forged.last_mut().unwrap() ^= 1;
+    assert_eq!(
+        server
+            .unprotect_request_of_unknown_freshness(&Message::parse(&forged).unwrap(), &mut out)
+            .err(),
+        Some(OscoreError::DecryptionFailed)
+    );
+    server.recover_replay_window(&id.partial_iv);
+    for stale in [&before_restart, &proof] {
+        assert_eq!(
+            unknown(&mut server, stale, &mut out),
+            Some(OscoreError::Replay)
+        );
+    }
+    let next = protect(&mut client);
+    assert!(server
+        .unprotect_request(&Message::parse(&next).unwrap(), &mut out)
+        .is_ok());
+}
+
+/// A client reads back the request it protected (to send it again with an Echo value), and
+/// nobody else's.
+#[test]
+fn a_client_reads_back_its_own_request_only() {
+    let mut client = client();
+    let protected = protect(&mut client);
+    let mut out = [0; 256];
+    let len = client
+        .unprotect_own_request(&Message::parse(&protected).unwrap(), &mut out)
+        .expect("its own request");
+    let plain = Message::parse(&out[..len]).unwrap();
+    let original = plain_request();
+    let original = Message::parse(&original).unwrap();
+    assert_eq!(plain.code(), original.code());
+    assert!(plain.options().eq(original.options()));
+    assert_eq!(
+        server()
+            .unprotect_own_request(&Message::parse(&protected).unwrap(), &mut out)
+            .err(),
+        Some(OscoreError::UnknownContext)
+    );
+}

@@ -236,3 +236,55 @@ fn observe_block_wise_and_unknown_contexts_are_refused() {
         "a context id of another endpoint"
     );
 }
+
+/// RFC 8613 Appendix B.1.2: against a server that lost its replay window, the client's
+/// request earns a protected 4.01 with Echo; the engine repeats it with that Echo under a
+/// new Partial IV by itself, and the application sees only the final answer.
+#[test]
+fn a_servers_echo_challenge_after_a_restart_is_answered_transparently() {
+    let mut client = Endpoint::new(Config::default(), 1).unwrap();
+    let id = client
+        .add_oscore_context(context(SECRET, b"C", b"S"))
+        .unwrap();
+    let mut restarted = context(SECRET, b"S", b"C");
+    restarted.forget_replay_window();
+    let mut server = Endpoint::new(Config::default(), 2).unwrap();
+    server.add_oscore_context(restarted).unwrap();
+
+    let options = [opt(OptionNumber::URI_PATH, b"temp")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    client
+        .send_protected_request(
+            Instant::ZERO,
+            addr(2),
+            &request,
+            RequestParams::default(),
+            id,
+        )
+        .unwrap();
+    let first = carry(&mut client, addr(1), &mut server);
+    assert_eq!(first.len(), 1);
+    answer_all(&mut server);
+    carry(&mut server, addr(2), &mut client);
+    let repeated = carry(&mut client, addr(1), &mut server);
+    assert_eq!(repeated.len(), 1, "the request goes again by itself");
+    assert_ne!(
+        Message::parse(&repeated[0])
+            .unwrap()
+            .option(OptionNumber::OSCORE),
+        Message::parse(&first[0])
+            .unwrap()
+            .option(OptionNumber::OSCORE),
+        "under a new Partial IV"
+    );
+    answer_all(&mut server);
+    carry(&mut server, addr(2), &mut client);
+    assert_eq!(
+        outcome(&mut client),
+        [Ok((Code::CONTENT, b"inner 0.01 temp: ".to_vec()))]
+    );
+    assert_eq!(client.stats().echo_retries, 1);
+}

@@ -283,3 +283,80 @@ fn an_app_sees_the_oscore_kid_as_the_peer_identity() {
     );
     assert_eq!(*seen.borrow(), [Some("oscore:43".to_string()), None]);
 }
+
+/// A plain CON GET of `path` carrying Echo `echo`.
+fn plain_request_with_echo(mid: u16, path: &str, echo: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0; 256];
+    let token = [0xAB, mid as u8];
+    let mut encoder =
+        MessageEncoder::new(&mut buf, MessageType::Confirmable, Code::GET, mid, &token).unwrap();
+    encoder
+        .option(OptionNumber::URI_PATH, path.as_bytes())
+        .unwrap();
+    encoder.option(OptionNumber::ECHO, echo).unwrap();
+    let len = encoder.finish();
+    buf.truncate(len);
+    buf
+}
+
+/// RFC 8613 Appendix B.1.2: a server whose context lost its replay window in a restart
+/// answers a request, even a genuine one, with a protected 4.01 carrying Echo, sealed under
+/// its own Partial IV (the request's nonce may be a replayed one); the request repeated with
+/// that Echo is served and starts the window again, so what came before it is a replay.
+#[test]
+fn a_lost_replay_window_is_recovered_with_echo_and_replays_stay_refused() {
+    let mut client = context(SECRET, b"C", b"S");
+    let (before_restart, _) = protect(&mut client, &plain_request(1, Code::GET, "t", b""));
+    let mut restarted = context(SECRET, b"S", b"C");
+    restarted.forget_replay_window();
+    let mut server = Endpoint::new(Config::default(), 1).unwrap();
+    server.add_oscore_context(restarted).unwrap();
+
+    let (first, id) = protect(&mut client, &plain_request(2, Code::GET, "t", b""));
+    deliver(&mut server, &first);
+    assert!(serve_one(&mut server).is_none(), "not served yet");
+    let wire = sent(&mut server);
+    let outer = Message::parse(&wire).unwrap();
+    let option = covey_proto::covey_oscore::OscoreOption::parse(
+        outer.option(OptionNumber::OSCORE).expect("protected"),
+    )
+    .unwrap();
+    assert!(
+        option.partial_iv.is_some(),
+        "sealed under its own Partial IV"
+    );
+    let mut out = vec![0; 512];
+    let len = client.unprotect_response(&outer, &id, &mut out).unwrap();
+    let challenge = Message::parse(&out[..len]).unwrap();
+    assert_eq!(challenge.code(), Code::UNAUTHORIZED);
+    let echo = challenge.option(OptionNumber::ECHO).expect("Echo").to_vec();
+
+    // A request from before the restart only earns a challenge, never service.
+    deliver(&mut server, &before_restart);
+    assert!(serve_one(&mut server).is_none());
+    let _ = sent(&mut server);
+
+    let (proven, id) = protect(&mut client, &plain_request_with_echo(3, "t", &echo));
+    deliver(&mut server, &proven);
+    assert!(serve_one(&mut server).is_some(), "served once proven fresh");
+    let wire = sent(&mut server);
+    let len = client
+        .unprotect_response(&Message::parse(&wire).unwrap(), &id, &mut out)
+        .unwrap();
+    assert_eq!(Message::parse(&out[..len]).unwrap().code(), Code::CONTENT);
+
+    // The window is known again: the old request and the proof are replays now.
+    for (mid, stale) in [(10u16, &before_restart), (11, &proven)] {
+        let mut copy = stale.clone();
+        copy[2..4].copy_from_slice(&mid.to_be_bytes());
+        deliver(&mut server, &copy);
+        assert!(serve_one(&mut server).is_none());
+        let refusal = sent(&mut server);
+        let refusal = Message::parse(&refusal).unwrap();
+        assert_eq!(refusal.code(), Code::UNAUTHORIZED);
+        assert_eq!(refusal.payload(), b"Replay detected");
+    }
+    let (next, _) = protect(&mut client, &plain_request(4, Code::GET, "t", b""));
+    deliver(&mut server, &next);
+    assert!(serve_one(&mut server).is_some());
+}

@@ -1,8 +1,8 @@
 //! An OSCORE security context directory in aiocoap's layout, as `--oscore DIR` names it:
 //! `settings.json` and `secret.json`, whose keys are merged; a key ending in `_hex` holds hex,
 //! one ending in `_ascii` text (`sender-id`, `recipient-id`, `secret`, optional `salt` and
-//! `id-context`), besides `algorithm`, `kdf-hashfun` and `window`. A client keeps its next
-//! sequence number in `sequence.json` there (`next-to-send`), as aiocoap does, so a
+//! `id-context`), besides `algorithm`, `kdf-hashfun` and `window`. A client or server keeps its
+//! next sequence number in `sequence.json` there (`next-to-send`), as aiocoap does, so a
 //! second run never reuses a nonce.
 
 use std::collections::BTreeMap;
@@ -36,9 +36,30 @@ pub fn load(dir: &Path) -> Result<SecurityContext, String> {
 /// Sequence numbers a client reserves per run: more than one run's requests take.
 const RESERVED: u64 = 16;
 
+/// Sequence numbers a server reserves per start, for the responses it seals under its own
+/// Partial IV (a challenge after the restart per client): 2^20 per start leaves 2^20 starts
+/// in the 2^40 numbers of a context.
+const SERVER_RESERVED: u64 = 1 << 20;
+
 /// [`load`] for a client: its sender sequence number resumes from `sequence.json`, which is
 /// advanced past this run's numbers before any is used.
 pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
+    load_reserving(dir, RESERVED)
+}
+
+/// [`load`] for a server: sequence numbers reserved as for a client, and the replay window
+/// lost, as it is not kept across starts; each client's first request is then answered with
+/// an Echo challenge before anything is served (RFC 8613 Appendix B.1.2), so a request
+/// recorded before the restart cannot be replayed.
+pub fn load_for_serving(dir: &Path) -> Result<SecurityContext, String> {
+    let mut context = load_reserving(dir, SERVER_RESERVED)?;
+    context.forget_replay_window();
+    Ok(context)
+}
+
+/// [`load`] with the next `reserved` sequence numbers taken from `sequence.json`; the
+/// context stops before the end of them.
+fn load_reserving(dir: &Path, reserved: u64) -> Result<SecurityContext, String> {
     let mut context = load(dir)?;
     let fail = |why: String| format!("--oscore {}: {why}", dir.display());
     let path = dir.join("sequence.json");
@@ -57,7 +78,8 @@ pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
     context
         .set_sender_sequence_number(next)
         .map_err(|e| fail(e.to_string()))?;
-    sequence.insert("next-to-send".into(), Value::from(next + RESERVED));
+    context.set_sender_sequence_limit(next + reserved);
+    sequence.insert("next-to-send".into(), Value::from(next + reserved));
     // aiocoap reads it too; it recovers an unknown replay window with Echo.
     sequence
         .entry("received")

@@ -124,7 +124,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let oscore = args
         .oscore
         .iter()
-        .map(|dir| super::oscore_dir::load(dir))
+        .map(|dir| super::oscore_dir::load_for_serving(dir))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|e| Failure::new(ExitKind::Usage, e))?;
     config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());

@@ -15,7 +15,7 @@ use core::net::SocketAddr;
 use covey_core::{Block, CoapOption, Code, Message, OptionNumber};
 
 /// How often one request is sent again with a new Echo value before the 4.01 is delivered.
-const MAX_ECHO_RETRIES: u8 = 2;
+pub(crate) const MAX_ECHO_RETRIES: u8 = 2;
 
 impl Endpoint {
     /// Acts on the Echo option of response `m` to exchange `key`: a 4.01 sends the request

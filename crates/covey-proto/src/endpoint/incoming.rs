@@ -128,6 +128,10 @@ impl Endpoint {
         match self.unprotect_request(now, target, multicast, message, datagram) {
             Intake::Plain => {}
             Intake::Refused => return,
+            Intake::Challenge(binding) => {
+                self.challenge_freshness(now, target, binding);
+                return;
+            }
             Intake::Verified(len, binding) => {
                 let target = ResponseTarget {
                     oscore: Some(binding),

@@ -24,6 +24,9 @@ pub(crate) enum Intake {
     /// Verified: the inner request's datagram, the first bytes of the OSCORE buffers'
     /// `inner`, and what its response is bound to.
     Verified(usize, OscoreBinding),
+    /// Verified, but the context's replay window is lost and the request did not prove its
+    /// freshness: to be answered 4.01 with the context's Echo value (Appendix B.1.2).
+    Challenge(OscoreBinding),
 }
 
 /// The most options an OSCORE message carries outside its ciphertext: the Class U options
@@ -56,7 +59,31 @@ impl Endpoint {
         &mut self,
         context: SecurityContext,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
-        self.oscore.add(context)
+        let challenge = self.rng.next_u64().to_be_bytes();
+        self.oscore.add(context, challenge)
+    }
+
+    /// Answers a request of unknown freshness (Intake::Challenge) with a protected 4.01
+    /// carrying the context's Echo value, which the client repeats it with.
+    pub(crate) fn challenge_freshness(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        binding: OscoreBinding,
+    ) {
+        let Some(challenge) = self.oscore.challenge(binding.context) else {
+            return;
+        };
+        self.stats.oscore_refused += 1;
+        let echo = [CoapOption {
+            number: OptionNumber::ECHO,
+            value: &challenge,
+        }];
+        let target = ResponseTarget {
+            oscore: Some(binding),
+            ..target
+        };
+        self.reply_now(now, target, Code::UNAUTHORIZED, &echo, b"");
     }
 
     /// Verifies `message` if it carries the OSCORE option, answering a failure itself.
@@ -82,6 +109,7 @@ impl Endpoint {
                 .oscore
                 .find(&option)
                 .ok_or(OscoreError::UnknownContext)?;
+            let challenge = self.oscore.challenge(index);
             let context = self
                 .oscore
                 .get_mut(index)
@@ -89,15 +117,35 @@ impl Endpoint {
             // The inner request is no longer than the outer one but for option deltas; the
             // plaintext it is decrypted from goes at the end.
             let out = at_least(&mut inner, 2 * datagram.len() + 64);
-            let (len, request) = context.unprotect_request(message, out)?;
+            let verified = match context.unprotect_request(message, out) {
+                Err(OscoreError::FreshnessUnknown) => {
+                    // Appendix B.1.2: after a restart, fresh only with the Echo value sent.
+                    let (len, request) =
+                        context.unprotect_request_of_unknown_freshness(message, out)?;
+                    let proven = Message::parse(&out[..len]).is_ok_and(|inner| {
+                        inner.option(OptionNumber::ECHO) == challenge.as_ref().map(|c| &c[..])
+                    });
+                    if proven {
+                        context.recover_replay_window(&request.partial_iv);
+                    }
+                    (len, request, proven)
+                }
+                other => {
+                    let (len, request) = other?;
+                    (len, request, true)
+                }
+            };
+            let (len, request, fresh) = verified;
             let binding = OscoreBinding {
                 context: index,
                 partial_iv: request.partial_iv,
+                fresh,
             };
             Ok((len, binding))
         });
         self.oscore.buffers.inner = inner;
         match verified {
+            Ok((_, binding)) if !binding.fresh => Intake::Challenge(binding),
             Ok((len, binding)) => Intake::Verified(len, binding),
             Err(e) => {
                 self.stats.oscore_refused += 1;
@@ -182,8 +230,13 @@ impl Endpoint {
             .ok_or(RespondError::UnknownRequest)?;
         // Room for the OSCORE option, the code byte, the tag and longer option deltas.
         let out = at_least(sealed, len + 32);
+        // A request not known fresh may be a replay: its nonce must not seal anything new.
+        let nonce = match binding.fresh {
+            true => ResponsePartialIv::FromRequest,
+            false => ResponsePartialIv::Own,
+        };
         context
-            .protect_response(&plain, &request, ResponsePartialIv::FromRequest, out)
+            .protect_response(&plain, &request, nonce, out)
             .map_err(|_| RespondError::TooLarge)
     }
 }

@@ -2,6 +2,7 @@
 //! context the host added, and its response verified before the application sees it.
 
 use crate::endpoint::client::ExchangeSetup;
+use crate::endpoint::echo_answer::MAX_ECHO_RETRIES;
 use crate::endpoint::oscore::outer_options;
 use crate::endpoint::Endpoint;
 use crate::event::{Failure, RequestId};
@@ -9,14 +10,16 @@ use crate::exchange::client_exchange::ExchangeKind;
 use crate::exchange::oscore_contexts::at_least;
 use crate::exchange::oscore_contexts::OscoreContextId;
 use crate::message::option_rules::unrecognised_critical_option;
-use crate::message::wire::{encode_into, Outgoing};
+use crate::message::wire::{encode_into, reencode, Outgoing};
 use crate::request::{Request, RequestParams};
+use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::{Instant, RequestError};
+use alloc::vec;
 use alloc::vec::Vec;
 use core::mem::take;
 use core::net::SocketAddr;
-use covey_core::{Message, MessageType, OptionNumber};
+use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
 use covey_oscore::OscoreError;
 
 impl Endpoint {
@@ -173,15 +176,114 @@ impl Endpoint {
             .map(|c| c.unprotect_response(m, &request, out));
         match verified {
             Some(Ok(len)) => {
-                let acceptable = Message::parse(&inner[..len])
-                    .is_ok_and(|i| unrecognised_critical_option(&i).is_none());
-                match acceptable {
-                    true => self.deliver(now, key, source, &inner[..len], None, true),
-                    false => self.fail_exchange(now, key, Failure::ProtocolError),
+                let parsed = Message::parse(&inner[..len]);
+                let challenge = parsed.as_ref().ok().and_then(|i| {
+                    (i.code() == Code::UNAUTHORIZED)
+                        .then(|| i.option(OptionNumber::ECHO))
+                        .flatten()
+                });
+                let acceptable = parsed.is_ok_and(|i| unrecognised_critical_option(&i).is_none());
+                let repeated =
+                    challenge.is_some_and(|echo| self.repeat_with_echo(now, key, index, echo));
+                match (repeated, acceptable) {
+                    (true, _) => {}
+                    (false, true) => self.deliver(now, key, source, &inner[..len], None, true),
+                    (false, false) => self.fail_exchange(now, key, Failure::ProtocolError),
                 }
             }
             _ => self.fail_exchange(now, key, Failure::UnverifiedResponse),
         }
         self.oscore.buffers.inner = inner;
     }
+
+    /// RFC 8613 Appendix B.1.2 on the client: a protected 4.01 with Echo says the server lost
+    /// its replay window. The request of exchange `key` goes again with that Echo value
+    /// inside, protected anew under the next Partial IV (at most `MAX_ECHO_RETRIES` times);
+    /// returns whether it did.
+    fn repeat_with_echo(&mut self, now: Instant, key: SlabKey, index: usize, echo: &[u8]) -> bool {
+        let Some(ex) = self.exchanges.get(key) else {
+            return false;
+        };
+        if ex.echo_retries >= MAX_ECHO_RETRIES {
+            return false;
+        }
+        let Some(context) = self.oscore.get_mut(index) else {
+            return false;
+        };
+        let template = self.exchanges.template(key);
+        let Ok(outer) = Message::parse(template) else {
+            return false;
+        };
+        // Rare (once per server restart), so plain buffers of its own.
+        let mut plain = vec![0; 2 * template.len() + 64];
+        let Ok(len) = context.unprotect_own_request(&outer, &mut plain) else {
+            return false;
+        };
+        let Ok(with_echo) = Message::parse(&plain[..len]).map(|m| replace_echo(&m, echo)) else {
+            return false;
+        };
+        let Some(with_echo) = with_echo else {
+            return false;
+        };
+        let mut sealed = vec![0; with_echo.len() + 64];
+        let Ok((sealed_len, binding)) =
+            context.protect_request(&Message::parse(&with_echo).expect("encoded"), &mut sealed)
+        else {
+            return false;
+        };
+        let Ok(new_outer) = Message::parse(&sealed[..sealed_len]) else {
+            return false;
+        };
+        let mut updated = DatagramBuf::default();
+        let copied = reencode(
+            &sealed[..sealed_len],
+            new_outer.message_id(),
+            &[],
+            &[],
+            new_outer.payload(),
+            &mut updated,
+            &mut self.pool,
+        )
+        .is_ok();
+        if copied {
+            self.exchanges.swap_template(key, &mut updated);
+        }
+        updated.release(&mut self.pool);
+        let Some(ex) = self.exchanges.get_mut(key).filter(|_| copied) else {
+            return false;
+        };
+        ex.echo_retries += 1;
+        ex.oscore = Some((index, binding));
+        self.stats.echo_retries += 1;
+        self.transmit_exchange(now, key, false);
+        true
+    }
+}
+
+/// `m` encoded again with `echo` as its only Echo option.
+fn replace_echo(m: &Message<'_>, echo: &[u8]) -> Option<Vec<u8>> {
+    let mut out = vec![0; m.options_bytes().len() + m.payload().len() + echo.len() + 32];
+    let mut encoder = MessageEncoder::new(
+        &mut out,
+        m.message_type(),
+        m.code(),
+        m.message_id(),
+        m.token_bytes(),
+    )
+    .ok()?;
+    let mut written = false;
+    for o in m.options().filter(|o| o.number != OptionNumber::ECHO) {
+        if !written && o.number > OptionNumber::ECHO {
+            encoder.option(OptionNumber::ECHO, echo).ok()?;
+            written = true;
+        }
+        encoder.option(o.number, o.value).ok()?;
+    }
+    if !written {
+        encoder.option(OptionNumber::ECHO, echo).ok()?;
+    }
+    encoder.payload(m.payload()).ok()?;
+    let len = encoder.finish();
+    out.truncate(len);
+    Some(out)
 }

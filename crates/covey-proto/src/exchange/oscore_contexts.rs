@@ -38,7 +38,14 @@ pub(crate) struct OscoreBinding {
     /// Index of the context in [`OscoreContexts`]; contexts are never removed.
     pub context: usize,
     pub partial_iv: PartialIv,
+    /// Whether the request is known fresh: only then may its response reuse the request's
+    /// nonce; otherwise (a challenge after a restart) it is sealed under the server's own
+    /// Partial IV (RFC 8613 Appendix B.1.2).
+    pub fresh: bool,
 }
+
+/// Length of the Echo value a server challenges with after a restart.
+pub(crate) const CHALLENGE_LEN: usize = 8;
 
 /// The buffers protecting and verifying reuse, each grown to the largest message it has
 /// held (datagrams are bounded by `Config::max_message_size`), so that a protected exchange
@@ -65,6 +72,9 @@ pub(crate) fn at_least(buffer: &mut Vec<u8>, len: usize) -> &mut [u8] {
 #[derive(Debug)]
 pub(crate) struct OscoreContexts {
     contexts: Vec<SecurityContext>,
+    /// Per context, the Echo value a request must carry to prove its freshness while the
+    /// context's replay window is lost (RFC 8613 Appendix B.1.2), drawn when it was added.
+    challenges: Vec<[u8; CHALLENGE_LEN]>,
     max: usize,
     /// Taken out while in use, so the endpoint stays free to borrow.
     pub buffers: OscoreBuffers,
@@ -74,14 +84,17 @@ impl OscoreContexts {
     pub fn new(max: usize) -> OscoreContexts {
         OscoreContexts {
             contexts: Vec::new(),
+            challenges: Vec::new(),
             max,
             buffers: OscoreBuffers::default(),
         }
     }
 
+    /// Adds `context`, with the Echo value `challenge` for when its replay window is lost.
     pub fn add(
         &mut self,
         context: SecurityContext,
+        challenge: [u8; CHALLENGE_LEN],
     ) -> Result<OscoreContextId, AddOscoreContextError> {
         let duplicate = self.contexts.iter().any(|c| {
             c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
@@ -93,6 +106,7 @@ impl OscoreContexts {
             return Err(AddOscoreContextError::Full);
         }
         self.contexts.push(context);
+        self.challenges.push(challenge);
         Ok(OscoreContextId(self.contexts.len() - 1))
     }
 
@@ -103,6 +117,11 @@ impl OscoreContexts {
         self.contexts.iter().position(|c| {
             c.recipient_id() == kid && option.kid_context.is_none_or(|k| c.id_context() == Some(k))
         })
+    }
+
+    /// The Echo value of context `index`'s challenges.
+    pub fn challenge(&self, index: usize) -> Option<[u8; CHALLENGE_LEN]> {
+        self.challenges.get(index).copied()
     }
 
     pub fn get(&self, index: usize) -> Option<&SecurityContext> {
