@@ -128,3 +128,30 @@ fn the_policy_grants_an_oscore_client_by_its_kid() {
         );
     }
 }
+
+#[test]
+fn a_bad_oscore_directory_stops_the_gateway_with_one_line() {
+    let scratch = Scratch::new("oscore-bad");
+    let dir = scratch.join("ctx");
+    std::fs::create_dir_all(&dir).expect("create the context directory");
+    std::fs::write(dir.join("settings.json"), r#"{"secret_hex": "zz"}"#).expect("write");
+    let path = dir.to_str().unwrap();
+    let db = scratch.join("e.db");
+    let out = covey_run(&[
+        "gateway",
+        "--bind",
+        "127.0.0.1:0",
+        "--no-http",
+        "--db",
+        db.to_str().unwrap(),
+        "--oscore",
+        path,
+    ]);
+    fails(
+        &out,
+        2,
+        &[&format!(
+            "--oscore {path}: settings.json: secret_hex is not hex"
+        )],
+    );
+}
