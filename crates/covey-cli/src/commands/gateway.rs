@@ -158,6 +158,12 @@ pub struct GatewayArgs {
 
     #[command(flatten)]
     client_certificates: ClientCertificateArgs,
+
+    /// Verify OSCORE-protected requests (RFC 8613) with the security context in DIR and
+    /// protect their answers, in aiocoap's layout: settings.json and secret.json (repeatable,
+    /// one per client; the policy names such a client oscore:KID).
+    #[arg(long, value_name = "DIR")]
+    oscore: Vec<PathBuf>,
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -205,8 +211,19 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     if !(1..=64).contains(&args.nstart) {
         return Err(usage("--nstart must be 1 to 64"));
     }
+    let oscore = args
+        .oscore
+        .iter()
+        .map(|dir| super::oscore_dir::load(dir))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(usage)?;
     let mut config = em.engine_config();
     config.transmission.nstart = args.nstart;
+    config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());
+    for context in &oscore {
+        let kid = hex(context.recipient_id());
+        tracing::info!("OSCORE: serving kid {kid} (requests name the identity oscore:{kid})");
+    }
     config.amplification = super::amplification::limit(args.amplification_factor);
     if let Some(secs) = args.ack_timeout {
         config.transmission.ack_timeout = seconds("--ack-timeout", secs)?;
@@ -223,6 +240,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         share_port: args.reuse_port,
         trace: super::request_log::tracer(args.verbose),
         dtls,
+        oscore,
     };
     let access = em.access.clone();
     let gateway = Gateway::start(sockets, em, Box::new(store), config).map_err(start_failure)?;
@@ -320,6 +338,11 @@ pub fn start_failure(e: GatewayError) -> Failure {
         GatewayError::Driver(e) => super::start_error::start_failure(e),
         other => Failure::new(ExitKind::Other, other.to_string()),
     }
+}
+
+/// Lower-case hex, as the policy writes a kid.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn usage(e: impl ToString) -> Failure {

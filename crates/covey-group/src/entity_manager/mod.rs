@@ -31,7 +31,8 @@ use covey_core::precondition::Current;
 use covey_core::uri::SocketAuthority;
 use covey_core::{Code, ContentFormat};
 use covey_proto::{
-    App, AppContext, AppId, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, RequestId,
+    App, AppContext, AppId, Endpoint, Event, Failure, IncomingId, Instant, LogLevel, PeerIdentity,
+    RequestId,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -338,6 +339,7 @@ impl EntityManager {
             json_errors: req.wants_json(),
             reached: *reached,
             observe: ObserveAs::Plain,
+            oscore: matches!(who.identity, Some(PeerIdentity::Oscore(_))),
         };
         let action = action_of(&req);
         if let Err(denial) = self.config.access.check(who, &action) {
@@ -346,7 +348,7 @@ impl EntityManager {
         }
         // A change from an address not verified yet is answered with Echo (RFC 9175) before
         // anything is done: a spoofed source, loopback or a permitted host, changes nothing.
-        if action.changes_state() && ep.challenge_unverified(now, id) {
+        if action.changes_state() && to.challenged(ep, now) {
             return;
         }
         let path: Vec<&str> = req.path.iter().map(String::as_str).collect();
@@ -519,7 +521,7 @@ impl EntityManager {
         let fans_out = req.method == Code::GET || overrides.fanout;
         // A query from an address not verified yet is answered with Echo (RFC 9175) before
         // any member is asked: a spoofed query costs the members nothing.
-        if fans_out && ep.challenge_unverified(now, to.id) {
+        if fans_out && to.challenged(ep, now) {
             return;
         }
         match (req.method, overrides.fanout) {

@@ -18,6 +18,19 @@ pub(crate) struct Responder {
     pub reached: Option<super::reached_at::ReachedAt>,
     /// Whether the reply registers or ends an observation.
     pub observe: ObserveAs,
+    /// The request came OSCORE-protected and verified (RFC 8613 §8.2).
+    pub oscore: bool,
+}
+
+impl Responder {
+    /// Answers with Echo (RFC 9175 §2.4) when the sender's address is not verified yet, and
+    /// says whether it did. A verified OSCORE request needs no Echo: only a holder of the key
+    /// could write it and its replay window refuses a copy (RFC 8613 §7.4), so a spoofed
+    /// source cannot make the EM ask its members; nor could the client answer an Echo inside
+    /// OSCORE.
+    pub fn challenged(&self, ep: &mut Endpoint, now: Instant) -> bool {
+        !self.oscore && ep.challenge_unverified(now, self.id)
+    }
 }
 
 /// A reply to a client.

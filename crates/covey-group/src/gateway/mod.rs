@@ -26,6 +26,9 @@ pub struct Sockets {
     /// DTLS credentials: the gateway speaks coaps on `binds`, to clients and to coaps://
     /// members (with these credentials as its identity).
     pub dtls: Option<covey::dtls::DtlsConfig>,
+    /// OSCORE contexts (RFC 8613), one per client: the gateway verifies requests under their
+    /// Recipient IDs and protects the answers, and the policy names such clients `oscore:KID`.
+    pub oscore: Vec<covey_proto::covey_oscore::SecurityContext>,
 }
 
 impl Sockets {
@@ -37,6 +40,7 @@ impl Sockets {
             share_port: false,
             trace: None,
             dtls: None,
+            oscore: Vec::new(),
         }
     }
 }
@@ -95,6 +99,9 @@ impl Gateway {
         let secured = sockets.dtls.is_some();
         if let Some(dtls) = sockets.dtls {
             builder = builder.dtls(dtls);
+        }
+        for context in sockets.oscore {
+            builder = builder.oscore_context(context);
         }
         for b in &binds {
             builder = match secured {
