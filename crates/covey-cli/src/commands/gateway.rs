@@ -214,7 +214,7 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let oscore = args
         .oscore
         .iter()
-        .map(|dir| super::oscore_dir::load(dir))
+        .map(|dir| super::oscore_dir::load_for_serving(dir))
         .collect::<Result<Vec<_>, String>>()
         .map_err(usage)?;
     let mut config = em.engine_config();
