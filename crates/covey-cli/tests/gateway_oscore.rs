@@ -155,3 +155,64 @@ fn a_bad_oscore_directory_stops_the_gateway_with_one_line() {
         )],
     );
 }
+
+/// `--member-oscore ADDR=DIR`: the EM protects its requests to each of three `covey serve
+/// --oscore` members with that member's own context and verifies the answers, so an average
+/// is computed from protected readings; a member whose context the gateway has wrong refuses
+/// the EM (4.00 Decryption failed), so an entity with it is not created, and no secret is
+/// logged.
+#[test]
+fn the_gateway_asks_each_member_under_its_own_oscore_context() {
+    let scratch = Scratch::new("oscore-members");
+    let secrets = [
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
+        "b0b1b2b3b4b5b6b7b8b9babbbcbdbebf",
+        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecf",
+    ];
+    let mut servers = Vec::new();
+    let mut args = Vec::new();
+    for (i, secret) in secrets.iter().enumerate() {
+        // The member sends as 4d ('M') and hears the EM as 45 ('E'); the EM the reverse.
+        let member = context_dir(&scratch, &format!("member-{i}"), secret, "4d", "45");
+        let (server, port) = covey_server(&["--oscore", &member]);
+        servers.push((server, port));
+        // The third member's context at the gateway is under the wrong secret.
+        let em_secret = if i == 2 { secrets[0] } else { secret };
+        let em_side = context_dir(&scratch, &format!("em-{i}"), em_secret, "45", "4d");
+        args.push("--member-oscore".to_string());
+        args.push(format!("127.0.0.1:{port}={em_side}"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let gw = GatewayProcess::start(&scratch.join("e.db"), &args);
+    let ports: Vec<u16> = servers.iter().map(|(_, p)| *p).collect();
+    create(&gw, "room", &ports[..2], "/sensors/temp");
+    let query = format!("{}?eo=avg", gw.entity_uri("room"));
+    let out = ok(&covey_run(&["get", &query]));
+    assert!(out.ends_with("answered: 2 of 2\n"), "{out}");
+    for i in 0..2 {
+        let reserved = scratch.join(&format!("em-{i}")).join("sequence.json");
+        assert!(reserved.exists(), "the EM's sequence numbers are reserved");
+    }
+
+    // The member whose context does not match refuses the EM's probe: no entity with it.
+    let base = gw.base();
+    let uris: Vec<String> = ports
+        .iter()
+        .map(|p| format!("coap://127.0.0.1:{p}/sensors/temp"))
+        .collect();
+    let mut args = vec!["create", base.as_str(), "hall"];
+    for uri in &uris {
+        args.extend(["--member", uri.as_str()]);
+    }
+    let out = entity(&args);
+    fails(
+        &out,
+        3,
+        &[uris[2].as_str(), "Decryption failed", "member_refused"],
+    );
+    let log = gw.log();
+    assert!(log.contains("requests to member 127.0.0.1:"), "{log}");
+    for secret in secrets {
+        assert!(!log.contains(secret), "a secret in the log");
+    }
+}

@@ -78,6 +78,9 @@ pub struct EmConfig {
     /// Who may read, create, change and delete entities and fan requests out (open by
     /// default; `covey gateway` chooses loopback-only or a policy).
     pub access: Access,
+    /// OSCORE contexts by member address: requests to such a member are protected with its
+    /// context and its answers verified (RFC 8613), whichever entity it is in.
+    pub member_oscore: Vec<(SocketAddr, covey_proto::covey_oscore::SecurityContext)>,
 }
 
 impl Default for EmConfig {
@@ -107,6 +110,7 @@ impl Default for EmConfig {
             max_observed_entities: 64,
             max_member_observations: 256,
             access: Access::Open,
+            member_oscore: Vec::new(),
         }
     }
 }
@@ -139,6 +143,7 @@ impl EmConfig {
         // The engine keeps large replies for the Block2 requests that follow.
         c.block_cache_lifetime = self.block_cache_lifetime;
         c.max_dedup_entries = 65_536;
+        c.max_oscore_contexts = c.max_oscore_contexts.max(self.member_oscore.len());
         // The EM sends its own message IDs to every member for every query: under load that
         // is more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows
         // (RFC 7252 §4.4). With 1 s an ID comes round within the lifetime only for a member

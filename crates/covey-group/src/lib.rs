@@ -33,6 +33,7 @@ pub mod gateway;
 mod incoming;
 pub mod listing;
 pub mod member;
+mod member_oscore;
 pub mod member_value;
 mod membership;
 pub mod membership_resource;

@@ -1,6 +1,7 @@
 //! What a task of the EM acts through: the engine, the clock, and the tables that route
 //! the engine's answers and timers back to the task.
 
+use crate::member_oscore::MemberOscore;
 use crate::sources::Sources;
 use crate::timers::{TaskId, TimerKey, Timers};
 use covey_proto::{AppId, Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
@@ -20,6 +21,8 @@ pub(crate) struct TaskIo<'a> {
     sources: Sources,
     /// The EM's App id on its node: the owner of the requests it sends.
     app: AppId,
+    /// The members' OSCORE contexts.
+    member_oscore: &'a mut MemberOscore,
 }
 
 impl<'a> TaskIo<'a> {
@@ -29,8 +32,8 @@ impl<'a> TaskIo<'a> {
         routes: &'a mut BTreeMap<RequestId, TaskId>,
         timers: &'a mut Timers,
         task: TaskId,
-        sources: Sources,
-        app: AppId,
+        (sources, app): (Sources, AppId),
+        member_oscore: &'a mut MemberOscore,
     ) -> TaskIo<'a> {
         TaskIo {
             ep,
@@ -40,11 +43,12 @@ impl<'a> TaskIo<'a> {
             task,
             sources,
             app,
+            member_oscore,
         }
     }
 
     /// Sends a request whose answer comes back to this task, over DTLS when `secure` (a
-    /// `coaps://` member).
+    /// `coaps://` member), protected with OSCORE when the member has a context.
     pub fn send(
         &mut self,
         remote: SocketAddr,
@@ -57,7 +61,12 @@ impl<'a> TaskIo<'a> {
             owner: self.app,
             ..params
         };
-        let id = self.ep.send_request(self.now, remote, request, params)?;
+        let id = match self.member_oscore.context_for(self.ep, remote)? {
+            Some(context) => self
+                .ep
+                .send_protected_request(self.now, remote, request, params, context)?,
+            None => self.ep.send_request(self.now, remote, request, params)?,
+        };
         self.routes.insert(id, self.task);
         Ok(id)
     }

@@ -360,3 +360,29 @@ fn a_lost_replay_window_is_recovered_with_echo_and_replays_stay_refused() {
     deliver(&mut server, &next);
     assert!(serve_one(&mut server).is_some());
 }
+
+/// Contexts added only for sending (one per server a gateway asks) may share a Recipient ID,
+/// and no request is verified with them: a request under such a context's kid is as unknown
+/// as any other.
+#[test]
+fn sending_contexts_share_recipient_ids_and_verify_no_request() {
+    let mut server = Endpoint::new(Config::default(), 1).unwrap();
+    server
+        .add_oscore_sending_context(context(SECRET, b"S", b"C"))
+        .unwrap();
+    server
+        .add_oscore_sending_context(context(b"another secret!!", b"S", b"C"))
+        .unwrap();
+    let mut client = context(SECRET, b"C", b"S");
+    let (protected, _) = protect(&mut client, &plain_request(9, Code::GET, "t", b""));
+    deliver(&mut server, &protected);
+    assert!(serve_one(&mut server).is_none());
+    let refusal = sent(&mut server);
+    let refusal = Message::parse(&refusal).unwrap();
+    assert_eq!(refusal.code(), Code::UNAUTHORIZED);
+    assert_eq!(refusal.payload(), b"Security context not found");
+    // A serving context with that Recipient ID is still accepted beside them.
+    server
+        .add_oscore_context(context(SECRET, b"S", b"C"))
+        .unwrap();
+}

@@ -164,6 +164,23 @@ pub struct GatewayArgs {
     /// one per client; the policy names such a client oscore:KID).
     #[arg(long, value_name = "DIR")]
     oscore: Vec<PathBuf>,
+
+    /// Protect requests to the member at ADDR (IP:port) with the OSCORE context in DIR, the
+    /// EM's side (aiocoap's layout), and verify its answers; repeatable, one per member. A
+    /// member with a context is never asked in the clear.
+    #[arg(long, value_name = "ADDR=DIR", value_parser = member_context)]
+    member_oscore: Vec<(SocketAddr, PathBuf)>,
+}
+
+/// `ADDR=DIR` of `--member-oscore`.
+fn member_context(text: &str) -> Result<(SocketAddr, PathBuf), String> {
+    let (addr, dir) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not ADDR=DIR"))?;
+    let addr = addr
+        .parse::<SocketAddr>()
+        .map_err(|_| format!("{addr:?} is not an IP address and port, e.g. [2001:db8::1]:5683"))?;
+    Ok((addr, PathBuf::from(dir)))
 }
 
 /// Starts the gateway and runs until interrupted.
@@ -195,6 +212,15 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
         )?,
         ..EmConfig::default()
     };
+    for (member, dir) in &args.member_oscore {
+        let context = super::oscore_dir::load_for_service(dir)
+            .map_err(|e| usage(e.replacen("--oscore", "--member-oscore", 1)))?;
+        tracing::info!(
+            "OSCORE: requests to member {member} protected as kid {}",
+            hex(context.sender_id())
+        );
+        em.member_oscore.push((*member, context));
+    }
     if args.target_rate == 0 {
         return Err(usage("--target-rate must be at least 1 byte/s"));
     }

@@ -37,9 +37,9 @@ pub fn load(dir: &Path) -> Result<SecurityContext, String> {
 const RESERVED: u64 = 16;
 
 /// Sequence numbers a server reserves per start, for the responses it seals under its own
-/// Partial IV (a challenge after the restart per client): 2^20 per start leaves 2^20 starts
-/// in the 2^40 numbers of a context.
-const SERVER_RESERVED: u64 = 1 << 20;
+/// Partial IV (a challenge after the restart per client), and a gateway for its requests to
+/// one member: 2^20 per start leaves 2^20 starts in the 2^40 numbers of a context.
+const SERVICE_RESERVED: u64 = 1 << 20;
 
 /// [`load`] for a client: its sender sequence number resumes from `sequence.json`, which is
 /// advanced past this run's numbers before any is used.
@@ -52,9 +52,16 @@ pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
 /// an Echo challenge before anything is served (RFC 8613 Appendix B.1.2), so a request
 /// recorded before the restart cannot be replayed.
 pub fn load_for_serving(dir: &Path) -> Result<SecurityContext, String> {
-    let mut context = load_reserving(dir, SERVER_RESERVED)?;
+    let mut context = load_reserving(dir, SERVICE_RESERVED)?;
     context.forget_replay_window();
     Ok(context)
+}
+
+/// [`load`] for a long-running client (the gateway asking a member): 2^20 sequence numbers
+/// reserved per start; past them its requests to that member fail until a restart reserves
+/// more, rather than reuse a number.
+pub fn load_for_service(dir: &Path) -> Result<SecurityContext, String> {
+    load_reserving(dir, SERVICE_RESERVED)
 }
 
 /// [`load`] with the next `reserved` sequence numbers taken from `sequence.json`; the

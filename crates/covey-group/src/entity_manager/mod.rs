@@ -19,6 +19,7 @@ use crate::authorization::{Access, Action, Requester};
 use crate::config::EmConfig;
 use crate::entity::Entity;
 use crate::incoming::IncomingRequest;
+use crate::member_oscore::MemberOscore;
 use crate::multicast_pool::MulticastPool;
 use crate::probe::LocalEntities;
 use crate::profile::ProfileDocument;
@@ -109,6 +110,8 @@ pub struct EntityManager {
     app: AppId,
     /// Observed entities and their member observations.
     observations: Observations,
+    /// The members' OSCORE contexts.
+    member_oscore: MemberOscore,
 }
 
 impl std::fmt::Debug for EntityManager {
@@ -148,6 +151,7 @@ impl EntityManager {
         }
         Ok(EntityManager {
             admission: Admission::new(config.admission_limits()),
+            member_oscore: MemberOscore::new(&config.member_oscore),
             sources: Sources::default(),
             app: AppId::default(),
             config,
@@ -274,8 +278,8 @@ impl EntityManager {
             &mut self.routes,
             &mut self.timers,
             task,
-            self.sources,
-            self.app,
+            (self.sources, self.app),
+            &mut self.member_oscore,
         );
         f(&mut io, &local)
     }

@@ -245,6 +245,11 @@ impl EntityManager {
             if w.request.is_some() {
                 continue;
             }
+            if self.member_oscore.has(m.addr) {
+                // Observe over OSCORE is not offered: never observed in the clear instead.
+                w.heard = true;
+                continue;
+            }
             let path = m.options();
             let mut options: Vec<_> = path.iter().map(|(n, v)| opt(*n, v)).collect();
             options.push(opt(OptionNumber::OBSERVE, &[]));

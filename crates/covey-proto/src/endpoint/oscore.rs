@@ -6,7 +6,7 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::ResponseTarget;
 use crate::exchange::oscore_contexts::{
-    at_least, AddOscoreContextError, OscoreBinding, OscoreContextId,
+    at_least, AddOscoreContextError, OscoreBinding, OscoreContextId, CHALLENGE_LEN,
 };
 use crate::message::wire::{encode_into, Outgoing};
 use crate::stats::DropCause;
@@ -60,7 +60,17 @@ impl Endpoint {
         context: SecurityContext,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
         let challenge = self.rng.next_u64().to_be_bytes();
-        self.oscore.add(context, challenge)
+        self.oscore.add(context, challenge, true)
+    }
+
+    /// Adds a context only to protect requests this endpoint sends with
+    /// [`send_protected_request`](Self::send_protected_request): no request is verified with
+    /// it, so several such contexts (one per server asked) may share a Recipient ID.
+    pub fn add_oscore_sending_context(
+        &mut self,
+        context: SecurityContext,
+    ) -> Result<OscoreContextId, AddOscoreContextError> {
+        self.oscore.add(context, [0; CHALLENGE_LEN], false)
     }
 
     /// Answers a request of unknown freshness (Intake::Challenge) with a protected 4.01

@@ -75,6 +75,9 @@ pub(crate) struct OscoreContexts {
     /// Per context, the Echo value a request must carry to prove its freshness while the
     /// context's replay window is lost (RFC 8613 Appendix B.1.2), drawn when it was added.
     challenges: Vec<[u8; CHALLENGE_LEN]>,
+    /// Per context, whether requests are verified with it (else it only protects requests
+    /// this endpoint sends, and several may share a Recipient ID).
+    serving: Vec<bool>,
     max: usize,
     /// Taken out while in use, so the endpoint stays free to borrow.
     pub buffers: OscoreBuffers,
@@ -85,20 +88,24 @@ impl OscoreContexts {
         OscoreContexts {
             contexts: Vec::new(),
             challenges: Vec::new(),
+            serving: Vec::new(),
             max,
             buffers: OscoreBuffers::default(),
         }
     }
 
-    /// Adds `context`, with the Echo value `challenge` for when its replay window is lost.
+    /// Adds `context`, with the Echo value `challenge` for when its replay window is lost;
+    /// requests are verified with it when `serving`.
     pub fn add(
         &mut self,
         context: SecurityContext,
         challenge: [u8; CHALLENGE_LEN],
+        serving: bool,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
-        let duplicate = self.contexts.iter().any(|c| {
-            c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
-        });
+        let duplicate = serving
+            && self.serving_contexts().any(|c| {
+                c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
+            });
         if duplicate {
             return Err(AddOscoreContextError::Duplicate);
         }
@@ -107,6 +114,7 @@ impl OscoreContexts {
         }
         self.contexts.push(context);
         self.challenges.push(challenge);
+        self.serving.push(serving);
         Ok(OscoreContextId(self.contexts.len() - 1))
     }
 
@@ -114,9 +122,22 @@ impl OscoreContexts {
     /// kid context, when sent, the ID Context (RFC 8613 §8.2 step 2).
     pub fn find(&self, option: &OscoreOption<'_>) -> Option<usize> {
         let kid = option.kid?;
-        self.contexts.iter().position(|c| {
-            c.recipient_id() == kid && option.kid_context.is_none_or(|k| c.id_context() == Some(k))
-        })
+        self.contexts
+            .iter()
+            .zip(&self.serving)
+            .position(|(c, serving)| {
+                *serving
+                    && c.recipient_id() == kid
+                    && option.kid_context.is_none_or(|k| c.id_context() == Some(k))
+            })
+    }
+
+    /// The contexts requests are verified with.
+    fn serving_contexts(&self) -> impl Iterator<Item = &SecurityContext> {
+        self.contexts
+            .iter()
+            .zip(&self.serving)
+            .filter_map(|(c, serving)| serving.then_some(c))
     }
 
     /// The Echo value of context `index`'s challenges.
