@@ -22,8 +22,9 @@ const NEEDS: &str = "needs root, qemu-system-arm and the mote firmware (scripts/
 /// The ceilings this firmware is held to (docs/mote.md): what it measures today with some
 /// room, so that a change that grows it is seen. The TelosB-class target of issue 26 (flash
 /// 32 KiB; static RAM, heap and stack 10 KiB in all) is not met yet.
-const FLASH_CEILING: u64 = 112 * 1024;
-const SIXLOWPAN_FLASH_CEILING: u64 = 136 * 1024;
+/// Multicast groups (smoltcp's MLD, `/mc`) took the firmware from 108 676 B to 114 624 B.
+const FLASH_CEILING: u64 = 116 * 1024;
+const SIXLOWPAN_FLASH_CEILING: u64 = 140 * 1024;
 const STATIC_RAM_CEILING: u64 = 8 * 1024;
 const HEAP_BUDGET: u64 = 10 * 1024;
 const STACK_BUDGET: u64 = 8 * 1024;
@@ -59,21 +60,34 @@ fn built_firmware(variable: &str, target_dir: &str) -> PathBuf {
 }
 
 /// Motes under QEMU, each behind its own `covey tunslip` (fd00:N::1/64 on tunN, the mote at
-/// fd00:N::2), in one namespace; all stopped and the namespace deleted on drop.
+/// fd00:N::2), or all behind one (fd00:1::1/64 on tun1, the motes at fd00:1::2, ::3, ...), in
+/// one namespace; all stopped and the namespace deleted on drop.
 struct Motes {
     namespace: String,
     processes: Vec<(Child, PathBuf)>,
     bridge_logs: Vec<PathBuf>,
+    /// All motes on one bridge, one link.
+    shared: bool,
 }
 
 impl Motes {
     fn start(name: &str, count: usize) -> Motes {
+        Motes::start_bridged(name, count, false)
+    }
+
+    /// `count` motes on one `covey tunslip`, as the motes of one border router's radio.
+    fn start_on_one_link(name: &str, count: usize) -> Motes {
+        Motes::start_bridged(name, count, true)
+    }
+
+    fn start_bridged(name: &str, count: usize, shared: bool) -> Motes {
         let namespace = format!("covey-{name}-{}", std::process::id());
         ip(&["netns", "add", &namespace]);
         let mut motes = Motes {
             namespace,
             processes: Vec::new(),
             bridge_logs: Vec::new(),
+            shared,
         };
         ip(&["-n", &motes.namespace, "link", "set", "lo", "up"]);
         let elf = firmware();
@@ -96,7 +110,14 @@ impl Motes {
                     elf.to_str().expect("a UTF-8 path"),
                 ],
             );
-            motes.bridge(n, &port);
+            if !shared {
+                motes.bridge(n, &[port.as_str()]);
+            }
+        }
+        if shared {
+            let ports: Vec<String> = (1..=count).map(|n| (60000 + n).to_string()).collect();
+            let ports: Vec<&str> = ports.iter().map(String::as_str).collect();
+            motes.bridge(1, &ports);
         }
         for n in 1..=count {
             motes.wait_serving(n);
@@ -121,26 +142,19 @@ impl Motes {
         log
     }
 
-    /// Bridges mote `n`'s line (QEMU's TCP serial port), retrying while QEMU starts.
-    fn bridge(&mut self, n: usize, port: &str) {
+    /// Bridges the lines at `ports` (QEMU's TCP serial ports) to tun`n`, retrying while QEMU
+    /// starts.
+    fn bridge(&mut self, n: usize, ports: &[&str]) {
         let deadline = Instant::now() + Duration::from_secs(10);
         let (tun, address) = (format!("tun{n}"), format!("fd00:{n}::1/64"));
         let covey = env!("CARGO_BIN_EXE_covey");
+        let mut args = vec![covey, "tunslip", "-a", "127.0.0.1"];
+        for port in ports {
+            args.extend(["-p", port]);
+        }
+        args.extend(["-t", &tun, &address]);
         loop {
-            let log = self.spawn(
-                &format!("tunslip{n}"),
-                &[
-                    covey,
-                    "tunslip",
-                    "-a",
-                    "127.0.0.1",
-                    "-p",
-                    port,
-                    "-t",
-                    &tun,
-                    &address,
-                ],
-            );
+            let log = self.spawn(&format!("tunslip{n}"), &args);
             std::thread::sleep(Duration::from_millis(300));
             let (child, _) = self.processes.last_mut().expect("just started");
             if child.try_wait().expect("status").is_none() {
@@ -153,6 +167,34 @@ impl Motes {
                 self.logs()
             );
         }
+    }
+
+    /// Starts `covey gateway` in the namespace, bound to every address so it reaches the
+    /// motes from its tun addresses; returns its URI once it listens.
+    fn start_gateway(&mut self) -> &'static str {
+        let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}.db", self.namespace));
+        let _ = std::fs::remove_file(&db);
+        let log = self.spawn(
+            "gateway",
+            &[
+                env!("CARGO_BIN_EXE_covey"),
+                "gateway",
+                "--no-http",
+                "--bind",
+                "[::]:5683",
+                "--db",
+                db.to_str().expect("a UTF-8 path"),
+            ],
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("listening on")
+        {
+            assert!(Instant::now() < deadline, "no gateway:\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        "coap://[::1]:5683"
     }
 
     /// Waits (bounded) until mote `n` answers a GET.
@@ -168,7 +210,10 @@ impl Motes {
     }
 
     fn uri(&self, n: usize) -> String {
-        format!("coap://[fd00:{n}::2]")
+        match self.shared {
+            true => format!("coap://[fd00:1::{}]", n + 1),
+            false => format!("coap://[fd00:{n}::2]"),
+        }
     }
 
     /// Runs `covey ARGS` in the namespace.
@@ -437,30 +482,7 @@ fn footprint(label: &str, path: &std::path::Path) -> (u64, u64) {
 #[ignore = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)"]
 fn an_entity_of_three_motes_answers_with_their_average_through_the_gateway() {
     let mut motes = Motes::start("mote-em", 3);
-    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}.db", motes.namespace));
-    let _ = std::fs::remove_file(&db);
-    let log = motes.spawn(
-        "gateway",
-        &[
-            env!("CARGO_BIN_EXE_covey"),
-            "gateway",
-            "--no-http",
-            // Every address, so the gateway reaches the motes from its tun addresses.
-            "--bind",
-            "[::]:5683",
-            "--db",
-            db.to_str().expect("a UTF-8 path"),
-        ],
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("listening on")
-    {
-        assert!(Instant::now() < deadline, "no gateway:\n{}", motes.logs());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let gateway = "coap://[::1]:5683";
+    let gateway = motes.start_gateway();
     let mut create = vec!["entity", "create", gateway, "ward", "--eo", "avg,lst"];
     let members: Vec<String> = (1..=3)
         .map(|n| format!("{}/sensors/temp", motes.uri(n)))
@@ -506,4 +528,74 @@ fn an_entity_of_three_motes_answers_with_their_average_through_the_gateway() {
         averages.iter().all(|a| (20.0..=23.0).contains(a)),
         "{averages:?}"
     );
+}
+
+/// Issue 26's multicast entity of motes: three motes on one `covey tunslip`, one link as a
+/// border router's radio is, each at its own address. The gateway's multicast entity makes
+/// each mote join the group through its `/mc` resource (smoltcp then reports it with MLDv2),
+/// and one multicast request is answered by all three, whose average the entity returns.
+#[test]
+#[ignore = "needs root, qemu-system-arm and the mote firmware (scripts/test.sh)"]
+fn a_multicast_entity_of_three_motes_on_one_link_answers_one_request() {
+    let mut motes = Motes::start_on_one_link("mote-mc", 3);
+    for n in 1..=3 {
+        let said = format!("address fd00:1::{} sent to mote {n}", n + 1);
+        assert!(motes.bridge_log(1).contains(&said), "{}", motes.logs());
+    }
+    // Global-scope groups leave through the motes' link (there is no default route).
+    ip(&[
+        "-n",
+        &motes.namespace,
+        "-6",
+        "route",
+        "add",
+        "multicast",
+        "ff00::/8",
+        "dev",
+        "tun1",
+        "table",
+        "local",
+    ]);
+    let gateway = motes.start_gateway();
+    let members: Vec<String> = (1..=3)
+        .map(|n| format!("{}/sensors/temp", motes.uri(n)))
+        .collect();
+    let mut create = vec![
+        "entity",
+        "create",
+        gateway,
+        "ward",
+        "--ect",
+        "multicast",
+        "--eo",
+        "avg,lst",
+    ];
+    for member in &members {
+        create.extend(["--member", member.as_str()]);
+    }
+    let out = motes.covey(&create);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+    for member in &members {
+        assert!(
+            stdout(&out).contains(&format!("{member} joined (2.04 Changed)")),
+            "{}",
+            stdout(&out)
+        );
+    }
+    let group = motes.covey(&["get", &format!("{}/mc", motes.uri(2))]);
+    let group = stdout(&group).trim().to_string();
+    assert!(
+        group.starts_with("ff"),
+        "the mote lists its group: {group:?}"
+    );
+
+    let out = motes.covey(&["entity", "query", "--json", gateway, "ward"]);
+    assert!(out.status.success(), "{out:?}\n{}", motes.logs());
+    let reply: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    eprintln!("avg over a multicast entity of three motes: {reply}");
+    assert_eq!(reply["answered"], 3, "{reply}\n{}", motes.logs());
+    let avg = reply["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("a value: {reply}"));
+    assert!((20.0..=23.0).contains(&avg), "{reply}");
 }

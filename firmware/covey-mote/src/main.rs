@@ -2,8 +2,10 @@
 //! CoAP over IPv6/UDP (smoltcp) on a SLIP serial line, for QEMU's lm3s6965evb.
 //!
 //! At start the mote asks the host for its /64 (`?P`, as Contiki's tunslip6 answers), takes
-//! `PREFIX::2` as its address and `PREFIX::1` (the host's end of the line) as its router, and
-//! serves the resources of [`resources`] on port 5683 with [`Config::mote`]. The main
+//! `PREFIX::2` as its address (or the interface ID the bridge sends after the prefix, when it
+//! serves several motes) and `PREFIX::1` (the host's end of the line) as its router, and
+//! serves the resources of [`resources`] on port 5683 with [`Config::mote`], joining the
+//! multicast groups its `/mc` resource is asked to ([`groups`]). The main
 //! loop moves bytes from the UART into smoltcp, datagrams from smoltcp into the engine and
 //! back, and sleeps (WFI) until the next byte or millisecond tick.
 #![no_std]
@@ -12,6 +14,7 @@
 extern crate alloc;
 
 mod clock;
+mod groups;
 mod heap;
 mod resources;
 mod slip_line;
@@ -22,12 +25,13 @@ mod uart;
 use core::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 
 use cortex_m_rt::entry;
-use covey_proto::{Config, Endpoint, Host, LocalAddr, Lone};
-use covey_proto::{Instant, Node, NullHost};
+use covey_proto::{Config, Endpoint, LocalAddr, Lone};
+use covey_proto::{Instant, Node};
 use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketSet, SocketStorage};
 use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
 use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 
+use groups::MoteGroups;
 use resources::MoteResources;
 use slip_line::SlipLine;
 
@@ -50,12 +54,11 @@ fn main() -> ! {
 
     let line: &'static mut SlipLine = cortex_m::singleton!(: SlipLine = SlipLine::new()).unwrap();
     SlipLine::send_frame(b"\rcovey-mote: asking for a prefix\n");
-    let prefix = ask_prefix(line);
-    let mut address = [0u8; 16];
-    address[..8].copy_from_slice(&prefix);
-    address[15] = 2;
-    let address = Ipv6Addr::from(address);
-    let mut router = address.octets();
+    let octets = ask_address(line);
+    let prefix: [u8; 8] = octets[..8].try_into().unwrap();
+    let address = Ipv6Addr::from(octets);
+    let mut router = [0u8; 16];
+    router[..8].copy_from_slice(&prefix);
     router[15] = 1;
 
     let now = clock::now_ms();
@@ -87,11 +90,11 @@ fn main() -> ! {
     let mut sockets = SocketSet::new(&mut storage[..]);
     let udp_handle = sockets.add(socket);
 
-    let seed = u64::from_be_bytes(prefix) ^ now;
+    let seed = u64::from_be_bytes(prefix) ^ u64::from_be_bytes(octets[8..].try_into().unwrap()) ^ now;
     let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
     let mut node = Node::new(endpoint, Lone(MoteResources::new()));
-    let host: &mut dyn Host = &mut NullHost;
-    node.start(Instant::from_millis(clock::now_ms()), host);
+    let mut groups = MoteGroups::new();
+    node.start(Instant::from_millis(clock::now_ms()), &mut groups);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
 
     let datagram = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
@@ -107,11 +110,20 @@ fn main() -> ! {
         while let Ok((data, meta)) = socket.recv() {
             let IpAddress::Ipv6(from) = meta.endpoint.addr;
             let remote = SocketAddr::V6(SocketAddrV6::new(from, meta.endpoint.port, 0, 0));
-            node.handle_datagram(now, remote, LocalAddr::UNICAST, data, host);
+            // A request to a group: answered as RFC 7252 §8 says (NON, after a leisure,
+            // no error responses).
+            let local = match meta.local_address {
+                Some(IpAddress::Ipv6(to)) if to.is_multicast() => {
+                    LocalAddr::multicast(core::net::IpAddr::V6(to))
+                }
+                _ => LocalAddr::UNICAST,
+            };
+            node.handle_datagram(now, remote, local, data, &mut groups);
         }
         if node.poll_timeout().is_some_and(|due| due <= now) {
-            node.handle_timeout(now, host);
+            node.handle_timeout(now, &mut groups);
         }
+        groups.apply(&mut iface);
         // One datagram at a time, so smoltcp's one-packet send buffer never refuses one.
         while let Some(t) = node.poll_transmit(now, &mut datagram[..]) {
             if let SocketAddr::V6(to) = t.destination {
@@ -152,8 +164,8 @@ fn interface_config(prefix: &[u8; 8]) -> InterfaceConfig {
     }
 }
 
-/// Sends `?P` every second until the host answers with a prefix.
-fn ask_prefix(line: &mut SlipLine) -> [u8; 8] {
+/// Sends `?P` every second until the host answers with a prefix; returns the address.
+fn ask_address(line: &mut SlipLine) -> [u8; 16] {
     let mut asked = None;
     loop {
         let now = clock::now_ms();
@@ -162,8 +174,8 @@ fn ask_prefix(line: &mut SlipLine) -> [u8; 8] {
             asked = Some(now);
         }
         line.pump();
-        if let Some(prefix) = line.take_prefix() {
-            return prefix;
+        if let Some(address) = line.take_address() {
+            return address;
         }
         // An IP packet before the prefix is dropped: there is no address to answer from.
         line.discard_packet();

@@ -32,8 +32,9 @@ pub struct SlipLine {
     decoder: Decoder<MTU>,
     /// The decoder holds a complete IP packet not yet taken.
     packet_ready: bool,
-    /// A `!P` answer's prefix, not yet taken.
-    prefix: Option<[u8; 8]>,
+    /// A `!P` answer's address (its prefix, and the interface ID when the host sent one),
+    /// not yet taken.
+    address: Option<[u8; 16]>,
     tx: [u8; MTU],
 }
 
@@ -43,7 +44,7 @@ impl SlipLine {
         SlipLine {
             decoder: Decoder::new(),
             packet_ready: false,
-            prefix: None,
+            address: None,
             tx: [0; MTU],
         }
     }
@@ -58,10 +59,13 @@ impl SlipLine {
                 Decoded::Frame(_) => {
                     let frame = self.decoder.frame();
                     match frame {
-                        [b'!', b'P', prefix @ ..] if prefix.len() == 8 => {
-                            let mut p = [0u8; 8];
-                            p.copy_from_slice(prefix);
-                            self.prefix = Some(p);
+                        // `!P` and the 8-byte prefix (tunslip6), then our interface ID when the
+                        // bridge serves several motes; alone, the mote takes PREFIX::2.
+                        [b'!', b'P', rest @ ..] if rest.len() == 8 || rest.len() == 16 => {
+                            let mut address = [0u8; 16];
+                            address[15] = 2;
+                            address[..rest.len()].copy_from_slice(rest);
+                            self.address = Some(address);
                         }
                         [first, ..] if cfg!(feature = "sixlowpan") || first >> 4 == 6 => {
                             self.packet_ready = true
@@ -86,9 +90,9 @@ impl SlipLine {
         }
     }
 
-    /// The prefix the host sent, once.
-    pub fn take_prefix(&mut self) -> Option<[u8; 8]> {
-        self.prefix.take()
+    /// The address the host's `!P` gave, once.
+    pub fn take_address(&mut self) -> Option<[u8; 16]> {
+        self.address.take()
     }
 
     /// Sends a frame: an IP packet, a `?P` request or a `\r` text line.

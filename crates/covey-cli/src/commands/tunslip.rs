@@ -5,8 +5,11 @@
 //! frame starting with `\r` is a line of the mote's log, printed as `mote: …`.
 //!
 //! The line is a serial device (`-s /dev/ttyUSB0`, set raw at `-B` baud) or a TCP stream
-//! (`-a HOST -p PORT`: QEMU's `-serial tcp:…,server`, tunslip6's `-a`/`-p`). The command
-//! runs until the line closes or Ctrl-C.
+//! (`-a HOST -p PORT`: QEMU's `-serial tcp:…,server`, tunslip6's `-a`/`-p`). Several `-p`
+//! serve several motes on one TUN device, as a border router serves the motes of its radio:
+//! the i-th mote is told `PREFIX::(i+2)` after its prefix, a packet goes down the line of the
+//! mote it is addressed to, and a multicast packet down every line. The command runs until
+//! every line closes, or Ctrl-C.
 
 use std::io::{Read, Write};
 use std::net::{Ipv6Addr, TcpStream};
@@ -34,9 +37,11 @@ Examples:
       -kernel covey-mote &
   covey tunslip -a 127.0.0.1 -p 60001 -t tun1 fd00:1::1/64
   covey get 'coap://[fd00:1::2]/sensors/temp'
+  covey tunslip -a 127.0.0.1 -p 60001 -p 60002 -p 60003 -t tun1 fd00:1::1/64
 
-The mote takes PREFIX::2 and routes through PREFIX::1, the address given here. Needs root
-(CAP_NET_ADMIN) for the TUN device.")]
+The mote takes PREFIX::2 and routes through PREFIX::1, the address given here; with several
+-p, the motes take PREFIX::2, PREFIX::3, ... in order, and multicast reaches them all. Needs
+root (CAP_NET_ADMIN) for the TUN device.")]
 pub struct TunslipArgs {
     /// This host's address on the line, with the prefix length the mote's /64 comes from
     /// (e.g. fd00::1/64).
@@ -53,9 +58,10 @@ pub struct TunslipArgs {
     /// Connect to a serial line served over TCP at this host instead (QEMU's -serial tcp:…,server).
     #[arg(short = 'a', long = "host", value_name = "HOST")]
     host: Option<String>,
-    /// The TCP port with -a.
-    #[arg(short = 'p', long = "port", default_value_t = 60001, requires = "host")]
-    port: u16,
+    /// The TCP port with -a; repeat it to serve several motes, one per port, on one TUN
+    /// device.
+    #[arg(short = 'p', long = "port", default_values_t = [60001], requires = "host")]
+    ports: Vec<u16>,
     /// The TUN device's name.
     #[arg(short = 't', long = "tun", default_value = "tun0", value_name = "NAME")]
     tun: String,
@@ -77,10 +83,10 @@ type LineWriter = Arc<Mutex<Box<dyn Write + Send>>>;
 /// The line as opened: its reading and writing ends.
 type Line = (Box<dyn Read + Send>, Box<dyn Write + Send>);
 
-/// Runs the bridge until the line closes.
+/// Runs the bridge until every line closes.
 pub fn run(args: TunslipArgs) -> Result<(), Failure> {
     let (address, prefix_len) = parse_address(&args.address)?;
-    let (reader, writer) = open_line(&args)?;
+    let lines = open_lines(&args)?;
     let tun = DeviceBuilder::new()
         .name(&args.tun)
         .mtu(MTU)
@@ -99,21 +105,76 @@ pub fn run(args: TunslipArgs) -> Result<(), Failure> {
             )
         })?;
     let tun = Arc::new(tun);
+    let names = line_names(&args);
     println!(
         "covey tunslip: {} {address}/{prefix_len} <-> {}",
         args.tun,
-        line_name(&args)
+        names.join(", ")
     );
     let _ = std::io::stdout().flush();
 
-    let writer: LineWriter = Arc::new(Mutex::new(writer));
-    {
-        // Runs until the process ends: the TUN device and the line go with it.
-        let (tun, writer) = (Arc::clone(&tun), Arc::clone(&writer));
-        thread::spawn(move || tun_to_line(&tun, &writer));
-    }
     let prefix: [u8; 8] = address.octets()[..8].try_into().unwrap_or_default();
-    line_to_tun(reader, &tun, &writer, prefix, args.verbose)
+    let several = lines.len() > 1;
+    let mut motes = Vec::with_capacity(lines.len());
+    let mut readers = Vec::with_capacity(lines.len());
+    for (i, (reader, writer)) in lines.into_iter().enumerate() {
+        motes.push(Mote {
+            address: mote_address(prefix, i),
+            writer: Arc::new(Mutex::new(writer)),
+        });
+        readers.push(reader);
+    }
+    let motes = Arc::new(motes);
+    {
+        // Runs until the process ends: the TUN device and the lines go with it.
+        let (tun, motes) = (Arc::clone(&tun), Arc::clone(&motes));
+        thread::spawn(move || tun_to_lines(&tun, &motes));
+    }
+    let handles: Vec<_> = readers
+        .into_iter()
+        .enumerate()
+        .map(|(i, reader)| {
+            let (tun, motes) = (Arc::clone(&tun), Arc::clone(&motes));
+            let verbose = args.verbose;
+            thread::spawn(move || {
+                let mote = &motes[i];
+                // One line keeps tunslip6's answer, the prefix alone (the mote takes ::2).
+                let answer = match several {
+                    true => mote.address.octets().to_vec(),
+                    false => prefix.to_vec(),
+                };
+                let label = match several {
+                    true => format!("mote {}", i + 1),
+                    false => "mote".to_string(),
+                };
+                line_to_tun(reader, &tun, &mote.writer, (&answer, &label), verbose)
+            })
+        })
+        .collect();
+    let mut outcome = Ok(());
+    for handle in handles {
+        let ended = handle
+            .join()
+            .unwrap_or_else(|_| Err(Failure::new(ExitKind::Other, "a line's thread panicked")));
+        if outcome.is_ok() {
+            outcome = ended;
+        }
+    }
+    outcome
+}
+
+/// One mote of the bridge: its address and its line's writing end.
+struct Mote {
+    address: Ipv6Addr,
+    writer: LineWriter,
+}
+
+/// The address the `index`-th mote is given: `PREFIX::(index + 2)`.
+fn mote_address(prefix: [u8; 8], index: usize) -> Ipv6Addr {
+    let mut octets = [0u8; 16];
+    octets[..8].copy_from_slice(&prefix);
+    octets[8..].copy_from_slice(&(index as u64 + 2).to_be_bytes());
+    Ipv6Addr::from(octets)
 }
 
 /// `fd00::1/64` into its address and prefix length.
@@ -137,38 +198,47 @@ fn parse_address(text: &str) -> Result<(Ipv6Addr, u8), Failure> {
     Ok((address, len))
 }
 
-fn line_name(args: &TunslipArgs) -> String {
+fn line_names(args: &TunslipArgs) -> Vec<String> {
     match (&args.device, &args.host) {
-        (Some(device), _) => device.clone(),
-        (None, Some(host)) => format!("{host}:{}", args.port),
-        (None, None) => "/dev/ttyUSB0".into(),
+        (Some(device), _) => vec![device.clone()],
+        (None, Some(host)) => args.ports.iter().map(|p| format!("{host}:{p}")).collect(),
+        (None, None) => vec!["/dev/ttyUSB0".into()],
     }
 }
 
-/// Opens the serial device (raw, at the baud rate) or connects to the TCP line.
-fn open_line(args: &TunslipArgs) -> Result<Line, Failure> {
-    let name = line_name(args);
-    let fail =
-        |e: std::io::Error| Failure::new(ExitKind::Unreachable, format!("cannot open {name}: {e}"));
+/// Opens the serial device (raw, at the baud rate) or connects to each TCP line.
+fn open_lines(args: &TunslipArgs) -> Result<Vec<Line>, Failure> {
+    let names = line_names(args);
+    let fail = |name: &str, e: std::io::Error| {
+        Failure::new(ExitKind::Unreachable, format!("cannot open {name}: {e}"))
+    };
     if let Some(host) = &args.host {
-        let stream = TcpStream::connect((host.as_str(), args.port)).map_err(fail)?;
-        let _ = stream.set_nodelay(true);
-        let reader = stream.try_clone().map_err(fail)?;
-        return Ok((Box::new(reader), Box::new(stream)));
+        let mut lines = Vec::with_capacity(args.ports.len());
+        for (port, name) in args.ports.iter().zip(&names) {
+            let stream = TcpStream::connect((host.as_str(), *port)).map_err(|e| fail(name, e))?;
+            let _ = stream.set_nodelay(true);
+            let reader = stream.try_clone().map_err(|e| fail(name, e))?;
+            lines.push((
+                Box::new(reader) as Box<dyn Read + Send>,
+                Box::new(stream) as Box<dyn Write + Send>,
+            ));
+        }
+        return Ok(lines);
     }
+    let name = &names[0];
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(&name)
-        .map_err(fail)?;
+        .open(name)
+        .map_err(|e| fail(name, e))?;
     make_raw(&file, args.baud).map_err(|why| {
         Failure::new(
             ExitKind::Usage,
             format!("cannot set up {name} as a serial line: {why}"),
         )
     })?;
-    let reader = file.try_clone().map_err(fail)?;
-    Ok((Box::new(reader), Box::new(file)))
+    let reader = file.try_clone().map_err(|e| fail(name, e))?;
+    Ok(vec![(Box::new(reader), Box::new(file))])
 }
 
 /// Raw mode at `baud` bit/s, as tunslip6's `stty_telos`; a file that is no terminal (a pipe,
@@ -194,18 +264,33 @@ fn make_raw(file: &std::fs::File, baud: u32) -> Result<(), String> {
     termios::tcsetattr(file.as_fd(), SetArg::TCSAFLUSH, &tty).map_err(|e| e.to_string())
 }
 
-/// Packets the host routes to the mote, down the line.
-fn tun_to_line(tun: &SyncDevice, writer: &LineWriter) {
+/// Packets the host routes to the motes: down the line of the mote a packet is addressed
+/// to, a multicast packet down every line (the motes are one link, as on a radio).
+fn tun_to_lines(tun: &SyncDevice, motes: &[Mote]) {
     let mut packet = vec![0u8; usize::from(MTU) + 64];
     let mut frame = Vec::with_capacity(2 * packet.len() + 2);
     while let Ok(n) = tun.recv(&mut packet) {
+        let Some(destination) = destination(&packet[..n]) else {
+            continue;
+        };
         frame.clear();
         covey_slip::encode(&packet[..n], |b| frame.push(b));
-        let Ok(mut line) = writer.lock() else { return };
-        if line.write_all(&frame).and_then(|()| line.flush()).is_err() {
-            return;
+        // One mote takes whatever the host routes to its line, as tunslip6 does.
+        let all = motes.len() == 1 || destination.is_multicast();
+        for mote in motes.iter().filter(|m| all || m.address == destination) {
+            let Ok(mut line) = mote.writer.lock() else {
+                return;
+            };
+            // A closed line loses its packets; the other motes still get theirs.
+            let _ = line.write_all(&frame).and_then(|()| line.flush());
         }
     }
+}
+
+/// The destination of an IPv6 packet (bytes 24 to 40 of its header).
+fn destination(packet: &[u8]) -> Option<Ipv6Addr> {
+    let bytes: [u8; 16] = packet.get(24..40)?.try_into().ok()?;
+    (packet[0] >> 4 == 6).then(|| Ipv6Addr::from(bytes))
 }
 
 /// Frames from the mote: packets up into the TUN device, the prefix request answered, log
@@ -214,7 +299,7 @@ fn line_to_tun(
     mut reader: Box<dyn Read + Send>,
     tun: &SyncDevice,
     writer: &LineWriter,
-    prefix: [u8; 8],
+    (address, label): (&[u8], &str),
     verbose: bool,
 ) -> Result<(), Failure> {
     let mut decoder = Decoder::<MAX_FRAME>::new();
@@ -223,7 +308,7 @@ fn line_to_tun(
     loop {
         let n = match reader.read(&mut bytes) {
             Ok(0) => {
-                eprintln!("covey tunslip: the line closed ({dropped} frames dropped)");
+                eprintln!("covey tunslip: {label}'s line closed ({dropped} frames dropped)");
                 return Ok(());
             }
             Ok(n) => n,
@@ -246,8 +331,8 @@ fn line_to_tun(
                 }
                 Decoded::Frame(_) => match decoder.frame() {
                     [b'?', b'P', ..] => {
-                        let mut answer = Vec::with_capacity(24);
-                        let reply = [&b"!P"[..], &prefix[..]].concat();
+                        let mut answer = Vec::with_capacity(40);
+                        let reply = [&b"!P"[..], address].concat();
                         covey_slip::encode(&reply, |b| answer.push(b));
                         let sent = writer.lock().map_err(|_| ()).and_then(|mut w| {
                             w.write_all(&answer)
@@ -255,14 +340,24 @@ fn line_to_tun(
                                 .map_err(|_| ())
                         });
                         if sent.is_ok() {
-                            println!(
-                                "covey tunslip: prefix {}::/64 sent to the mote",
-                                prefix_text(prefix)
-                            );
+                            let mut prefix = [0u8; 8];
+                            prefix.copy_from_slice(&address[..8]);
+                            match address.len() {
+                                16 => println!(
+                                    "covey tunslip: address {} sent to {label}",
+                                    Ipv6Addr::from(
+                                        <[u8; 16]>::try_from(address).unwrap_or_default()
+                                    )
+                                ),
+                                _ => println!(
+                                    "covey tunslip: prefix {}::/64 sent to the mote",
+                                    prefix_text(prefix)
+                                ),
+                            }
                         }
                     }
                     [b'\r', text @ ..] => {
-                        print!("mote: {}", String::from_utf8_lossy(text));
+                        print!("{label}: {}", String::from_utf8_lossy(text));
                         if !text.ends_with(b"\n") {
                             println!();
                         }
@@ -306,6 +401,30 @@ mod tests {
             let e = parse_address(bad).unwrap_err();
             assert_eq!(e.kind, ExitKind::Usage, "{bad}");
         }
+    }
+
+    #[test]
+    fn each_mote_of_a_bridge_has_its_own_address_after_the_prefix() {
+        let prefix = [0xfd, 0, 0, 1, 0, 0, 0, 0];
+        assert_eq!(
+            mote_address(prefix, 0),
+            "fd00:1::2".parse::<Ipv6Addr>().unwrap()
+        );
+        assert_eq!(
+            mote_address(prefix, 2),
+            "fd00:1::4".parse::<Ipv6Addr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_packets_destination_is_read_from_its_ipv6_header() {
+        let mut packet = [0u8; 40];
+        packet[0] = 0x60;
+        packet[24..40].copy_from_slice(&"ff05::fd".parse::<Ipv6Addr>().unwrap().octets());
+        assert_eq!(destination(&packet), Some("ff05::fd".parse().unwrap()));
+        packet[0] = 0x45;
+        assert_eq!(destination(&packet), None);
+        assert_eq!(destination(&packet[..30]), None);
     }
 
     #[test]
