@@ -22,6 +22,9 @@ pub enum EdhocError {
         /// lakers' error, e.g. MacVerificationFailed.
         reason: String,
     },
+    /// All 48 one-byte connection identifiers are taken by contexts and sessions.
+    #[error("no EDHOC connection identifier is free")]
+    NoFreeConnectionId,
     /// A message does not fit EDHOC's buffers.
     #[error("EDHOC {0} is too long")]
     TooLong(&'static str),

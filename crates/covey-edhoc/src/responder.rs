@@ -71,10 +71,7 @@ fn choose_c_r(c_i: &[u8], c_r_free: impl Fn(&[u8]) -> bool) -> Result<ConnId, Ed
             }
         }
     }
-    Err(EdhocError::Protocol {
-        step: "message_2",
-        reason: "no connection identifier is free".into(),
-    })
+    Err(EdhocError::NoFreeConnectionId)
 }
 
 impl ResponderAwaitingMessage3 {

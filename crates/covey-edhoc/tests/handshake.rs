@@ -137,7 +137,7 @@ fn responder_avoids_taken_and_initiator_connection_identifiers() {
     let error = Responder::respond(&own_r, &payload_1[1..], |_| false).unwrap_err();
     assert!(error
         .to_string()
-        .contains("no connection identifier is free"));
+        .contains("no EDHOC connection identifier is free"));
 }
 
 #[test]

@@ -129,6 +129,12 @@ fn a_handshake_lets_the_client_talk_oscore() {
         panic!("the protected request did not verify");
     };
     let received = server.request(id).unwrap();
+    // Requests under the context carry the identity of the credential, not the C_R.
+    assert_eq!(received.edhoc_kid, Some("2b"));
+    assert_eq!(
+        covey_proto::PeerIdentity::Edhoc("2b".into()).to_string(),
+        "edhoc:2b"
+    );
     assert_eq!(
         received.message.option(OptionNumber::URI_PATH),
         Some(&b"secret"[..])

@@ -123,6 +123,9 @@ impl Endpoint {
                         && !pending.iter().any(|p| p.c_r == id)
                 };
                 match Responder::respond(&table.config.own, message_1, free) {
+                    Err(e @ covey_edhoc::EdhocError::NoFreeConnectionId) => {
+                        (Code::SERVICE_UNAVAILABLE, e.to_string().into_bytes())
+                    }
                     Err(e) => refuse(e),
                     Ok((state, message_2)) => {
                         table.pending.push(Pending {

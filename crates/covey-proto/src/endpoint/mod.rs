@@ -405,6 +405,8 @@ impl Endpoint {
             body: held.body.as_deref(),
             #[cfg(feature = "oscore")]
             oscore_kid: None,
+            #[cfg(feature = "edhoc")]
+            edhoc_kid: None,
         })
     }
 
@@ -427,6 +429,11 @@ impl Endpoint {
                 .oscore
                 .and_then(|b| self.oscore.get(b.context))
                 .map(|c| c.recipient_id()),
+            #[cfg(feature = "edhoc")]
+            edhoc_kid: inc
+                .oscore
+                .and_then(|b| self.oscore.get(b.context))
+                .and_then(|c| self.edhoc_peer_kid(c.recipient_id())),
         })
     }
 
