@@ -80,12 +80,14 @@ impl ResponderAwaitingMessage3 {
         &self.c_r
     }
 
-    /// Verifies message_3 against the trusted peers and returns the OSCORE material.
+    /// Verifies message_3 against the trusted peers and returns the OSCORE material with
+    /// message_4, which confirms the key to the Initiator (RFC 9528 §5.5; aiocoap waits for
+    /// it when it sends message_3 on its own).
     pub fn receive_message_3(
         self,
         message_3: &[u8],
         trusted: &TrustedPeers,
-    ) -> Result<Established, EdhocError> {
+    ) -> Result<(Established, Vec<u8>), EdhocError> {
         let message_3 = EdhocMessageBuffer::new_from_slice(message_3)
             .map_err(|_| EdhocError::TooLong("message_3"))?;
         let (state, id_cred_i, _ead_3) = self
@@ -96,15 +98,16 @@ impl ResponderAwaitingMessage3 {
         let (state, _prk_out) = state
             .verify_message_3(cred_i)
             .map_err(|e| EdhocError::protocol("message_3", e))?;
-        let mut done = state
-            .completed_without_message_4()
-            .map_err(|e| EdhocError::protocol("message_3", e))?;
+        let (mut done, message_4) = state
+            .prepare_message_4(&None)
+            .map_err(|e| EdhocError::protocol("message_4", e))?;
         // RFC 9528 Appendix A.1: the Responder's Sender ID is C_I, its Recipient ID C_R.
-        Ok(Established::export(
+        let established = Established::export(
             |label, len| done.edhoc_exporter(label, &[], len),
             &self.c_i,
             &self.c_r,
             peer_kid,
-        ))
+        );
+        Ok((established, message_4.as_slice().to_vec()))
     }
 }

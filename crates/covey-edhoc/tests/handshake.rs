@@ -47,9 +47,10 @@ fn handshake_gives_both_sides_one_oscore_context() {
         panic!("message_3 not framed after C_R");
     };
     assert_eq!(c_r, responder.c_r());
-    let at_responder = responder
+    let (at_responder, message_4) = responder
         .receive_message_3(message_3, &trusting(CRED_I))
         .unwrap();
+    assert!(!message_4.is_empty(), "message_4 confirms the key");
 
     assert_eq!(at_initiator.master_secret, at_responder.master_secret);
     assert_eq!(at_initiator.master_salt, at_responder.master_salt);

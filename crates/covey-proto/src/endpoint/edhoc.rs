@@ -145,7 +145,7 @@ impl Endpoint {
                     );
                 };
                 let pending = table.pending.swap_remove(index);
-                let established = match pending
+                let (established, message_4) = match pending
                     .state
                     .receive_message_3(message_3, &table.config.trusted)
                 {
@@ -168,7 +168,7 @@ impl Endpoint {
                 table
                     .peers
                     .push((established.recipient_id, established.peer_kid));
-                (Code::CHANGED, Vec::new())
+                (Code::CHANGED, message_4)
             }
         }
     }
