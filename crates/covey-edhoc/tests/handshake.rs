@@ -11,7 +11,8 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
-// RFC 9529 §3 (method 3, suite 2) credentials: CRED_I (kid 0x2b) and CRED_R (kid 0x0a).
+// RFC 9529 §3 (method 3, suite 2) CRED_I (kid 0x2b), and lakers' test CRED_R (kid 0x0a:
+// RFC 9529's Responder key in a CCS without subject).
 const CRED_I: &str = "a2027734322d35302d33312d46462d45462d33372d33322d333908a101a5010202412b2001215820ac75e9ece3e50bfc8ed60399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7d37ecb52a387d257e6db3c2a93df21ff3affc8";
 const I: &str = "fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b";
 const CRED_R: &str = "a2026008a101a5010202410a2001215820bbc34960526ea4d32e940cad2a234148ddc21791a12afbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c224c51eabf6072";

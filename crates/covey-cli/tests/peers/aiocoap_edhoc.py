@@ -1,7 +1,7 @@
 """aiocoap's EDHOC (with lakers-python) as the peer of tests/interop_edhoc.rs.
 
 `client URI` GETs URI after an EDHOC handshake with the server at its authority, with the
-RFC 9529 section 3 Initiator credential (kid 2b) trusting the Responder's (kid 0a), message_3
+RFC 9529 section 3 Initiator credential (kid 2b) trusting lakers' test Responder one (kid 0a), message_3
 sent on its own (not combined with the request, RFC 9668); prints "code C" and
 "payload P" lines. `server` serves /hello on 127.0.0.1 to EDHOC peers holding the Initiator
 credential, as the Responder (kid 0a), and says `listening on 127.0.0.1:PORT (coap)` on stderr.
