@@ -8,16 +8,17 @@ use lakers::{
     EdhocResponderWaitM3,
 };
 use lakers_crypto_rustcrypto::Crypto;
-use rand_core::OsRng;
+use rand_core::{CryptoRng, OsRng, RngCore};
 
 /// Answers EDHOC sessions as Responder.
 #[derive(Debug)]
 pub struct Responder;
 
-/// A Responder that sent message_2 and waits for message_3 under connection identifier C_R.
+/// A Responder that sent message_2 and waits for message_3 under connection identifier C_R;
+/// `R` draws its ephemeral key (the OS's randomness but in test-vector checks).
 #[derive(Debug)]
-pub struct ResponderAwaitingMessage3 {
-    state: EdhocResponderWaitM3<Crypto<OsRng>>,
+pub struct ResponderAwaitingMessage3<R: RngCore + CryptoRng = OsRng> {
+    state: EdhocResponderWaitM3<Crypto<R>>,
     c_i: Vec<u8>,
     c_r: Vec<u8>,
 }
@@ -30,10 +31,21 @@ impl Responder {
         message_1: &[u8],
         c_r_free: impl Fn(&[u8]) -> bool,
     ) -> Result<(ResponderAwaitingMessage3, Vec<u8>), EdhocError> {
+        Responder::respond_with_rng(OsRng, own, message_1, c_r_free)
+    }
+
+    /// [`respond`](Self::respond) with the ephemeral key drawn from `rng`: RFC 9529's traces
+    /// fix it, so tests can check every byte.
+    pub fn respond_with_rng<R: RngCore + CryptoRng>(
+        rng: R,
+        own: &OwnIdentity,
+        message_1: &[u8],
+        c_r_free: impl Fn(&[u8]) -> bool,
+    ) -> Result<(ResponderAwaitingMessage3<R>, Vec<u8>), EdhocError> {
         let message_1 = EdhocMessageBuffer::new_from_slice(message_1)
             .map_err(|_| EdhocError::TooLong("message_1"))?;
         let responder = EdhocResponder::new(
-            crate::crypto(),
+            Crypto::new(rng),
             EDHOCMethod::StatStat,
             own.private_key,
             own.credential,
@@ -74,7 +86,7 @@ fn choose_c_r(c_i: &[u8], c_r_free: impl Fn(&[u8]) -> bool) -> Result<ConnId, Ed
     Err(EdhocError::NoFreeConnectionId)
 }
 
-impl ResponderAwaitingMessage3 {
+impl<R: RngCore + CryptoRng> ResponderAwaitingMessage3<R> {
     /// The connection identifier C_R that message_3 will be prefixed with.
     pub fn c_r(&self) -> &[u8] {
         &self.c_r
