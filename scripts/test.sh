@@ -59,6 +59,12 @@ if ! installed target/venv/bin/pip aiocoap "$AIOCOAP_VERSION" || ! oscore_ready;
   python3 -m venv target/venv
   target/venv/bin/pip install -q "aiocoap[oscore]==$AIOCOAP_VERSION"
 fi
+# lakers-python, aiocoap's EDHOC, for tests/interop_edhoc.rs; pinned to what 0.4.17 speaks.
+LAKERS_PYTHON_VERSION=0.6.2
+if ! installed target/venv/bin/pip lakers-python "$LAKERS_PYTHON_VERSION"; then
+  log "installing lakers-python $LAKERS_PYTHON_VERSION into target/venv"
+  target/venv/bin/pip install -q "lakers-python==$LAKERS_PYTHON_VERSION"
+fi
 
 # The emulator's external programs (Mosquitto, Cyclone DDS in target/dds-venv).
 scripts/lab-stacks.sh

@@ -89,6 +89,8 @@ pub use stats::{DropCause, Stats};
 pub use storage::fair_share::Source as TrafficSource;
 pub use time::{Duration, Instant};
 pub use transmission_parameters::TransmissionParameters;
+#[cfg(feature = "edhoc")]
+pub use {covey_edhoc, endpoint::EdhocConfig};
 #[cfg(feature = "oscore")]
 pub use {
     covey_oscore,

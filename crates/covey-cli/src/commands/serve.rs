@@ -91,7 +91,18 @@ pub struct ServeArgs {
     /// aiocoap's layout: settings.json and secret.json (repeatable, one per client).
     #[arg(long, value_name = "DIR")]
     oscore: Vec<PathBuf>,
+
+    /// Answer EDHOC (RFC 9528) at /.well-known/edhoc with this server's credential and the
+    /// trusted clients' in DIR/edhoc.json; each handshake adds an OSCORE context, under which
+    /// that client's requests carry the identity edhoc:KID.
+    #[arg(long, value_name = "DIR")]
+    edhoc: Option<PathBuf>,
 }
+
+/// EDHOC sessions waiting for message_3 at once; a flood beyond gets 5.03.
+const EDHOC_SESSIONS: usize = 16;
+/// OSCORE contexts EDHOC may add: one per one-byte connection identifier (-24..=23).
+const EDHOC_CONTEXTS: usize = 48;
 
 /// Starts the server and runs until interrupted.
 pub fn run(args: ServeArgs) -> Result<(), Failure> {
@@ -128,6 +139,19 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, String>>()
         .map_err(|e| Failure::new(ExitKind::Usage, e))?;
     config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());
+    let edhoc = match &args.edhoc {
+        Some(dir) => {
+            let (own, trusted) = covey_edhoc::credential_dir::load(dir)
+                .map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
+            config.max_oscore_contexts = oscore.len() + EDHOC_CONTEXTS;
+            Some(covey_proto::EdhocConfig {
+                own,
+                trusted,
+                max_sessions: EDHOC_SESSIONS,
+            })
+        }
+        None => None,
+    };
     let mut builder = Server::builder()
         .config(config)
         .busy_poll(Duration::from_micros(args.busy_poll_us))
@@ -162,6 +186,13 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
             hex(context.recipient_id())
         );
         builder = builder.oscore_context(context);
+    }
+    if let Some(edhoc) = edhoc {
+        tracing::info!(
+            "EDHOC: answering at /.well-known/edhoc as kid {}",
+            edhoc.own.kid()
+        );
+        builder = builder.edhoc(edhoc);
     }
     builder = add_resources(builder, args.plugtest, obs_period);
     if args.management.given() && !args.mc {

@@ -24,6 +24,9 @@ pub enum Who {
     /// `oscore:HEX`: an OSCORE request under this kid (the client's Sender ID; `oscore:`
     /// alone names the empty one).
     Oscore(Vec<u8>),
+    /// `edhoc:HEX`: a request under an OSCORE context EDHOC set up with a peer whose
+    /// credential has this kid.
+    Edhoc(String),
 }
 
 /// Who sent a request, as far as authorization cares.
@@ -69,6 +72,7 @@ impl Who {
                 want == fingerprint
             }
             (Who::Oscore(want), Some(PeerIdentity::Oscore(kid))) => want == kid,
+            (Who::Edhoc(want), Some(PeerIdentity::Edhoc(kid))) => want == kid,
             _ => false,
         }
     }
@@ -87,11 +91,21 @@ impl FromStr for Who {
         let (kind, name) = text.split_once(':').ok_or_else(|| {
             format!(
                 "\"{text}\" names no one: use anyone, authenticated, loopback, psk:IDENTITY, \
-                 subject:DN, sha256:FINGERPRINT or oscore:KID"
+                 subject:DN, sha256:FINGERPRINT, oscore:KID or edhoc:KID"
             )
         })?;
         if kind == "oscore" {
             return kid(name).map(Who::Oscore);
+        }
+        if kind == "edhoc" {
+            // Kept as the lowercase hex the identity prints as.
+            let bytes = kid(name).map_err(|e| e.replacen("oscore:", "edhoc:", 1))?;
+            if bytes.is_empty() {
+                return Err(format!("\"{text}\" has an empty kid"));
+            }
+            return Ok(Who::Edhoc(
+                bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            ));
         }
         if name.is_empty() {
             return Err(format!("\"{text}\" has an empty {kind}"));
@@ -101,7 +115,7 @@ impl FromStr for Who {
             "subject" => Ok(Who::Subject(name.to_string())),
             "sha256" => fingerprint(name).map(Who::Fingerprint),
             _ => Err(format!(
-                "\"{kind}:\" is not a kind of identity (psk:, subject:, sha256: or oscore:)"
+                "\"{kind}:\" is not a kind of identity (psk:, subject:, sha256:, oscore: or edhoc:)"
             )),
         }
     }
@@ -156,6 +170,30 @@ mod tests {
             identity: Some(PeerIdentity::Psk(name.into())),
             loopback: false,
         }
+    }
+
+    #[test]
+    fn an_edhoc_kid_matches_only_that_peers_credential() {
+        let under = |kid: &str| Requester {
+            identity: Some(PeerIdentity::Edhoc(kid.into())),
+            loopback: false,
+        };
+        let who: Who = "edhoc:2B".parse().unwrap();
+        assert!(who.matches(&under("2b")));
+        assert!(!who.matches(&under("0a")));
+        let oscore = Requester {
+            identity: Some(PeerIdentity::Oscore(vec![0x2b])),
+            loopback: false,
+        };
+        assert!(
+            !who.matches(&oscore),
+            "an OSCORE kid is not an EDHOC credential"
+        );
+        assert!("edhoc:".parse::<Who>().is_err());
+        assert_eq!(
+            "edhoc:2g".parse::<Who>().unwrap_err(),
+            "edhoc:2g is not hexadecimal digits in pairs"
+        );
     }
 
     #[test]

@@ -115,6 +115,10 @@ impl<'a> AppContext<'a> {
     /// The identity the sender of `request` authenticated with, if it came over a secured
     /// session or OSCORE-protected (which names the request itself, so it comes first).
     pub fn peer_identity(&self, request: &Received<'_>) -> Option<PeerIdentity> {
+        #[cfg(feature = "edhoc")]
+        if let Some(kid) = request.edhoc_kid {
+            return Some(PeerIdentity::Edhoc(kid.into()));
+        }
         #[cfg(feature = "oscore")]
         if let Some(kid) = request.oscore_kid {
             return Some(PeerIdentity::Oscore(kid.to_vec()));

@@ -21,6 +21,10 @@ pub enum PeerIdentity {
     /// Sender ID); it speaks for the one request, whatever address it came from.
     #[cfg(feature = "oscore")]
     Oscore(alloc::vec::Vec<u8>),
+    /// An OSCORE context EDHOC (RFC 9528) set up, named by the kid (hex) of the credential
+    /// the peer authenticated with.
+    #[cfg(feature = "edhoc")]
+    Edhoc(String),
 }
 
 impl fmt::Display for PeerIdentity {
@@ -38,6 +42,8 @@ impl fmt::Display for PeerIdentity {
                 f.write_str("sha256:")?;
                 fingerprint.iter().try_for_each(|b| write!(f, "{b:02x}"))
             }
+            #[cfg(feature = "edhoc")]
+            PeerIdentity::Edhoc(kid) => write!(f, "edhoc:{kid}"),
             #[cfg(feature = "oscore")]
             PeerIdentity::Oscore(kid) => {
                 f.write_str("oscore:")?;

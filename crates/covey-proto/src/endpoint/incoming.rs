@@ -200,6 +200,15 @@ impl Endpoint {
             );
             return;
         }
+        // RFC 9528 Appendix A.2: EDHOC in the clear at /.well-known/edhoc, answered here.
+        #[cfg(feature = "edhoc")]
+        if target.oscore.is_none()
+            && !multicast
+            && super::edhoc::is_edhoc_request(message)
+            && self.answer_edhoc(now, target, message)
+        {
+            return;
+        }
         #[cfg(feature = "oscore")]
         if target.oscore.is_some() && (scan.block1.is_some() || scan.block2.is_some()) {
             self.reply_now(

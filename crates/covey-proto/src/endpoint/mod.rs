@@ -6,6 +6,8 @@ mod block_transfer;
 mod client;
 mod echo_answer;
 mod echo_challenge;
+#[cfg(feature = "edhoc")]
+mod edhoc;
 mod incoming;
 mod incoming_share;
 mod invalid_code;
@@ -28,6 +30,8 @@ pub use crate::exchange::error::{RequestError, RespondError};
 pub use crate::message::datagram::{LocalAddr, Received, Reception, Transmit};
 pub(crate) use crate::storage::timer_layout::TimerKind;
 use crate::storage::timer_layout::TimerLayout;
+#[cfg(feature = "edhoc")]
+pub use edhoc::EdhocConfig;
 
 use crate::config::{Config, ConfigError};
 use crate::event::AppId;
@@ -110,6 +114,9 @@ pub struct Endpoint {
     /// The OSCORE security contexts the host added.
     #[cfg(feature = "oscore")]
     pub(crate) oscore: crate::exchange::oscore_contexts::OscoreContexts,
+    /// The EDHOC Responder's sessions, when the host enabled it.
+    #[cfg(feature = "edhoc")]
+    pub(crate) edhoc: Option<alloc::boxed::Box<edhoc::EdhocResponderTable>>,
 }
 
 impl Endpoint {
@@ -153,6 +160,8 @@ impl Endpoint {
             oscore: crate::exchange::oscore_contexts::OscoreContexts::new(
                 config.max_oscore_contexts,
             ),
+            #[cfg(feature = "edhoc")]
+            edhoc: None,
             config,
             rng,
         })
@@ -396,6 +405,8 @@ impl Endpoint {
             body: held.body.as_deref(),
             #[cfg(feature = "oscore")]
             oscore_kid: None,
+            #[cfg(feature = "edhoc")]
+            edhoc_kid: None,
         })
     }
 
@@ -418,6 +429,11 @@ impl Endpoint {
                 .oscore
                 .and_then(|b| self.oscore.get(b.context))
                 .map(|c| c.recipient_id()),
+            #[cfg(feature = "edhoc")]
+            edhoc_kid: inc
+                .oscore
+                .and_then(|b| self.oscore.get(b.context))
+                .and_then(|c| self.edhoc_peer_kid(c.recipient_id())),
         })
     }
 

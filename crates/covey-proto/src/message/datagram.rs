@@ -128,6 +128,9 @@ pub struct Received<'a> {
     /// client's Sender ID); `message` is then the decrypted inner request.
     #[cfg(feature = "oscore")]
     pub oscore_kid: Option<&'a [u8]>,
+    /// For a request under an OSCORE context EDHOC set up, the peer's credential kid (hex).
+    #[cfg(feature = "edhoc")]
+    pub edhoc_kid: Option<&'a str>,
 }
 
 impl<'a> Received<'a> {

@@ -56,6 +56,7 @@ pub struct DriverBuilder {
     busy_poll: Duration,
     dtls: Option<DtlsConfig>,
     oscore: Vec<SecurityContext>,
+    edhoc: Option<covey_proto::EdhocConfig>,
 }
 
 impl std::fmt::Debug for DriverBuilder {
@@ -86,6 +87,7 @@ impl Default for DriverBuilder {
             busy_poll: Duration::ZERO,
             dtls: None,
             oscore: Vec::new(),
+            edhoc: None,
         }
     }
 }
@@ -203,6 +205,13 @@ impl DriverBuilder {
         self
     }
 
+    /// Answers EDHOC (RFC 9528) at /.well-known/edhoc with `config`; each completed session
+    /// adds its OSCORE context, under which the peer's later requests are served.
+    pub fn edhoc(mut self, config: covey_proto::EdhocConfig) -> DriverBuilder {
+        self.edhoc = Some(config);
+        self
+    }
+
     /// Binds the sockets and starts the driver task on the current tokio runtime.
     pub fn spawn(mut self) -> Result<Driver, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
@@ -256,6 +265,9 @@ impl DriverBuilder {
             .drain(..)
             .map(|context| endpoint.add_oscore_context(context))
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(edhoc) = self.edhoc.take() {
+            endpoint.enable_edhoc(edhoc);
+        }
         for secured in roles.secured_addrs() {
             endpoint.trust_socket(secured);
         }

@@ -85,6 +85,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Answers EDHOC at /.well-known/edhoc (see [`DriverBuilder::edhoc`]).
+    pub fn edhoc(mut self, config: covey_proto::EdhocConfig) -> ServerBuilder {
+        self.driver = self.driver.edhoc(config);
+        self
+    }
+
     /// Calls `trace` for every datagram sent and received.
     pub fn trace(mut self, trace: TraceFn) -> ServerBuilder {
         self.driver = self.driver.trace(trace);

@@ -83,4 +83,10 @@ pub struct ClientArgs {
     /// payloads or multicast.
     #[arg(long, value_name = "DIR")]
     pub oscore: Option<std::path::PathBuf>,
+
+    /// Set up an OSCORE context with the server by EDHOC (RFC 9528) first, with this end's
+    /// credential and the trusted servers' in DIR/edhoc.json, and protect the request with
+    /// it; same limits as --oscore.
+    #[arg(long, value_name = "DIR", conflicts_with = "oscore")]
+    pub edhoc: Option<std::path::PathBuf>,
 }

@@ -84,6 +84,7 @@ impl From<DiscoverArgs> for ClientArgs {
             json: d.json,
             dtls: d.dtls,
             oscore: None,
+            edhoc: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod discover_args;
+mod edhoc;
 mod print;
 pub mod progress;
 pub(crate) mod request_options;
@@ -212,6 +213,11 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::new(ExitKind::Usage, e))?;
         builder = builder.oscore_context(context);
     }
+    if let Some(dir) = &args.edhoc {
+        let timeout = Duration::from_secs_f64(args.timeout);
+        let context = edhoc::handshake(&plan.uri, dir, plan.config.clone(), timeout).await?;
+        builder = builder.oscore_context(context);
+    }
     let progress = Progress::new(plan.config.transmission.max_retransmit, args.progress);
     let verbose = args.verbose > 0;
     let tracer = progress.clone();
@@ -223,7 +229,7 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
     }));
     let client = builder.build()?;
     let mut request = build_request(&client, &plan, &args)?;
-    if args.oscore.is_some() {
+    if args.oscore.is_some() || args.edhoc.is_some() {
         request = request.oscore(0);
     }
     let multicast = is_multicast(&plan.uri);

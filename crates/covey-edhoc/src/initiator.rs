@@ -1,0 +1,85 @@
+//! The EDHOC Initiator, the CoAP client's side (RFC 9528 §5, Appendix A.2).
+
+use crate::credential::{OwnIdentity, TrustedPeers};
+use crate::error::EdhocError;
+use crate::established::Established;
+use crate::transport;
+use lakers::{
+    CredentialTransfer, EDHOCMethod, EDHOCSuite, EdhocInitiator, EdhocInitiatorWaitM2,
+    EdhocMessageBuffer,
+};
+use lakers_crypto_rustcrypto::Crypto;
+use rand_core::OsRng;
+
+/// Starts EDHOC sessions as Initiator.
+#[derive(Debug)]
+pub struct Initiator;
+
+/// An Initiator that sent message_1 and waits for message_2.
+#[derive(Debug)]
+pub struct InitiatorAwaitingMessage2 {
+    state: EdhocInitiatorWaitM2<Crypto<OsRng>>,
+    own: OwnIdentity,
+    c_i: Vec<u8>,
+}
+
+impl Initiator {
+    /// Builds message_1 (method 3, suite 2) and the CoAP payload carrying it: `true`, message_1.
+    pub fn start(own: &OwnIdentity) -> Result<(InitiatorAwaitingMessage2, Vec<u8>), EdhocError> {
+        let initiator = EdhocInitiator::new(
+            crate::crypto(),
+            EDHOCMethod::StatStat,
+            EDHOCSuite::CipherSuite2,
+        );
+        let c_i = lakers::generate_connection_identifier_cbor(&mut crate::crypto());
+        let (state, message_1) = initiator
+            .prepare_message_1(Some(c_i), &None)
+            .map_err(|e| EdhocError::protocol("message_1", e))?;
+        let awaiting = InitiatorAwaitingMessage2 {
+            state,
+            own: own.clone(),
+            c_i: c_i.as_slice().to_vec(),
+        };
+        Ok((awaiting, transport::frame_message_1(message_1.as_slice())))
+    }
+}
+
+impl InitiatorAwaitingMessage2 {
+    /// Verifies message_2 against the trusted peers, and returns the CoAP payload of
+    /// message_3 (C_R, message_3) with the OSCORE material both sides now share.
+    pub fn receive_message_2(
+        self,
+        message_2: &[u8],
+        trusted: &TrustedPeers,
+    ) -> Result<(Vec<u8>, Established), EdhocError> {
+        let message_2 = EdhocMessageBuffer::new_from_slice(message_2)
+            .map_err(|_| EdhocError::TooLong("message_2"))?;
+        let (mut state, c_r, id_cred_r, _ead_2) = self
+            .state
+            .parse_message_2(&message_2)
+            .map_err(|e| EdhocError::protocol("message_2", e))?;
+        let (cred_r, peer_kid) = trusted.find(id_cred_r)?;
+        // Our identity is exposed only after the Responder's is validated.
+        state
+            .set_identity(self.own.private_key, self.own.credential)
+            .map_err(|e| EdhocError::protocol("message_2", e))?;
+        let state = state
+            .verify_message_2(cred_r)
+            .map_err(|e| EdhocError::protocol("message_2", e))?;
+        let (state, message_3, _prk_out) = state
+            .prepare_message_3(CredentialTransfer::ByReference, &None)
+            .map_err(|e| EdhocError::protocol("message_3", e))?;
+        let mut done = state
+            .completed_without_message_4()
+            .map_err(|e| EdhocError::protocol("message_3", e))?;
+        // RFC 9528 Appendix A.1: the Initiator's Sender ID is C_R, its Recipient ID C_I.
+        let established = Established::export(
+            |label, len| done.edhoc_exporter(label, &[], len),
+            c_r.as_slice(),
+            &self.c_i,
+            peer_kid,
+        );
+        let payload = transport::frame_message_3(c_r.as_cbor(), message_3.as_slice());
+        Ok((payload, established))
+    }
+}

@@ -1,0 +1,175 @@
+//! EDHOC Responder in the engine (RFC 9528 Appendix A.2): POSTs to /.well-known/edhoc carry
+//! message_1 (after CBOR `true`) or message_3 (after C_R) and are answered by the engine; a
+//! completed session adds its OSCORE security context (Appendix A.1) to the endpoint.
+
+use crate::endpoint::Endpoint;
+use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::{Duration, Instant};
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use covey_core::{CoapOption, Code, Message, OptionNumber};
+use covey_edhoc::transport::{parse_request, EdhocRequest};
+use covey_edhoc::{OwnIdentity, Responder, ResponderAwaitingMessage3, TrustedPeers};
+
+/// Content-Format application/edhoc+cbor-seq (RFC 9528 §10.9).
+const EDHOC_CBOR_SEQ: &[u8] = &[64];
+
+/// How the engine answers EDHOC as Responder.
+#[derive(Debug, Clone)]
+pub struct EdhocConfig {
+    /// This endpoint's credential and private key.
+    pub own: OwnIdentity,
+    /// The Initiators' credentials it accepts.
+    pub trusted: TrustedPeers,
+    /// Sessions waiting for message_3 at most; more message_1s get 5.03.
+    pub max_sessions: usize,
+}
+
+/// A session waiting for message_3.
+#[derive(Debug)]
+struct Pending {
+    c_r: Vec<u8>,
+    started: Instant,
+    state: ResponderAwaitingMessage3,
+}
+
+/// The Responder's sessions in progress and the peers of the contexts EDHOC added.
+#[derive(Debug)]
+pub(crate) struct EdhocResponderTable {
+    config: EdhocConfig,
+    pending: Vec<Pending>,
+    /// (OSCORE Recipient ID, peer credential kid hex) of each context EDHOC set up.
+    peers: Vec<(Vec<u8>, String)>,
+}
+
+impl EdhocResponderTable {
+    /// The EDHOC credential kid (hex) of the peer behind the context with `recipient_id`.
+    pub(crate) fn peer_kid(&self, recipient_id: &[u8]) -> Option<&str> {
+        self.peers
+            .iter()
+            .find(|(id, _)| id == recipient_id)
+            .map(|(_, kid)| kid.as_str())
+    }
+}
+
+/// Whether `message` is a POST to /.well-known/edhoc.
+pub(crate) fn is_edhoc_request(message: &Message<'_>) -> bool {
+    message.code() == Code::POST && message.uri_path().eq([".well-known", "edhoc"])
+}
+
+impl Endpoint {
+    /// Answers EDHOC as Responder at /.well-known/edhoc with `config` (RFC 9528 Appendix A.2).
+    pub fn enable_edhoc(&mut self, config: EdhocConfig) {
+        self.edhoc = Some(alloc::boxed::Box::new(EdhocResponderTable {
+            config,
+            pending: Vec::new(),
+            peers: Vec::new(),
+        }));
+    }
+
+    /// The EDHOC peer kid (hex) of the OSCORE context with `recipient_id`, if EDHOC set it up.
+    pub fn edhoc_peer_kid(&self, recipient_id: &[u8]) -> Option<&str> {
+        self.edhoc.as_ref()?.peer_kid(recipient_id)
+    }
+
+    /// Answers an EDHOC request; `false` when EDHOC is not enabled and the request goes on.
+    pub(crate) fn answer_edhoc(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        message: &Message<'_>,
+    ) -> bool {
+        let Some(mut table) = self.edhoc.take() else {
+            return false;
+        };
+        let lifetime = self.config.transmission.exchange_lifetime();
+        let (code, payload) = self.edhoc_step(now, lifetime, &mut table, message.payload());
+        self.edhoc = Some(table);
+        let options = [crate::opt(OptionNumber::CONTENT_FORMAT, EDHOC_CBOR_SEQ)];
+        let options: &[CoapOption<'_>] = if code == Code::CHANGED && !payload.is_empty() {
+            &options
+        } else {
+            &[]
+        };
+        self.reply_now(now, target, code, options, &payload);
+        true
+    }
+
+    fn edhoc_step(
+        &mut self,
+        now: Instant,
+        lifetime: Duration,
+        table: &mut EdhocResponderTable,
+        payload: &[u8],
+    ) -> (Code, Vec<u8>) {
+        let refuse = |e: covey_edhoc::EdhocError| (Code::BAD_REQUEST, e.to_string().into_bytes());
+        match parse_request(payload) {
+            Err(e) => refuse(e),
+            Ok(EdhocRequest::Message1(message_1)) => {
+                // Sessions never completed make room once their exchange lifetime is over.
+                table.pending.retain(|p| now < p.started + lifetime);
+                if table.pending.len() >= table.config.max_sessions {
+                    return (
+                        Code::SERVICE_UNAVAILABLE,
+                        b"too many EDHOC sessions in progress".to_vec(),
+                    );
+                }
+                let oscore = &self.oscore;
+                let pending = &table.pending;
+                let free = |id: &[u8]| {
+                    !(0..)
+                        .map_while(|i| oscore.get(i))
+                        .any(|c| c.recipient_id() == id)
+                        && !pending.iter().any(|p| p.c_r == id)
+                };
+                match Responder::respond(&table.config.own, message_1, free) {
+                    Err(e @ covey_edhoc::EdhocError::NoFreeConnectionId) => {
+                        (Code::SERVICE_UNAVAILABLE, e.to_string().into_bytes())
+                    }
+                    Err(e) => refuse(e),
+                    Ok((state, message_2)) => {
+                        table.pending.push(Pending {
+                            c_r: state.c_r().to_vec(),
+                            started: now,
+                            state,
+                        });
+                        (Code::CHANGED, message_2)
+                    }
+                }
+            }
+            Ok(EdhocRequest::Message3 { c_r, message_3 }) => {
+                let Some(index) = table.pending.iter().position(|p| p.c_r == c_r) else {
+                    return (
+                        Code::BAD_REQUEST,
+                        b"no EDHOC session with this C_R".to_vec(),
+                    );
+                };
+                let pending = table.pending.swap_remove(index);
+                let (established, message_4) = match pending
+                    .state
+                    .receive_message_3(message_3, &table.config.trusted)
+                {
+                    Ok(established) => established,
+                    Err(e) => return refuse(e),
+                };
+                let added = established
+                    .security_context()
+                    .map_err(|_| ())
+                    .and_then(|context| self.add_oscore_context(context).map_err(|_| ()));
+                if added.is_err() {
+                    return (
+                        Code::SERVICE_UNAVAILABLE,
+                        b"no room for another OSCORE context".to_vec(),
+                    );
+                }
+                table
+                    .peers
+                    .retain(|(id, _)| *id != established.recipient_id);
+                table
+                    .peers
+                    .push((established.recipient_id, established.peer_kid));
+                (Code::CHANGED, message_4)
+            }
+        }
+    }
+}

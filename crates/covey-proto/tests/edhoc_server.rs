@@ -1,0 +1,204 @@
+//! EDHOC Responder in the engine: a client runs message_1..3 against /.well-known/edhoc and
+//! then talks OSCORE under the context the handshake set up, on virtual time.
+#![cfg(feature = "edhoc")]
+
+use covey_core::{Code, OptionNumber};
+use covey_proto::covey_edhoc::{
+    Established, Initiator, InitiatorAwaitingMessage2, OwnIdentity, TrustedPeers,
+};
+use covey_proto::{
+    opt, Config, EdhocConfig, Endpoint, Event, Instant, LocalAddr, Request, RequestParams, Response,
+};
+use std::net::SocketAddr;
+
+const CRED_I: &str = "a2027734322d35302d33312d46462d45462d33372d33322d333908a101a5010202412b2001215820ac75e9ece3e50bfc8ed60399889522405c47bf16df96660a41298cb4307f7eb62258206e5de611388a4b8a8211334ac7d37ecb52a387d257e6db3c2a93df21ff3affc8";
+const I: &str = "fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b";
+const CRED_R: &str = "a2026008a101a5010202410a2001215820bbc34960526ea4d32e940cad2a234148ddc21791a12afbcbac93622046dd44f02258204519e257236b2a0ce2023f0931f1f386ca7afda64fcde0108c224c51eabf6072";
+const R: &str = "72cc4761dbd4c78f758931aa589d348d1ef874a7e303ede2f140dcf3e6aa4aac";
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn addr(n: u8) -> SocketAddr {
+    SocketAddr::from(([192, 0, 2, n], 5683))
+}
+
+fn server(max_sessions: usize, trusting: &str) -> Endpoint {
+    let mut server = Endpoint::new(Config::default(), 2).unwrap();
+    server.enable_edhoc(EdhocConfig {
+        own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
+        trusted: TrustedPeers::new([unhex(trusting).as_slice()]).unwrap(),
+        max_sessions,
+    });
+    server
+}
+
+fn initiator() -> OwnIdentity {
+    OwnIdentity::new(&unhex(CRED_I), &unhex(I)).unwrap()
+}
+
+/// Moves every queued datagram from `from` (at `from_addr`) to `to`.
+fn carry(now: Instant, from: &mut Endpoint, from_addr: SocketAddr, to: &mut Endpoint) {
+    let mut buf = vec![0; 1500];
+    while let Some(t) = from.poll_transmit(now, &mut buf) {
+        to.handle_datagram(now, from_addr, LocalAddr::UNICAST, &buf[..t.size]);
+    }
+}
+
+/// POSTs `payload` to /.well-known/edhoc and returns the response's code and payload.
+fn post_edhoc(
+    now: Instant,
+    client: &mut Endpoint,
+    server: &mut Endpoint,
+    payload: &[u8],
+) -> (Code, Vec<u8>) {
+    let options = [
+        opt(OptionNumber::URI_PATH, b".well-known"),
+        opt(OptionNumber::URI_PATH, b"edhoc"),
+    ];
+    let request = Request {
+        options: &options,
+        payload,
+        ..Request::new(Code::POST)
+    };
+    client
+        .send_request(now, addr(2), &request, RequestParams::default())
+        .unwrap();
+    carry(now, client, addr(1), server);
+    assert!(server.poll_event().is_none(), "EDHOC never reaches the app");
+    carry(now, server, addr(2), client);
+    while let Some(event) = client.poll_event() {
+        if let Event::Response { key, .. } = event {
+            let r = client.response(key).unwrap();
+            return (r.message.code(), r.payload().to_vec());
+        }
+    }
+    panic!("no response to the EDHOC request");
+}
+
+fn start(
+    now: Instant,
+    client: &mut Endpoint,
+    server: &mut Endpoint,
+) -> (InitiatorAwaitingMessage2, (Code, Vec<u8>)) {
+    let (initiator, payload_1) = Initiator::start(&initiator()).unwrap();
+    let answer = post_edhoc(now, client, server, &payload_1);
+    (initiator, answer)
+}
+
+fn handshake(now: Instant, client: &mut Endpoint, server: &mut Endpoint) -> Established {
+    let (initiator, (code, message_2)) = start(now, client, server);
+    assert_eq!(code, Code::CHANGED);
+    let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
+    let (payload_3, established) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let (code, message_4) = post_edhoc(now, client, server, &payload_3);
+    assert_eq!(code, Code::CHANGED);
+    assert!(!message_4.is_empty(), "message_4 answers message_3");
+    established
+}
+
+#[test]
+fn a_handshake_lets_the_client_talk_oscore() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(4, CRED_I),
+    );
+    let established = handshake(now, &mut client, &mut server);
+    assert_eq!(established.peer_kid, "0a");
+    assert_eq!(server.edhoc_peer_kid(&established.sender_id), Some("2b"));
+
+    let context = client
+        .add_oscore_context(established.security_context().unwrap())
+        .unwrap();
+    let options = [opt(OptionNumber::URI_PATH, b"secret")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    client
+        .send_protected_request(now, addr(2), &request, RequestParams::default(), context)
+        .unwrap();
+    carry(now, &mut client, addr(1), &mut server);
+    let Some(Event::Request(id)) = server.poll_event() else {
+        panic!("the protected request did not verify");
+    };
+    let received = server.request(id).unwrap();
+    // Requests under the context carry the identity of the credential, not the C_R.
+    assert_eq!(received.edhoc_kid, Some("2b"));
+    assert_eq!(
+        covey_proto::PeerIdentity::Edhoc("2b".into()).to_string(),
+        "edhoc:2b"
+    );
+    assert_eq!(
+        received.message.option(OptionNumber::URI_PATH),
+        Some(&b"secret"[..])
+    );
+    server
+        .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
+        .unwrap();
+    carry(now, &mut server, addr(2), &mut client);
+    let mut got = None;
+    while let Some(event) = client.poll_event() {
+        if let Event::Response { key, .. } = event {
+            got = Some(client.response(key).unwrap().payload().to_vec());
+        }
+    }
+    assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+}
+
+#[test]
+fn an_untrusted_initiator_gets_4_00_saying_why() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(4, CRED_R),
+    );
+    let (initiator, (_, message_2)) = start(now, &mut client, &mut server);
+    let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
+    let (payload_3, _) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let (code, diagnostic) = post_edhoc(now, &mut client, &mut server, &payload_3);
+    assert_eq!(code, Code::BAD_REQUEST);
+    assert_eq!(diagnostic, b"EDHOC peer credential kid 2b is not trusted");
+}
+
+#[test]
+fn a_flood_of_message_1_gets_5_03_until_sessions_expire() {
+    let mut now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(2, CRED_I),
+    );
+    for _ in 0..2 {
+        assert_eq!(start(now, &mut client, &mut server).1 .0, Code::CHANGED);
+    }
+    let (code, diagnostic) = start(now, &mut client, &mut server).1;
+    assert_eq!(code, Code::SERVICE_UNAVAILABLE);
+    assert_eq!(diagnostic, b"too many EDHOC sessions in progress");
+    // Abandoned sessions make room after EXCHANGE_LIFETIME.
+    now = now + Config::default().transmission.exchange_lifetime();
+    assert_eq!(start(now, &mut client, &mut server).1 .0, Code::CHANGED);
+}
+
+#[test]
+fn malformed_requests_get_4_00() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(2, CRED_I),
+    );
+    let (code, diagnostic) = post_edhoc(now, &mut client, &mut server, &[0xa0]);
+    assert_eq!(code, Code::BAD_REQUEST);
+    assert!(String::from_utf8(diagnostic).unwrap().contains("malformed"));
+    let (code, diagnostic) = post_edhoc(now, &mut client, &mut server, &[0x05, 0x01]);
+    assert_eq!(
+        (code, &diagnostic[..]),
+        (Code::BAD_REQUEST, &b"no EDHOC session with this C_R"[..])
+    );
+    let (code, _) = post_edhoc(now, &mut client, &mut server, &[0xf5, 0xff, 0x00]);
+    assert_eq!(code, Code::BAD_REQUEST);
+}
