@@ -87,7 +87,11 @@ impl Host for MoteGroups {
     }
 
     fn groups(&self) -> Vec<IpAddr> {
-        self.joined.iter().flatten().map(|g| IpAddr::V6(*g)).collect()
+        self.joined
+            .iter()
+            .flatten()
+            .map(|g| IpAddr::V6(*g))
+            .collect()
     }
 
     fn log(&mut self, _level: LogLevel, _message: fmt::Arguments<'_>) {}

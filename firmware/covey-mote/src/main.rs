@@ -90,7 +90,8 @@ fn main() -> ! {
     let mut sockets = SocketSet::new(&mut storage[..]);
     let udp_handle = sockets.add(socket);
 
-    let seed = u64::from_be_bytes(prefix) ^ u64::from_be_bytes(octets[8..].try_into().unwrap()) ^ now;
+    let seed =
+        u64::from_be_bytes(prefix) ^ u64::from_be_bytes(octets[8..].try_into().unwrap()) ^ now;
     let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
     let mut node = Node::new(endpoint, Lone(MoteResources::new()));
     let mut groups = MoteGroups::new();

@@ -13,8 +13,8 @@
 
 use core::fmt::Write as _;
 
-use covey_core::{Code, ContentFormat, OptionNumber};
 use core::net::{IpAddr, Ipv6Addr};
+use covey_core::{Code, ContentFormat, OptionNumber};
 use covey_proto::{App, AppContext, Event, GroupError, IncomingId, Instant, Response};
 
 use crate::text::Text;
@@ -148,10 +148,20 @@ fn change_membership(cx: &mut AppContext<'_>, id: IncomingId) {
     };
     let octets = <[u8; 16]>::try_from(request.payload()).ok();
     let Some(join) = join else {
-        return error(cx, id, Code::BAD_REQUEST, b"query must be act=add or act=del");
+        return error(
+            cx,
+            id,
+            Code::BAD_REQUEST,
+            b"query must be act=add or act=del",
+        );
     };
     let Some(octets) = octets else {
-        return error(cx, id, Code::BAD_REQUEST, b"payload must be an IPv6 address's 16 bytes");
+        return error(
+            cx,
+            id,
+            Code::BAD_REQUEST,
+            b"payload must be an IPv6 address's 16 bytes",
+        );
     };
     let group = IpAddr::V6(Ipv6Addr::from(octets));
     if !group.is_multicast() {
