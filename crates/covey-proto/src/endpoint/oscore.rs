@@ -6,7 +6,7 @@
 use crate::endpoint::{Endpoint, RespondError};
 use crate::exchange::incoming_exchange::ResponseTarget;
 use crate::exchange::oscore_contexts::{
-    at_least, AddOscoreContextError, OscoreBinding, OscoreContextId, CHALLENGE_LEN,
+    at_least, AddOscoreContextError, OscoreBinding, OscoreContextId,
 };
 use crate::message::wire::{encode_into, Outgoing};
 use crate::stats::DropCause;
@@ -60,7 +60,7 @@ impl Endpoint {
         context: SecurityContext,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
         let challenge = self.rng.next_u64().to_be_bytes();
-        self.oscore.add(context, challenge, true)
+        self.oscore.add(context, Some(challenge))
     }
 
     /// Adds a context only to protect requests this endpoint sends with
@@ -70,7 +70,7 @@ impl Endpoint {
         &mut self,
         context: SecurityContext,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
-        self.oscore.add(context, [0; CHALLENGE_LEN], false)
+        self.oscore.add(context, None)
     }
 
     /// Answers a request of unknown freshness (Intake::Challenge) with a protected 4.01
@@ -183,9 +183,10 @@ impl Endpoint {
         m: &Outgoing<'_>,
         binding: OscoreBinding,
     ) -> Result<(), RespondError> {
+        let mut plain = take(&mut self.oscore.buffers.plain);
         let mut sealed = take(&mut self.oscore.buffers.sealed);
         let sent = self
-            .protect_response(m, binding, &mut sealed)
+            .protect_response(m, binding, &mut plain, &mut sealed)
             .and_then(|len| {
                 let outer = Message::parse(&sealed[..len]).map_err(|_| RespondError::TooLarge)?;
                 let (options, count) = outer_options(&outer).ok_or(RespondError::TooLarge)?;
@@ -202,25 +203,15 @@ impl Endpoint {
                 };
                 self.send_response(now, target, m)
             });
+        self.oscore.buffers.plain = plain;
         self.oscore.buffers.sealed = sealed;
         sent
     }
 
-    /// Writes the OSCORE message protecting `m` under `binding` into `sealed`; returns its
-    /// length. Its type and message ID are the caller's to set when it re-encodes it.
+    /// Writes the OSCORE message protecting `m` under `binding` into `sealed`, encoding `m`
+    /// in `plain` first; returns its length. Its type and message ID are the caller's to
+    /// set when it re-encodes it.
     fn protect_response(
-        &mut self,
-        m: &Outgoing<'_>,
-        binding: OscoreBinding,
-        sealed: &mut alloc::vec::Vec<u8>,
-    ) -> Result<usize, RespondError> {
-        let mut plain = take(&mut self.oscore.buffers.plain);
-        let protected = self.protect_response_from(m, binding, &mut plain, sealed);
-        self.oscore.buffers.plain = plain;
-        protected
-    }
-
-    fn protect_response_from(
         &mut self,
         m: &Outgoing<'_>,
         binding: OscoreBinding,

@@ -19,7 +19,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::mem::take;
 use core::net::SocketAddr;
-use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_core::{CoapOption, Code, Message, MessageType, OptionNumber};
 use covey_oscore::OscoreError;
 
 impl Endpoint {
@@ -219,32 +219,39 @@ impl Endpoint {
         let Ok(len) = context.unprotect_own_request(&outer, &mut plain) else {
             return false;
         };
-        let Ok(with_echo) = Message::parse(&plain[..len]).map(|m| replace_echo(&m, echo)) else {
+        let Ok(plain_request) = Message::parse(&plain[..len]) else {
             return false;
         };
-        let Some(with_echo) = with_echo else {
-            return false;
-        };
-        let mut sealed = vec![0; with_echo.len() + 64];
-        let Ok((sealed_len, binding)) =
-            context.protect_request(&Message::parse(&with_echo).expect("encoded"), &mut sealed)
-        else {
-            return false;
-        };
-        let Ok(new_outer) = Message::parse(&sealed[..sealed_len]) else {
+        // The request with `echo` in place of any Echo it had, re-encoded as the engine
+        // re-encodes a plain request's template for Echo.
+        let echo_option = [CoapOption {
+            number: OptionNumber::ECHO,
+            value: echo,
+        }];
+        let mut with_echo = DatagramBuf::default();
+        let protected = reencode(
+            &plain[..len],
+            plain_request.message_id(),
+            &[OptionNumber::ECHO],
+            &echo_option,
+            plain_request.payload(),
+            &mut with_echo,
+            &mut self.pool,
+        )
+        .ok()
+        .and_then(|()| Message::parse(with_echo.as_slice()).ok())
+        .and_then(|request| {
+            let mut sealed = vec![0; with_echo.as_slice().len() + 64];
+            let (sealed_len, binding) = context.protect_request(&request, &mut sealed).ok()?;
+            sealed.truncate(sealed_len);
+            Some((sealed, binding))
+        });
+        with_echo.release(&mut self.pool);
+        let Some((sealed, binding)) = protected else {
             return false;
         };
         let mut updated = DatagramBuf::default();
-        let copied = reencode(
-            &sealed[..sealed_len],
-            new_outer.message_id(),
-            &[],
-            &[],
-            new_outer.payload(),
-            &mut updated,
-            &mut self.pool,
-        )
-        .is_ok();
+        let copied = updated.copy_from(&sealed, &mut self.pool);
         if copied {
             self.exchanges.swap_template(key, &mut updated);
         }
@@ -258,32 +265,4 @@ impl Endpoint {
         self.transmit_exchange(now, key, false);
         true
     }
-}
-
-/// `m` encoded again with `echo` as its only Echo option.
-fn replace_echo(m: &Message<'_>, echo: &[u8]) -> Option<Vec<u8>> {
-    let mut out = vec![0; m.options_bytes().len() + m.payload().len() + echo.len() + 32];
-    let mut encoder = MessageEncoder::new(
-        &mut out,
-        m.message_type(),
-        m.code(),
-        m.message_id(),
-        m.token_bytes(),
-    )
-    .ok()?;
-    let mut written = false;
-    for o in m.options().filter(|o| o.number != OptionNumber::ECHO) {
-        if !written && o.number > OptionNumber::ECHO {
-            encoder.option(OptionNumber::ECHO, echo).ok()?;
-            written = true;
-        }
-        encoder.option(o.number, o.value).ok()?;
-    }
-    if !written {
-        encoder.option(OptionNumber::ECHO, echo).ok()?;
-    }
-    encoder.payload(m.payload()).ok()?;
-    let len = encoder.finish();
-    out.truncate(len);
-    Some(out)
 }

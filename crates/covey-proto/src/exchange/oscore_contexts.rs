@@ -68,16 +68,20 @@ pub(crate) fn at_least(buffer: &mut Vec<u8>, len: usize) -> &mut [u8] {
     &mut buffer[..len]
 }
 
+/// One context an endpoint holds.
+#[derive(Debug)]
+struct HeldContext {
+    context: SecurityContext,
+    /// The Echo value a request must carry to prove its freshness while the context's
+    /// replay window is lost (RFC 8613 Appendix B.1.2); `None` for a context that only
+    /// protects requests this endpoint sends, which verifies no request.
+    challenge: Option<[u8; CHALLENGE_LEN]>,
+}
+
 /// The security contexts, at most `max` of them.
 #[derive(Debug)]
 pub(crate) struct OscoreContexts {
-    contexts: Vec<SecurityContext>,
-    /// Per context, the Echo value a request must carry to prove its freshness while the
-    /// context's replay window is lost (RFC 8613 Appendix B.1.2), drawn when it was added.
-    challenges: Vec<[u8; CHALLENGE_LEN]>,
-    /// Per context, whether requests are verified with it (else it only protects requests
-    /// this endpoint sends, and several may share a Recipient ID).
-    serving: Vec<bool>,
+    held: Vec<HeldContext>,
     max: usize,
     /// Taken out while in use, so the endpoint stays free to borrow.
     pub buffers: OscoreBuffers,
@@ -86,71 +90,64 @@ pub(crate) struct OscoreContexts {
 impl OscoreContexts {
     pub fn new(max: usize) -> OscoreContexts {
         OscoreContexts {
-            contexts: Vec::new(),
-            challenges: Vec::new(),
-            serving: Vec::new(),
+            held: Vec::new(),
             max,
             buffers: OscoreBuffers::default(),
         }
     }
 
-    /// Adds `context`, with the Echo value `challenge` for when its replay window is lost;
-    /// requests are verified with it when `serving`.
+    /// Adds `context`. With a `challenge` (the Echo value for when its replay window is
+    /// lost) requests are verified with it; without, it only protects requests this
+    /// endpoint sends, and several such may share a Recipient ID.
     pub fn add(
         &mut self,
         context: SecurityContext,
-        challenge: [u8; CHALLENGE_LEN],
-        serving: bool,
+        challenge: Option<[u8; CHALLENGE_LEN]>,
     ) -> Result<OscoreContextId, AddOscoreContextError> {
-        let duplicate = serving
-            && self.serving_contexts().any(|c| {
-                c.recipient_id() == context.recipient_id() && c.id_context() == context.id_context()
+        let duplicate = challenge.is_some()
+            && self.serving().any(|h| {
+                h.context.recipient_id() == context.recipient_id()
+                    && h.context.id_context() == context.id_context()
             });
         if duplicate {
             return Err(AddOscoreContextError::Duplicate);
         }
-        if self.contexts.len() >= self.max {
+        if self.held.len() >= self.max {
             return Err(AddOscoreContextError::Full);
         }
-        self.contexts.push(context);
-        self.challenges.push(challenge);
-        self.serving.push(serving);
-        Ok(OscoreContextId(self.contexts.len() - 1))
+        self.held.push(HeldContext { context, challenge });
+        Ok(OscoreContextId(self.held.len() - 1))
     }
 
     /// The context a request's OSCORE option names: its kid is the Recipient ID, and its
     /// kid context, when sent, the ID Context (RFC 8613 §8.2 step 2).
     pub fn find(&self, option: &OscoreOption<'_>) -> Option<usize> {
         let kid = option.kid?;
-        self.contexts
-            .iter()
-            .zip(&self.serving)
-            .position(|(c, serving)| {
-                *serving
-                    && c.recipient_id() == kid
-                    && option.kid_context.is_none_or(|k| c.id_context() == Some(k))
-            })
+        self.held.iter().position(|h| {
+            h.challenge.is_some()
+                && h.context.recipient_id() == kid
+                && option
+                    .kid_context
+                    .is_none_or(|k| h.context.id_context() == Some(k))
+        })
     }
 
     /// The contexts requests are verified with.
-    fn serving_contexts(&self) -> impl Iterator<Item = &SecurityContext> {
-        self.contexts
-            .iter()
-            .zip(&self.serving)
-            .filter_map(|(c, serving)| serving.then_some(c))
+    fn serving(&self) -> impl Iterator<Item = &HeldContext> {
+        self.held.iter().filter(|h| h.challenge.is_some())
     }
 
     /// The Echo value of context `index`'s challenges.
     pub fn challenge(&self, index: usize) -> Option<[u8; CHALLENGE_LEN]> {
-        self.challenges.get(index).copied()
+        self.held.get(index)?.challenge
     }
 
     pub fn get(&self, index: usize) -> Option<&SecurityContext> {
-        self.contexts.get(index)
+        self.held.get(index).map(|h| &h.context)
     }
 
     pub fn get_mut(&mut self, index: usize) -> Option<&mut SecurityContext> {
-        self.contexts.get_mut(index)
+        self.held.get_mut(index).map(|h| &mut h.context)
     }
 
     /// The request identity a response under `binding` is sealed with.
