@@ -216,3 +216,57 @@ fn the_gateway_asks_each_member_under_its_own_oscore_context() {
         assert!(!log.contains(secret), "a secret in the log");
     }
 }
+
+/// The EM observes members that have an OSCORE context under that context (RFC 8613
+/// §4.1.3.5.2): `covey observe` of an entity of two `covey serve --oscore` members prints the
+/// average at the registration and again as the members' protected notifications come, and
+/// each member saw its registration protected (outer FETCH), never a plain GET.
+#[test]
+fn an_observed_entity_observes_its_members_under_their_oscore_contexts() {
+    let scratch = Scratch::new("oscore-observe");
+    let mut servers = Vec::new();
+    let mut args = Vec::new();
+    for i in 0..2 {
+        let member = context_dir(&scratch, &format!("member-{i}"), SECRET, "4d", "45");
+        let (server, port) = covey_server(&["--oscore", &member, "-v"]);
+        servers.push((server, port));
+        let em_side = context_dir(&scratch, &format!("em-{i}"), SECRET, "45", "4d");
+        args.push("--member-oscore".to_string());
+        args.push(format!("127.0.0.1:{port}={em_side}"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let gw = GatewayProcess::start(&scratch.join("e.db"), &args);
+    let base = gw.base();
+    let uris: Vec<String> = servers
+        .iter()
+        .map(|(_, p)| format!("coap://127.0.0.1:{p}/sensors/temp"))
+        .collect();
+    let mut create = vec!["create", base.as_str(), "room", "--eo", "avg"];
+    for uri in &uris {
+        create.extend(["--member", uri.as_str()]);
+    }
+    ok(&entity(&create));
+
+    let out = covey_run(&["observe", "-s", "7", &gw.entity_uri("room")]);
+    let text = ok(&out);
+    let averages: Vec<f64> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    assert!(
+        averages.len() >= 3,
+        "the registration and two notifications:\n{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("answered: 2 of 2"))
+            .count()
+            >= 3,
+        "{text}"
+    );
+    for (server, _) in &servers {
+        let log = server.log();
+        assert!(log.contains("FETCH /"), "a protected registration:\n{log}");
+        assert!(
+            !log.contains("GET /sensors"),
+            "nothing in the clear:\n{log}"
+        );
+    }
+}

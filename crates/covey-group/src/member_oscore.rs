@@ -42,11 +42,6 @@ impl MemberOscore {
         self.added.insert(member, id);
         Ok(Some(id))
     }
-
-    /// Whether `member` has a context.
-    pub fn has(&self, member: SocketAddr) -> bool {
-        self.waiting.contains_key(&member) || self.added.contains_key(&member)
-    }
 }
 
 #[cfg(test)]
@@ -76,7 +71,6 @@ mod tests {
         assert!(first.is_some());
         assert_eq!(contexts.context_for(&mut ep, member).unwrap(), first);
         assert_eq!(contexts.context_for(&mut ep, other).unwrap(), None);
-        assert!(contexts.has(member) && !contexts.has(other));
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub enum Failure {
     /// a success answered unprotected).
     #[cfg(feature = "oscore")]
     UnverifiedResponse,
+    /// A message of an OSCORE-protected request could not be protected: its context's
+    /// sequence numbers are used up (or reserved ones are), or it is too large.
+    #[cfg(feature = "oscore")]
+    ProtectionFailed,
 }
 
 impl core::fmt::Display for Failure {
@@ -82,6 +86,10 @@ impl core::fmt::Display for Failure {
             }
             #[cfg(feature = "oscore")]
             Failure::UnverifiedResponse => "the response failed OSCORE verification",
+            #[cfg(feature = "oscore")]
+            Failure::ProtectionFailed => {
+                "the request could not be OSCORE-protected (sequence numbers used up?)"
+            }
             Failure::UnexpectedBlock { asked, got } => {
                 return write!(
                     f,

@@ -139,6 +139,7 @@ impl Error {
                 addr: remote,
                 reason,
             },
+            Failure::ProtectionFailed => Error::InvalidRequest(failure.to_string()),
             _ => Error::Protocol(remote),
         }
     }

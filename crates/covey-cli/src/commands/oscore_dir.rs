@@ -33,7 +33,8 @@ pub fn load(dir: &Path) -> Result<SecurityContext, String> {
     SecurityContext::derive(&input).map_err(|e| fail(e.to_string()))
 }
 
-/// Sequence numbers a client reserves per run: more than one run's requests take.
+/// Sequence numbers a client reserves per run besides one per block it may send: the
+/// request, its repeat with Echo, an observation's cancellation, with room to spare.
 const RESERVED: u64 = 16;
 
 /// Sequence numbers a server reserves per start, for the responses it seals under its own
@@ -41,10 +42,11 @@ const RESERVED: u64 = 16;
 /// one member: 2^20 per start leaves 2^20 starts in the 2^40 numbers of a context.
 const SERVICE_RESERVED: u64 = 1 << 20;
 
-/// [`load`] for a client: its sender sequence number resumes from `sequence.json`, which is
-/// advanced past this run's numbers before any is used.
-pub fn load_for_sending(dir: &Path) -> Result<SecurityContext, String> {
-    load_reserving(dir, RESERVED)
+/// [`load`] for a client that sends at most `blocks` block-wise requests (each protected
+/// under its own sequence number): its sender sequence number resumes from
+/// `sequence.json`, which is advanced past this run's numbers before any is used.
+pub fn load_for_sending(dir: &Path, blocks: u64) -> Result<SecurityContext, String> {
+    load_reserving(dir, RESERVED + blocks)
 }
 
 /// [`load`] for a server: sequence numbers reserved as for a client, and the replay window
@@ -205,8 +207,8 @@ mod tests {
             "sequence",
             r#"{"secret_hex": "01", "sender-id_hex": "", "recipient-id_hex": "01"}"#,
         );
-        let first = load_for_sending(&dir).unwrap().sender_sequence_number();
-        let second = load_for_sending(&dir).unwrap().sender_sequence_number();
+        let first = load_for_sending(&dir, 0).unwrap().sender_sequence_number();
+        let second = load_for_sending(&dir, 0).unwrap().sender_sequence_number();
         assert_eq!((first, second), (0, RESERVED));
         let kept = std::fs::read_to_string(dir.join("sequence.json")).unwrap();
         assert!(kept.contains(r#""received":"unknown""#), "{kept}");

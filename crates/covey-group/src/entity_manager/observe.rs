@@ -245,11 +245,6 @@ impl EntityManager {
             if w.request.is_some() {
                 continue;
             }
-            if self.member_oscore.has(m.addr) {
-                // Observe over OSCORE is not offered: never observed in the clear instead.
-                w.heard = true;
-                continue;
-            }
             let path = m.options();
             let mut options: Vec<_> = path.iter().map(|(n, v)| opt(*n, v)).collect();
             options.push(opt(OptionNumber::OBSERVE, &[]));
@@ -264,7 +259,15 @@ impl EntityManager {
                 owner: self.app,
                 ..RequestParams::default()
             };
-            match ep.send_request(now, m.addr, &request, params) {
+            // A member with a context is observed under it, never in the clear.
+            let sent = match self.member_oscore.context_for(ep, m.addr) {
+                Ok(Some(context)) => {
+                    ep.send_protected_request(now, m.addr, &request, params, context)
+                }
+                Ok(None) => ep.send_request(now, m.addr, &request, params),
+                Err(e) => Err(e),
+            };
+            match sent {
                 Ok(id) => {
                     w.request = Some(id);
                     self.observations

@@ -55,11 +55,10 @@ impl Endpoint {
         let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
             return false;
         };
-        self.cache_body(now, key, remote, response);
-        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
+        self.cache_body(now, key, response);
+        let Some(transfer) = self.incoming_transfer_key(key) else {
             return false;
         };
-        let transfer = self.block_transfers.key(remote, &request);
         if !self.block_transfers.has_body(&transfer) {
             return false;
         }
@@ -118,12 +117,10 @@ impl Endpoint {
             return;
         }
         inc.address_check = AddressCheck::Done;
-        let remote = inc.remote;
-        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
+        let Some(transfer) = self.incoming_transfer_key(key) else {
             self.remove_incoming(key);
             return;
         };
-        let transfer = self.block_transfers.key(remote, &request);
         let Some(cached) = self.block_transfers.take_body(&transfer) else {
             self.remove_incoming(key);
             return;

@@ -18,6 +18,32 @@ use core::net::SocketAddr;
 use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
 
 impl Endpoint {
+    /// The block-wise transfer request `message` from `remote` belongs to. A request
+    /// verified with an OSCORE context (`context`) has transfers apart from plain ones and
+    /// other contexts', so a body kept for one is never served to another.
+    pub(crate) fn transfer_key(
+        &self,
+        remote: SocketAddr,
+        message: &Message<'_>,
+        context: Option<usize>,
+    ) -> TransferKey {
+        let (remote, hash) = self.block_transfers.key(remote, message);
+        match context {
+            None => (remote, hash),
+            Some(c) => (
+                remote,
+                hash ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+        }
+    }
+
+    /// The transfer key of incoming request `key` (its stored datagram), if it parses.
+    pub(crate) fn incoming_transfer_key(&self, key: SlabKey) -> Option<TransferKey> {
+        let inc = self.incoming.get(key)?;
+        let request = Message::parse(self.incoming.bytes(key)).ok()?;
+        Some(self.transfer_key(inc.remote, &request, inc.target().oscore_context()))
+    }
+
     /// Takes Block1 block `b` of a request in: the whole body once the last block arrived,
     /// else `None` after answering (2.31 Continue, or 4.08, 4.00, 4.13 as RFC 7959 says).
     pub(crate) fn receive_block1(
@@ -29,7 +55,7 @@ impl Endpoint {
         b: Block,
         size1: Option<u32>,
     ) -> Option<Vec<u8>> {
-        let key = self.block_transfers.key(target.remote, message);
+        let key = self.transfer_key(target.remote, message, target.oscore_context());
         let step = {
             let verified = self.address_validation.verifier(now);
             self.block_transfers
@@ -106,17 +132,10 @@ impl Endpoint {
     }
 
     /// Keeps the whole body of a response that is being sliced, keyed by the request.
-    pub(crate) fn cache_body(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        remote: SocketAddr,
-        response: &Response<'_>,
-    ) {
-        let Ok(request) = Message::parse(self.incoming.bytes(key)) else {
+    pub(crate) fn cache_body(&mut self, now: Instant, key: SlabKey, response: &Response<'_>) {
+        let Some(transfer) = self.incoming_transfer_key(key) else {
             return;
         };
-        let transfer = self.block_transfers.key(remote, &request);
         let head = Outgoing {
             message_type: MessageType::NonConfirmable,
             code: response.code,

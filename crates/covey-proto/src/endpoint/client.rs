@@ -33,6 +33,9 @@ pub(crate) struct ExchangeSetup {
     pub(crate) source: Option<SocketAddr>,
     /// The App whose exchange this is.
     pub(crate) owner: AppId,
+    /// The OSCORE context (index) that protects each of its requests.
+    #[cfg(feature = "oscore")]
+    pub(crate) oscore: Option<usize>,
 }
 
 impl Endpoint {
@@ -46,6 +49,18 @@ impl Endpoint {
         remote: SocketAddr,
         request: &Request<'_>,
         params: RequestParams,
+    ) -> Result<RequestId, RequestError> {
+        self.start_request(now, remote, request, params, ExchangeSetup::default())
+    }
+
+    /// [`Self::send_request`] with the setup `base` gives (its OSCORE context).
+    pub(crate) fn start_request(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+        base: ExchangeSetup,
     ) -> Result<RequestId, RequestError> {
         if remote.ip().is_multicast() && params.confirmable {
             return Err(RequestError::ConfirmableMulticast);
@@ -119,7 +134,11 @@ impl Endpoint {
             transfer,
             source: params.source,
             owner: params.owner,
+            #[cfg(feature = "oscore")]
+            oscore: base.oscore,
         };
+        #[cfg(not(feature = "oscore"))]
+        let ExchangeSetup { .. } = base;
         self.create_exchange(now, remote, &template, setup)
     }
 
@@ -134,6 +153,12 @@ impl Endpoint {
             return Err(RequestError::UnknownRequest);
         };
         let (remote, token, confirmable, owner) = (ex.remote, ex.token, ex.confirmable, ex.owner);
+        // A protected observation is cancelled by a request protected alike.
+        let setup = ExchangeSetup {
+            #[cfg(feature = "oscore")]
+            oscore: ex.oscore.as_ref().map(|p| p.context),
+            ..ExchangeSetup::default()
+        };
         let template = self.exchanges.template(id.0);
         let mut copy = DatagramBuf::default();
         let extra = [CoapOption {
@@ -159,17 +184,13 @@ impl Endpoint {
             options: &options,
             payload: message.payload(),
         };
-        self.send_request(
-            now,
-            remote,
-            &request,
-            RequestParams {
-                confirmable,
-                token: Some(token),
-                source: None,
-                owner,
-            },
-        )
+        let params = RequestParams {
+            confirmable,
+            token: Some(token),
+            source: None,
+            owner,
+        };
+        self.start_request(now, remote, &request, params, setup)
     }
 
     /// Sends a CoAP ping (an empty CON); the peer's RST arrives as [`Event::Pong`].
@@ -252,7 +273,13 @@ impl Endpoint {
                 echo_retries: 0,
                 owner: setup.owner,
                 #[cfg(feature = "oscore")]
-                oscore: None,
+                oscore: setup.oscore.map(|context| {
+                    crate::exchange::client_exchange::ProtectedExchange {
+                        context,
+                        request: None,
+                        notifications: covey_oscore::NotificationNumber::new(),
+                    }
+                }),
             },
             template,
             &mut self.pool,
@@ -351,6 +378,12 @@ impl Endpoint {
                 ),
                 None => false,
             };
+            #[cfg(feature = "oscore")]
+            if encoded && !self.protect_for_exchange(key, OutSource::Transmission(tx)) {
+                self.transmissions.unreserve(tx);
+                self.fail_exchange(now, key, Failure::ProtectionFailed);
+                return;
+            }
             if !encoded {
                 self.transmissions.unreserve(tx);
                 self.fail_exchange(now, key, Failure::Overload);
@@ -377,6 +410,12 @@ impl Endpoint {
                 ),
                 None => false,
             };
+            #[cfg(feature = "oscore")]
+            if encoded && !self.protect_for_exchange(key, OutSource::Slot(slot)) {
+                self.messages.release_slot(slot, &mut self.pool);
+                self.fail_exchange(now, key, Failure::ProtectionFailed);
+                return;
+            }
             if !encoded {
                 self.messages.release_slot(slot, &mut self.pool);
                 self.fail_exchange(now, key, Failure::Overload);

@@ -209,17 +209,6 @@ impl Endpoint {
         {
             return;
         }
-        #[cfg(feature = "oscore")]
-        if target.oscore.is_some() && (scan.block1.is_some() || scan.block2.is_some()) {
-            self.reply_now(
-                now,
-                target,
-                Code::BAD_OPTION,
-                &[],
-                b"Block-wise over OSCORE is not supported",
-            );
-            return;
-        }
         let verified = self.take_echo(now, remote, message);
         let block2 = match scan.block2.map(Block::decode) {
             Some(Err(_)) => {
@@ -272,11 +261,6 @@ impl Endpoint {
             // answered with a CON, whose ACK verifies the address (see `respond`).
             observe = ObserveRequest::None;
         }
-        #[cfg(feature = "oscore")]
-        if target.oscore.is_some() {
-            // Observe over OSCORE is not supported: served once, unobserved (RFC 7641 §4.1).
-            observe = ObserveRequest::None;
-        }
         if self.incoming.is_full() {
             self.make_room_for_request(now, remote);
         }
@@ -320,7 +304,7 @@ impl Endpoint {
         };
         self.set_timer_for(TimerKind::Incoming, key, now + wait);
         if let Some(b) = block2.filter(|b| b.num > 0 && block1.is_none()) {
-            let transfer = self.block_transfers.key(remote, message);
+            let transfer = self.transfer_key(remote, message, target.oscore_context());
             if self.serve_cached_block(now, IncomingId(key), transfer, b) {
                 return;
             }

@@ -12,6 +12,8 @@ mod incoming;
 mod incoming_share;
 mod invalid_code;
 mod notification;
+#[cfg(feature = "oscore")]
+mod notification_oscore;
 mod notification_transmit;
 mod observation;
 #[cfg(feature = "oscore")]
@@ -318,7 +320,12 @@ impl Endpoint {
         };
         let t = self.transmissions.get(key)?;
         match t.owner {
-            TransmissionOwner::Notification(observer) => Some((observer, t.message_id)),
+            // A protected notification holds its own sealed copy.
+            TransmissionOwner::Notification(observer)
+                if !self.observers.get(observer)?.is_protected() =>
+            {
+                Some((observer, t.message_id))
+            }
             _ => None,
         }
     }

@@ -51,6 +51,16 @@ impl Endpoint {
                 Some(o) if o.resource == resource => self.is_confirmable(now, o, response, kind),
                 _ => continue,
             };
+            #[cfg(feature = "oscore")]
+            if self.observers.get(key).is_some_and(Observer::is_protected) {
+                if self.notify_protected(now, key, response, confirmable) {
+                    notified += 1;
+                }
+                if !response.code.is_success() {
+                    self.remove_observer(now, key);
+                }
+                continue;
+            }
             if !response.code.is_success() {
                 // An error ends the observation right away, so it cannot wait in a round.
                 self.observers.settle(key, &mut self.pool);

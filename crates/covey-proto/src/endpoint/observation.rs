@@ -35,7 +35,14 @@ impl Endpoint {
         if inc.state != IncomingState::Waiting {
             return Err(RespondError::UnknownRequest);
         }
-        let existing = self.observers.find(&self.peers, inc.remote, inc.token);
+        // An observation is the context's that registered it: a request under another
+        // context (or none) neither renews nor cancels it.
+        let existing = self
+            .observers
+            .find(&self.peers, inc.remote, inc.token)
+            .filter(|&o| self.registered_alike(o, id));
+        #[cfg(feature = "oscore")]
+        let binding = inc.oscore;
         let wants = inc.observe;
         let register = wants == ObserveRequest::Register && response.code.is_success();
         if !register {
@@ -73,6 +80,15 @@ impl Endpoint {
         let sequence = match self.observers.get_mut(o) {
             Some(obs) => {
                 obs.resource = resource;
+                // Notifications are bound to the newest registration.
+                #[cfg(feature = "oscore")]
+                {
+                    obs.protected = binding.is_some();
+                    match binding {
+                        Some(b) => self.oscore.observations.insert(o, b),
+                        None => self.oscore.observations.remove(&o),
+                    };
+                }
                 obs.sequence = (obs.sequence + 1) & 0xFF_FFFF;
                 obs.sequence
             }
@@ -85,6 +101,22 @@ impl Endpoint {
         }];
         self.respond_with_extra(now, id, response, &extra)?;
         Ok(true)
+    }
+
+    /// Whether observer `o` was registered under the OSCORE context (or none) request
+    /// `id` came with.
+    fn registered_alike(&self, o: SlabKey, id: crate::IncomingId) -> bool {
+        #[cfg(feature = "oscore")]
+        {
+            let observer = self.oscore.observations.get(&o).map(|b| b.context);
+            let request = self.incoming.get(id.0).and_then(|inc| inc.oscore);
+            observer == request.map(|b| b.context)
+        }
+        #[cfg(not(feature = "oscore"))]
+        {
+            let _ = (o, id);
+            true
+        }
     }
 
     /// Number of observers registered for `resource`.
@@ -144,6 +176,8 @@ impl Endpoint {
             last_con: now,
             since_con: 0,
             due: false,
+            #[cfg(feature = "oscore")]
+            protected: false,
         };
         let key = self.observers.insert(&self.peers, observer, remote)?;
         self.peers.hold(peer);
@@ -157,6 +191,8 @@ impl Endpoint {
         if let Some(tx) = self.observers.get(key).and_then(|o| o.in_flight) {
             self.end_transmission(now, tx, TransmissionEnd::TimedOut);
         }
+        #[cfg(feature = "oscore")]
+        self.oscore.observations.remove(&key);
         if let Some(o) = self.observers.remove(&self.peers, &mut self.pool, key) {
             self.peers.release(o.peer);
         }

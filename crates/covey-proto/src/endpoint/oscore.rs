@@ -185,8 +185,15 @@ impl Endpoint {
     ) -> Result<(), RespondError> {
         let mut plain = take(&mut self.oscore.buffers.plain);
         let mut sealed = take(&mut self.oscore.buffers.sealed);
+        // A fresh request's one response may reuse its nonce; not a challenge (the
+        // request may be a replay) nor a registration's first notification (§8.3).
+        let registers = m.extra.iter().any(|o| o.number == OptionNumber::OBSERVE);
+        let nonce = match binding.fresh && !registers {
+            true => ResponsePartialIv::FromRequest,
+            false => ResponsePartialIv::Own,
+        };
         let sent = self
-            .protect_response(m, binding, &mut plain, &mut sealed)
+            .protect_response(m, binding, nonce, &mut plain, &mut sealed)
             .and_then(|len| {
                 let outer = Message::parse(&sealed[..len]).map_err(|_| RespondError::TooLarge)?;
                 let (options, count) = outer_options(&outer).ok_or(RespondError::TooLarge)?;
@@ -208,13 +215,14 @@ impl Endpoint {
         sent
     }
 
-    /// Writes the OSCORE message protecting `m` under `binding` into `sealed`, encoding `m`
-    /// in `plain` first; returns its length. Its type and message ID are the caller's to
+    /// Writes the OSCORE message protecting `m` under `binding`, sealed with `nonce`, into
+    /// `sealed`, encoding `m` in `plain` first; returns its length. Its type and message ID are the caller's to
     /// set when it re-encodes it.
-    fn protect_response(
+    pub(crate) fn protect_response(
         &mut self,
         m: &Outgoing<'_>,
         binding: OscoreBinding,
+        nonce: ResponsePartialIv,
         plain: &mut alloc::vec::Vec<u8>,
         sealed: &mut alloc::vec::Vec<u8>,
     ) -> Result<usize, RespondError> {
@@ -231,11 +239,6 @@ impl Endpoint {
             .ok_or(RespondError::UnknownRequest)?;
         // Room for the OSCORE option, the code byte, the tag and longer option deltas.
         let out = at_least(sealed, len + 32);
-        // A request not known fresh may be a replay: its nonce must not seal anything new.
-        let nonce = match binding.fresh {
-            true => ResponsePartialIv::FromRequest,
-            false => ResponsePartialIv::Own,
-        };
         context
             .protect_response(&plain, &request, nonce, out)
             .map_err(|_| RespondError::TooLarge)

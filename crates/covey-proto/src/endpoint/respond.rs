@@ -183,7 +183,7 @@ impl Endpoint {
             return Ok(());
         }
         if cache_body {
-            self.cache_body(now, key, target.remote, response);
+            self.cache_body(now, key, response);
         }
         if multicast {
             return self.respond_to_multicast(now, key, target, m);

@@ -30,6 +30,20 @@ impl Endpoint {
             self.on_protected_response(now, key, source, m, datagram);
             return;
         }
+        self.on_plain_response(now, key, source, m, datagram, m.observe());
+    }
+
+    /// [`Self::on_response`] for a plain answer (or the inner one of an OSCORE answer),
+    /// whose Observe value is `observe`.
+    pub(crate) fn on_plain_response(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        source: SocketAddr,
+        m: &Message<'_>,
+        datagram: &[u8],
+        observe: Option<u32>,
+    ) {
         let max_body = self.config.max_body_size;
         let Some(ex) = self.exchanges.get_mut(key) else {
             return;
@@ -101,7 +115,7 @@ impl Endpoint {
             return;
         }
         if let Some(obs) = ex.observe.as_mut() {
-            if let (true, Some(value)) = (code.is_success(), m.observe()) {
+            if let (true, Some(value)) = (code.is_success(), observe) {
                 if !obs.accept(value, now) {
                     self.stats.drop(DropCause::StaleNotification);
                     return;

@@ -68,7 +68,9 @@ impl Endpoint {
         let cx = transmission_context!(self);
         let t = self.transmissions.end(cx, now, key, end)?;
         if let TransmissionOwner::Notification(observer) = t.owner {
-            if let Some(resource) = self.observers.get(observer).map(|o| o.resource) {
+            // A protected notification held its own copy, not its round's.
+            let shared = self.observers.get(observer).filter(|o| !o.is_protected());
+            if let Some(resource) = shared.map(|o| o.resource) {
                 self.observers.release_round(resource, &mut self.pool);
             }
         }

@@ -56,9 +56,23 @@ pub(crate) struct ClientExchange {
     pub echo_retries: u8,
     /// The App that started it.
     pub owner: AppId,
-    /// The security context (index) and request identity of an OSCORE-protected request.
+    /// What protects an OSCORE request and binds its responses.
     #[cfg(feature = "oscore")]
-    pub oscore: Option<(usize, covey_oscore::RequestId)>,
+    pub oscore: Option<ProtectedExchange>,
+}
+
+/// An exchange whose requests are OSCORE-protected (RFC 8613 §8.1): each message it sends
+/// (the first, each block, one repeated with Echo) is protected anew under `context`, and
+/// the answer is verified against the last one.
+#[cfg(feature = "oscore")]
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedExchange {
+    /// Index of the security context in the endpoint's OSCORE contexts.
+    pub context: usize,
+    /// The request last protected, which its response (or notifications) is bound to.
+    pub request: Option<covey_oscore::RequestId>,
+    /// The freshest notification's Partial IV (§7.4.1).
+    pub notifications: covey_oscore::NotificationNumber,
 }
 
 /// Client side of an observation (RFC 7641 §3.4).

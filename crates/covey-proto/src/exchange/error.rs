@@ -14,9 +14,8 @@ pub enum RequestError {
     TooLarge,
     /// The request has already ended.
     UnknownRequest,
-    /// OSCORE cannot protect this request: no such context, its sequence numbers are used
-    /// up, or it asks for what is not supported over OSCORE yet (Observe, Block-wise,
-    /// multicast).
+    /// OSCORE cannot protect this request: no such context, or it goes to a group (a
+    /// pairwise context protects unicast only).
     #[cfg(feature = "oscore")]
     Oscore,
 }
@@ -31,7 +30,7 @@ impl core::fmt::Display for RequestError {
             RequestError::UnknownRequest => "request already ended",
             #[cfg(feature = "oscore")]
             RequestError::Oscore => {
-                "OSCORE cannot protect this request (no context, or Observe or Block-wise)"
+                "OSCORE cannot protect this request (no such context, or a multicast one)"
             }
         })
     }

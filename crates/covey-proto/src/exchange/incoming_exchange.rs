@@ -90,6 +90,16 @@ pub(crate) enum ObserveRequest {
     None,
 }
 
+impl ResponseTarget {
+    /// The OSCORE context (index) the request was verified with, if it came protected.
+    pub fn oscore_context(&self) -> Option<usize> {
+        #[cfg(feature = "oscore")]
+        return self.oscore.map(|b| b.context);
+        #[cfg(not(feature = "oscore"))]
+        None
+    }
+}
+
 /// Everything needed to address a response to a request.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ResponseTarget {

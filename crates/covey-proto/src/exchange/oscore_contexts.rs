@@ -1,6 +1,8 @@
 //! The OSCORE security contexts the host added (RFC 8613 §3), found by the kid and kid
 //! context of a request, and what binds a response to the request it answers (§5.4).
 
+use crate::storage::slab::SlabKey;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use covey_oscore::{Kid, OscoreOption, PartialIv, RequestId, SecurityContext};
 
@@ -85,6 +87,9 @@ pub(crate) struct OscoreContexts {
     max: usize,
     /// Taken out while in use, so the endpoint stays free to borrow.
     pub buffers: OscoreBuffers,
+    /// What each protected observation's notifications are bound to, by observer (at most
+    /// `Config::max_observers` of them).
+    pub observations: BTreeMap<SlabKey, OscoreBinding>,
 }
 
 impl OscoreContexts {
@@ -93,6 +98,7 @@ impl OscoreContexts {
             held: Vec::new(),
             max,
             buffers: OscoreBuffers::default(),
+            observations: BTreeMap::new(),
         }
     }
 

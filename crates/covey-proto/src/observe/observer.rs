@@ -23,6 +23,22 @@ pub(crate) struct Observer {
     pub since_con: u32,
     /// Waiting in its resource's notification round for `poll_transmit` to send it.
     pub due: bool,
+    /// Registered by an OSCORE request: each notification is then protected on its own,
+    /// under the server's next Partial IV, and never written from a shared round. What it
+    /// is bound to is kept apart (the endpoint's OSCORE state), so a plain observer pays
+    /// nothing for it.
+    #[cfg(feature = "oscore")]
+    pub protected: bool,
+}
+
+impl Observer {
+    /// Whether its notifications are OSCORE-protected, one by one.
+    pub fn is_protected(&self) -> bool {
+        #[cfg(feature = "oscore")]
+        return self.protected;
+        #[cfg(not(feature = "oscore"))]
+        false
+    }
 }
 
 /// How a notification is sent.

@@ -47,7 +47,8 @@ impl RequestBuilder {
 
     /// Protects the request with the client's `context`-th OSCORE context (0 for the first
     /// given to [`ClientBuilder::oscore_context`](crate::ClientBuilder::oscore_context)); its
-    /// response is verified before it is returned. Not with Observe, Block-wise or multicast.
+    /// responses (each block, each notification) are verified before they are returned.
+    /// Not for multicast, which would need Group OSCORE.
     pub fn oscore(mut self, context: usize) -> Self {
         self.oscore = Some(context);
         self

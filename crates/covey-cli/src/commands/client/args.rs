@@ -79,8 +79,8 @@ pub struct ClientArgs {
     pub dtls: DtlsArgs,
 
     /// Protect the request with OSCORE (RFC 8613) under the security context in DIR, in
-    /// aiocoap's layout (settings.json and secret.json); not with --observe, block-wise
-    /// payloads or multicast.
+    /// aiocoap's layout (settings.json and secret.json): each block and notification too;
+    /// not for multicast.
     #[arg(long, value_name = "DIR")]
     pub oscore: Option<std::path::PathBuf>,
 

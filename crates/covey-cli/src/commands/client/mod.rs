@@ -209,7 +209,9 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
         builder = builder.dtls(dtls);
     }
     if let Some(dir) = &args.oscore {
-        let context = crate::commands::oscore_dir::load_for_sending(dir)
+        // A download and an upload of the largest body, one request per block.
+        let blocks = (2 * plan.config.max_body_size).div_ceil(plan.config.block_size()) as u64;
+        let context = crate::commands::oscore_dir::load_for_sending(dir, blocks)
             .map_err(|e| Failure::new(ExitKind::Usage, e))?;
         builder = builder.oscore_context(context);
     }
