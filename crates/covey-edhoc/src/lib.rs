@@ -17,7 +17,7 @@ pub mod transport;
 pub use credential::{OwnIdentity, TrustedPeers};
 pub use error::EdhocError;
 pub use established::Established;
-pub use initiator::{Initiator, InitiatorAwaitingMessage2};
+pub use initiator::{Initiator, InitiatorAwaitingMessage2, InitiatorAwaitingMessage4};
 pub use responder::{Responder, ResponderAwaitingMessage3};
 
 /// The CoAP path of the EDHOC resource (RFC 9528 Appendix A.2).

@@ -1,5 +1,6 @@
 //! EDHOC messages in CoAP payloads (RFC 9528 Appendix A.2): a request carries message_1
-//! after CBOR `true`, or message_3 after the CBOR encoding of C_R.
+//! after CBOR `true`, or message_3 after the CBOR encoding of C_R; an EDHOC + OSCORE request
+//! (RFC 9668 §3.2) carries message_3 before the OSCORE ciphertext.
 
 use crate::error::EdhocError;
 
@@ -60,5 +61,62 @@ pub fn parse_request(payload: &[u8]) -> Result<EdhocRequest<'_>, EdhocError> {
         _ => Err(EdhocError::Framing(
             "must start with CBOR true or a connection identifier",
         )),
+    }
+}
+
+/// Splits the payload of an EDHOC + OSCORE request (RFC 9668 §3.2.1) into message_3, the
+/// CBOR byte string it starts with, and the OSCORE ciphertext after it.
+pub fn split_combined_payload(payload: &[u8]) -> Result<(&[u8], &[u8]), EdhocError> {
+    let (&first, rest) = payload.split_first().ok_or(EdhocError::Framing(
+        "no message_3 before the OSCORE payload",
+    ))?;
+    // A CBOR byte string: its length in the initial byte, or in the 1 or 2 bytes after it.
+    let (head, len): (usize, usize) = match first {
+        0x40..=0x57 => (1, usize::from(first - 0x40)),
+        0x58 => (2, usize::from(*rest.first().unwrap_or(&0))),
+        0x59 => match rest {
+            [high, low, ..] => (3, usize::from(u16::from_be_bytes([*high, *low]))),
+            _ => (3, usize::MAX),
+        },
+        _ => return Err(EdhocError::Framing("message_3 must be a CBOR byte string")),
+    };
+    let end = head
+        .checked_add(len)
+        .filter(|&end| end <= payload.len() && head <= payload.len())
+        .ok_or(EdhocError::Framing("message_3 is truncated"))?;
+    Ok(payload.split_at(end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_combined_payload_splits_after_its_byte_string() {
+        assert_eq!(
+            split_combined_payload(&[0x43, 1, 2, 3, 9, 9]),
+            Ok((&[0x43, 1, 2, 3][..], &[9, 9][..]))
+        );
+        let long: Vec<u8> = [0x58, 30].into_iter().chain([7; 30]).chain([1]).collect();
+        assert_eq!(split_combined_payload(&long), Ok((&long[..32], &[1][..])));
+        let longer: Vec<u8> = [0x59, 1, 0].into_iter().chain([7; 256]).collect();
+        assert_eq!(split_combined_payload(&longer), Ok((&longer[..], &[][..])));
+    }
+
+    #[test]
+    fn a_truncated_or_foreign_combined_payload_is_refused() {
+        for bad in [
+            &[][..],
+            &[0x43, 1],
+            &[0x58],
+            &[0x59, 1],
+            &[0x01, 2],
+            &[0xf5, 1],
+        ] {
+            assert!(
+                matches!(split_combined_payload(bad), Err(EdhocError::Framing(_))),
+                "{bad:02x?}"
+            );
+        }
     }
 }

@@ -41,7 +41,7 @@ fn handshake_gives_both_sides_one_oscore_context() {
         panic!("message_1 not framed after CBOR true");
     };
     let (responder, message_2) = Responder::respond(&own_r, message_1, |_| true).unwrap();
-    let (payload_3, at_initiator) = initiator
+    let (payload_3, awaiting) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();
     let EdhocRequest::Message3 { c_r, message_3 } = parse_request(&payload_3).unwrap() else {
@@ -52,6 +52,7 @@ fn handshake_gives_both_sides_one_oscore_context() {
         .receive_message_3(message_3, &trusting(CRED_I))
         .unwrap();
     assert!(!message_4.is_empty(), "message_4 confirms the key");
+    let at_initiator = awaiting.receive_message_4(&message_4).unwrap();
 
     assert_eq!(at_initiator.master_secret, at_responder.master_secret);
     assert_eq!(at_initiator.master_salt, at_responder.master_salt);
@@ -67,6 +68,37 @@ fn handshake_gives_both_sides_one_oscore_context() {
     assert_eq!(client.common_iv(), server.common_iv());
 }
 
+/// message_4 confirms the key to the Initiator (RFC 9528 §5.5): a tampered one fails it.
+#[test]
+fn a_tampered_message_4_is_refused() {
+    let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
+    let (initiator, payload_1) = message_1_payload(&own_i);
+    let (responder, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+    let (payload_3, awaiting) = initiator
+        .receive_message_2(&message_2, &trusting(CRED_R))
+        .unwrap();
+    let EdhocRequest::Message3 { message_3, .. } = parse_request(&payload_3).unwrap() else {
+        panic!("message_3 not framed after C_R");
+    };
+    assert_eq!(awaiting.message_3(), message_3);
+    let (_, mut message_4) = responder
+        .receive_message_3(message_3, &trusting(CRED_I))
+        .unwrap();
+    let last = message_4.len() - 1;
+    message_4[last] ^= 1;
+    let error = awaiting.receive_message_4(&message_4).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            EdhocError::Protocol {
+                step: "message_4",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
 #[test]
 fn two_handshakes_give_different_secrets() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
@@ -74,9 +106,10 @@ fn two_handshakes_give_different_secrets() {
     for _ in 0..2 {
         let (initiator, payload_1) = message_1_payload(&own_i);
         let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
-        let (_, established) = initiator
+        let (_, awaiting) = initiator
             .receive_message_2(&message_2, &trusting(CRED_R))
             .unwrap();
+        let established = awaiting.complete_without_message_4().unwrap();
         secrets.push(established.master_secret);
     }
     assert_ne!(
@@ -158,9 +191,10 @@ fn exported_context_matches_a_derivation_from_the_secrets() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
     let (initiator, payload_1) = message_1_payload(&own_i);
     let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
-    let (_, established) = initiator
+    let (_, awaiting) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();
+    let established = awaiting.complete_without_message_4().unwrap();
     let by_hand = SecurityContext::derive(&ContextInput {
         master_secret: &established.master_secret,
         master_salt: &established.master_salt,

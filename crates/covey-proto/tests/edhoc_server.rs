@@ -2,7 +2,7 @@
 //! then talks OSCORE under the context the handshake set up, on virtual time.
 #![cfg(feature = "edhoc")]
 
-use covey_core::{Code, OptionNumber};
+use covey_core::{Code, Message, MessageEncoder, OptionNumber};
 use covey_proto::covey_edhoc::{
     Established, Initiator, InitiatorAwaitingMessage2, OwnIdentity, TrustedPeers,
 };
@@ -94,11 +94,155 @@ fn handshake(now: Instant, client: &mut Endpoint, server: &mut Endpoint) -> Esta
     let (initiator, (code, message_2)) = start(now, client, server);
     assert_eq!(code, Code::CHANGED);
     let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
-    let (payload_3, established) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let (payload_3, awaiting) = initiator.receive_message_2(&message_2, &trusted).unwrap();
     let (code, message_4) = post_edhoc(now, client, server, &payload_3);
     assert_eq!(code, Code::CHANGED);
-    assert!(!message_4.is_empty(), "message_4 answers message_3");
-    established
+    // message_4 answers message_3 and verifies at the Initiator (RFC 9528 §5.5).
+    awaiting.receive_message_4(&message_4).unwrap()
+}
+
+/// `datagram` with the EDHOC option (RFC 9668 §3.1) and `message_3` before its payload: an
+/// EDHOC + OSCORE request made of a protected one.
+fn combined(datagram: &[u8], message_3: &[u8]) -> Vec<u8> {
+    let m = Message::parse(datagram).unwrap();
+    let mut out = vec![0; datagram.len() + message_3.len() + 8];
+    let mut encoder = MessageEncoder::new(
+        &mut out,
+        m.message_type(),
+        m.code(),
+        m.message_id(),
+        m.token_bytes(),
+    )
+    .unwrap();
+    let mut edhoc_written = false;
+    for o in m.options() {
+        if !edhoc_written && o.number > OptionNumber::EDHOC {
+            encoder.option(OptionNumber::EDHOC, &[]).unwrap();
+            edhoc_written = true;
+        }
+        encoder.option(o.number, o.value).unwrap();
+    }
+    if !edhoc_written {
+        encoder.option(OptionNumber::EDHOC, &[]).unwrap();
+    }
+    let payload: Vec<u8> = message_3.iter().chain(m.payload()).copied().collect();
+    encoder.payload(&payload).unwrap();
+    let len = encoder.finish();
+    out.truncate(len);
+    out
+}
+
+/// RFC 9668 §3.3.1: message_3 travels in the first OSCORE request (aiocoap's default); the
+/// server completes the handshake with it, verifies the rest as an OSCORE request under the
+/// new context, and the protected response confirms the key without message_4. The same
+/// request again (a replay under a new message ID) finds no session and gets 4.00.
+#[test]
+fn an_edhoc_and_oscore_request_completes_the_handshake_and_is_served() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(4, CRED_I),
+    );
+    let (initiator, (code, message_2)) = start(now, &mut client, &mut server);
+    assert_eq!(code, Code::CHANGED);
+    let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
+    let (_, awaiting) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let message_3 = awaiting.message_3().to_vec();
+    let established = awaiting.complete_without_message_4().unwrap();
+    let context = client
+        .add_oscore_context(established.security_context().unwrap())
+        .unwrap();
+    let options = [opt(OptionNumber::URI_PATH, b"secret")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    client
+        .send_protected_request(now, addr(2), &request, RequestParams::default(), context)
+        .unwrap();
+    let mut buf = vec![0; 1500];
+    let t = client.poll_transmit(now, &mut buf).unwrap();
+    let request = combined(&buf[..t.size], &message_3);
+    server.handle_datagram(now, addr(1), LocalAddr::UNICAST, &request);
+    let Some(Event::Request(id)) = server.poll_event() else {
+        panic!("the combined request did not verify");
+    };
+    let received = server.request(id).unwrap();
+    assert_eq!(received.edhoc_kid, Some("2b"));
+    assert_eq!(received.message.option(OptionNumber::EDHOC), None);
+    server
+        .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
+        .unwrap();
+    carry(now, &mut server, addr(2), &mut client);
+    let mut got = None;
+    while let Some(event) = client.poll_event() {
+        if let Event::Response { key, .. } = event {
+            got = Some(client.response(key).unwrap().payload().to_vec());
+        }
+    }
+    assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+
+    // A replay of it under a new message ID: the session is gone.
+    let mut replay = request.clone();
+    replay[2] ^= 0xFF;
+    server.handle_datagram(now, addr(1), LocalAddr::UNICAST, &replay);
+    assert!(server.poll_event().is_none());
+    let t = server.poll_transmit(now, &mut buf).unwrap();
+    let answer = Message::parse(&buf[..t.size]).unwrap();
+    assert_eq!(answer.code(), Code::BAD_REQUEST);
+    assert_eq!(answer.payload(), b"no EDHOC session with this C_R");
+}
+
+/// A combined request whose payload does not start with a CBOR byte string, or whose
+/// message_3 does not verify, is refused before OSCORE and adds no context.
+#[test]
+fn a_malformed_edhoc_and_oscore_request_is_refused() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(4, CRED_I),
+    );
+    let (initiator, (_, message_2)) = start(now, &mut client, &mut server);
+    let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
+    let (_, awaiting) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let mut message_3 = awaiting.message_3().to_vec();
+    let established = awaiting.complete_without_message_4().unwrap();
+    let context = client
+        .add_oscore_context(established.security_context().unwrap())
+        .unwrap();
+    let mut buf = vec![0; 1500];
+    let mut protected = || {
+        let id = client
+            .send_protected_request(
+                now,
+                addr(2),
+                &Request::new(Code::GET),
+                RequestParams::default(),
+                context,
+            )
+            .unwrap();
+        let t = client.poll_transmit(now, &mut buf).unwrap();
+        // Only its bytes are wanted: the next request need not wait for it (NSTART).
+        client.cancel(now, id);
+        buf[..t.size].to_vec()
+    };
+    let not_cbor = combined(&protected(), &[0x01]);
+    let last = message_3.len() - 1;
+    message_3[last] ^= 1;
+    let corrupt = combined(&protected(), &message_3);
+    let mut out = vec![0; 1500];
+    for (request, diagnostic) in [
+        (not_cbor, "message_3 must be a CBOR byte string"),
+        (corrupt, "EDHOC message_3 failed"),
+    ] {
+        server.handle_datagram(now, addr(1), LocalAddr::UNICAST, &request);
+        assert!(server.poll_event().is_none());
+        let t = server.poll_transmit(now, &mut out).unwrap();
+        let answer = Message::parse(&out[..t.size]).unwrap();
+        assert_eq!(answer.code(), Code::BAD_REQUEST);
+        let text = String::from_utf8_lossy(answer.payload()).into_owned();
+        assert!(text.contains(diagnostic), "{text}");
+    }
 }
 
 #[test]

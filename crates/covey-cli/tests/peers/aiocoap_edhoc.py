@@ -3,7 +3,8 @@
 `client URI` GETs URI after an EDHOC handshake with the server at its authority, with the
 RFC 9529 section 3 Initiator credential (kid 2b) trusting lakers' test Responder one (kid 0a), message_3
 sent on its own (not combined with the request, RFC 9668); prints "code C" and
-"payload P" lines. `server` serves /hello on 127.0.0.1 to EDHOC peers holding the Initiator
+"payload P" lines. `client-combined URI` does the same with aiocoap's default, message_3 in
+the EDHOC option's request, the first OSCORE one (RFC 9668 section 3). `server` serves /hello on 127.0.0.1 to EDHOC peers holding the Initiator
 credential, as the Responder (kid 0a), and says `listening on 127.0.0.1:PORT (coap)` on stderr.
 """
 
@@ -28,7 +29,7 @@ CRED_R = bytes.fromhex(
 I = bytes.fromhex("fb13adeb6518cee5f88417660841142e830a81fe334380a953406a1305e8706b")
 
 
-async def client(uri):
+async def client(uri, combined=False):
     ctx = await Context.create_client_context()
     authority = uri.split("/", 3)
     ctx.client_credentials.load_from_dict(
@@ -37,7 +38,7 @@ async def client(uri):
                 "edhoc-oscore": {
                     "suite": 2,
                     "method": 3,
-                    "use_combined_edhoc": False,
+                    "use_combined_edhoc": combined,
                     "own_cred_style": "by-key-id",
                     "own_cred": {14: cbor2.loads(CRED_I)},
                     "private_key": {1: 2, -1: 1, -4: I},
@@ -98,6 +99,8 @@ async def server():
 if __name__ == "__main__":
     if sys.argv[1] == "client":
         asyncio.run(client(sys.argv[2]))
+    elif sys.argv[1] == "client-combined":
+        asyncio.run(client(sys.argv[2], combined=True))
     elif sys.argv[1] == "server":
         asyncio.run(server())
     else:

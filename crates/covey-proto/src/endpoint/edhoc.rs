@@ -7,8 +7,8 @@ use crate::exchange::incoming_exchange::ResponseTarget;
 use crate::{Duration, Instant};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use covey_core::{CoapOption, Code, Message, OptionNumber};
-use covey_edhoc::transport::{parse_request, EdhocRequest};
+use covey_core::{CoapOption, Code, Message, MessageEncoder, OptionNumber};
+use covey_edhoc::transport::{parse_request, split_combined_payload, EdhocRequest};
 use covey_edhoc::{OwnIdentity, Responder, ResponderAwaitingMessage3, TrustedPeers};
 
 /// Content-Format application/edhoc+cbor-seq (RFC 9528 §10.9).
@@ -65,6 +65,14 @@ impl Endpoint {
             pending: Vec::new(),
             peers: Vec::new(),
         }));
+    }
+
+    /// Whether `message` is an EDHOC + OSCORE request (RFC 9668 §3.2) for this endpoint,
+    /// which answers EDHOC.
+    pub(crate) fn is_combined_edhoc(&self, message: &Message<'_>) -> bool {
+        self.edhoc.is_some()
+            && message.has_option(OptionNumber::EDHOC)
+            && message.has_option(OptionNumber::OSCORE)
     }
 
     /// The EDHOC peer kid (hex) of the OSCORE context with `recipient_id`, if EDHOC set it up.
@@ -138,38 +146,97 @@ impl Endpoint {
                 }
             }
             Ok(EdhocRequest::Message3 { c_r, message_3 }) => {
-                let Some(index) = table.pending.iter().position(|p| p.c_r == c_r) else {
-                    return (
-                        Code::BAD_REQUEST,
-                        b"no EDHOC session with this C_R".to_vec(),
-                    );
-                };
-                let pending = table.pending.swap_remove(index);
-                let (established, message_4) = match pending
-                    .state
-                    .receive_message_3(message_3, &table.config.trusted)
-                {
-                    Ok(established) => established,
-                    Err(e) => return refuse(e),
-                };
-                let added = established
-                    .security_context()
-                    .map_err(|_| ())
-                    .and_then(|context| self.add_oscore_context(context).map_err(|_| ()));
-                if added.is_err() {
-                    return (
-                        Code::SERVICE_UNAVAILABLE,
-                        b"no room for another OSCORE context".to_vec(),
-                    );
+                match self.complete_edhoc(table, c_r, message_3) {
+                    Ok(message_4) => (Code::CHANGED, message_4),
+                    Err(refusal) => refusal,
                 }
-                table
-                    .peers
-                    .retain(|(id, _)| *id != established.recipient_id);
-                table
-                    .peers
-                    .push((established.recipient_id, established.peer_kid));
-                (Code::CHANGED, message_4)
             }
         }
+    }
+
+    /// Verifies `message_3` of the session waiting under `c_r` and adds its OSCORE context;
+    /// returns message_4, or the error response that refuses it.
+    fn complete_edhoc(
+        &mut self,
+        table: &mut EdhocResponderTable,
+        c_r: &[u8],
+        message_3: &[u8],
+    ) -> Result<Vec<u8>, (Code, Vec<u8>)> {
+        let Some(index) = table.pending.iter().position(|p| p.c_r == c_r) else {
+            return Err((
+                Code::BAD_REQUEST,
+                b"no EDHOC session with this C_R".to_vec(),
+            ));
+        };
+        let pending = table.pending.swap_remove(index);
+        let (established, message_4) = pending
+            .state
+            .receive_message_3(message_3, &table.config.trusted)
+            .map_err(|e| (Code::BAD_REQUEST, e.to_string().into_bytes()))?;
+        let added = established
+            .security_context()
+            .map_err(|_| ())
+            .and_then(|context| self.add_oscore_context(context).map_err(|_| ()));
+        if added.is_err() {
+            return Err((
+                Code::SERVICE_UNAVAILABLE,
+                b"no room for another OSCORE context".to_vec(),
+            ));
+        }
+        table
+            .peers
+            .retain(|(id, _)| *id != established.recipient_id);
+        table
+            .peers
+            .push((established.recipient_id, established.peer_kid));
+        Ok(message_4)
+    }
+
+    /// An EDHOC + OSCORE request (RFC 9668 §3.3.1): message_3, which goes first in the
+    /// payload, completes the session whose C_R is the OSCORE kid and adds its context;
+    /// the request without the EDHOC option and message_3 is returned, for OSCORE to verify
+    /// with that context as any other. `None` once answered with an error (message_4 is
+    /// not sent: the protected response confirms the key).
+    pub(crate) fn take_combined_edhoc(
+        &mut self,
+        now: Instant,
+        target: ResponseTarget,
+        message: &Message<'_>,
+        datagram: &[u8],
+    ) -> Option<Vec<u8>> {
+        let mut table = self.edhoc.take()?;
+        let kid = message
+            .option(OptionNumber::OSCORE)
+            .and_then(|value| covey_oscore::OscoreOption::parse(value).ok())
+            .and_then(|option| option.kid);
+        let completed = match (kid, split_combined_payload(message.payload())) {
+            (None, _) => Err((Code::BAD_OPTION, b"malformed OSCORE message".to_vec())),
+            (_, Err(e)) => Err((Code::BAD_REQUEST, e.to_string().into_bytes())),
+            (Some(c_r), Ok((message_3, _))) => self.complete_edhoc(&mut table, c_r, message_3),
+        };
+        self.edhoc = Some(table);
+        if let Err((code, diagnostic)) = completed {
+            self.reply_now(now, target, code, &[], &diagnostic);
+            return None;
+        }
+        let (_, ciphertext) = split_combined_payload(message.payload()).ok()?;
+        let mut rebuilt = alloc::vec![0; datagram.len()];
+        let mut encoder = MessageEncoder::new(
+            &mut rebuilt,
+            message.message_type(),
+            message.code(),
+            message.message_id(),
+            message.token_bytes(),
+        )
+        .ok()?;
+        for option in message.options() {
+            if option.number != OptionNumber::EDHOC {
+                encoder.option(option.number, option.value).ok()?;
+            }
+        }
+        encoder.payload(ciphertext).ok()?;
+        let len = encoder.finish();
+        rebuilt.truncate(len);
+        Some(rebuilt)
     }
 }

@@ -123,6 +123,27 @@ impl Endpoint {
             #[cfg(feature = "oscore")]
             oscore: None,
         };
+        // An EDHOC + OSCORE request completes its handshake first, then goes on without
+        // message_3 (RFC 9668 §3.3.1).
+        #[cfg(feature = "edhoc")]
+        let combined;
+        #[cfg(feature = "edhoc")]
+        let combined_message;
+        #[cfg(feature = "edhoc")]
+        let (message, datagram) = match !multicast && self.is_combined_edhoc(message) {
+            false => (message, datagram),
+            true => {
+                let Some(rebuilt) = self.take_combined_edhoc(now, target, message, datagram) else {
+                    return;
+                };
+                combined = rebuilt;
+                let Ok(parsed) = Message::parse(&combined) else {
+                    return;
+                };
+                combined_message = parsed;
+                (&combined_message, &combined[..])
+            }
+        };
         // An OSCORE request goes on as its decrypted inner request, bound to its context.
         #[cfg(feature = "oscore")]
         match self.unprotect_request(now, target, multicast, message, datagram) {

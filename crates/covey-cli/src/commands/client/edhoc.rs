@@ -20,7 +20,7 @@ pub fn edhoc_uri(uri: &str) -> Result<String, Failure> {
     Ok(format!("{}{}", &uri[..end], covey_edhoc::WELL_KNOWN_EDHOC))
 }
 
-/// Runs message_1..3 with the server of `uri` under the credentials in `dir`.
+/// Runs message_1..4 with the server of `uri` under the credentials in `dir`.
 pub async fn handshake(
     uri: &str,
     dir: &Path,
@@ -34,11 +34,17 @@ pub async fn handshake(
     let (initiator, payload_1) =
         Initiator::start(&own).map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
     let message_2 = post(&client, &target, payload_1, timeout).await?;
-    let (payload_3, established) = initiator
+    let (payload_3, awaiting) = initiator
         .receive_message_2(&message_2, &trusted)
         .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
-    post(&client, &target, payload_3, timeout).await?;
+    let message_4 = post(&client, &target, payload_3, timeout).await?;
     client.shutdown().await;
+    // message_4 confirms the key (RFC 9528 §5.5); a server may answer with an empty 2.04.
+    let established = match message_4.is_empty() {
+        true => awaiting.complete_without_message_4(),
+        false => awaiting.receive_message_4(&message_4),
+    }
+    .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
     tracing::info!(
         "EDHOC: server authenticated as edhoc:{}",
         established.peer_kid
