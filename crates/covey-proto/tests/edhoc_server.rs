@@ -346,3 +346,120 @@ fn malformed_requests_get_4_00() {
     let (code, _) = post_edhoc(now, &mut client, &mut server, &[0xf5, 0xff, 0x00]);
     assert_eq!(code, Code::BAD_REQUEST);
 }
+
+/// GETs /secret from `client` under `context` and returns the server's answer code: 2.05 when
+/// the server still holds the context, or its refusal.
+fn ask(
+    now: Instant,
+    client: &mut Endpoint,
+    context: covey_proto::OscoreContextId,
+    server: &mut Endpoint,
+) -> Code {
+    let options = [opt(OptionNumber::URI_PATH, b"secret")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    client
+        .send_protected_request(now, addr(2), &request, RequestParams::default(), context)
+        .unwrap();
+    carry(now, client, addr(1), server);
+    while let Some(event) = server.poll_event() {
+        if let Event::Request(id) = event {
+            server
+                .respond(now, id, &Response::with_payload(Code::CONTENT, b"ok"))
+                .unwrap();
+        }
+    }
+    carry(now, server, addr(2), client);
+    let mut code = None;
+    while let Some(event) = client.poll_event() {
+        if let Event::Response { key, .. } = event {
+            code = Some(client.response(key).unwrap().message.code());
+        }
+    }
+    code.expect("an answer")
+}
+
+/// A server full of EDHOC contexts makes room for a new session by giving up the context that
+/// verified a request least recently: its client is refused from then on (4.01, the context
+/// is gone), the others go on.
+#[test]
+fn a_new_session_replaces_the_least_recently_used_edhoc_context() {
+    let now = Instant::ZERO;
+    let mut server = Endpoint::new(
+        Config {
+            max_oscore_contexts: 3,
+            ..Config::default()
+        },
+        2,
+    )
+    .unwrap();
+    server.enable_edhoc(EdhocConfig {
+        own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
+        trusted: TrustedPeers::new([unhex(CRED_I).as_slice()]).unwrap(),
+        max_sessions: 4,
+    });
+    let mut clients = Vec::new();
+    for n in 0..3 {
+        let mut client = Endpoint::new(Config::default(), 10 + n).unwrap();
+        let established = handshake(now, &mut client, &mut server);
+        let context = client
+            .add_oscore_context(established.security_context().unwrap())
+            .unwrap();
+        clients.push((client, context));
+    }
+    // The first and third are used; the second is the least recent.
+    for n in [0, 2] {
+        let (client, context) = &mut clients[n];
+        assert_eq!(ask(now, client, *context, &mut server), Code::CONTENT);
+    }
+    let mut fourth = Endpoint::new(Config::default(), 20).unwrap();
+    let established = handshake(now, &mut fourth, &mut server);
+    let context = fourth
+        .add_oscore_context(established.security_context().unwrap())
+        .unwrap();
+    assert_eq!(ask(now, &mut fourth, context, &mut server), Code::CONTENT);
+    let answers: Vec<Code> = clients
+        .iter_mut()
+        .map(|(client, context)| ask(now, client, *context, &mut server))
+        .collect();
+    assert_eq!(
+        answers,
+        [Code::CONTENT, Code::UNAUTHORIZED, Code::CONTENT],
+        "the second's context made room"
+    );
+}
+
+/// All 48 one-byte C_Rs taken by contexts: the 49th session takes over the C_R of the one used
+/// least recently, and completes.
+#[test]
+fn a_49th_session_takes_over_the_least_recently_used_connection_identifier() {
+    let now = Instant::ZERO;
+    // Room for more contexts than there are one-byte C_Rs.
+    let mut server = Endpoint::new(
+        Config {
+            max_oscore_contexts: 64,
+            ..Config::default()
+        },
+        2,
+    )
+    .unwrap();
+    server.enable_edhoc(EdhocConfig {
+        own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
+        trusted: TrustedPeers::new([unhex(CRED_I).as_slice()]).unwrap(),
+        max_sessions: 4,
+    });
+    let mut client = Endpoint::new(Config::default(), 1).unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..48 {
+        ids.push(handshake(now, &mut client, &mut server).sender_id);
+    }
+    let first = ids[0].clone();
+    let established = handshake(now, &mut client, &mut server);
+    assert_eq!(
+        established.sender_id, first,
+        "the least recently used C_R, the first"
+    );
+    assert_eq!(server.edhoc_peer_kid(&first), Some("2b"));
+}

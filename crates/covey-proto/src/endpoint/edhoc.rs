@@ -124,13 +124,23 @@ impl Endpoint {
                 }
                 let oscore = &self.oscore;
                 let pending = &table.pending;
-                let free = |id: &[u8]| {
+                let unused = |id: &[u8]| {
                     !(0..)
                         .map_while(|i| oscore.get(i))
                         .any(|c| c.recipient_id() == id)
                         && !pending.iter().any(|p| p.c_r == id)
                 };
-                match Responder::respond(&table.config.own, message_1, free) {
+                let mut answer = Responder::respond(&table.config.own, message_1, unused);
+                if matches!(answer, Err(covey_edhoc::EdhocError::NoFreeConnectionId)) {
+                    // Every C_R is taken: the EDHOC context used least recently gives its
+                    // up, and is replaced once this session completes.
+                    if let Some(oldest) = self.least_recent_edhoc_context(table) {
+                        let oldest = self.oscore.get(oldest).map(|c| c.recipient_id().to_vec());
+                        let reusable = |id: &[u8]| unused(id) || oldest.as_deref() == Some(id);
+                        answer = Responder::respond(&table.config.own, message_1, reusable);
+                    }
+                }
+                match answer {
                     Err(e @ covey_edhoc::EdhocError::NoFreeConnectionId) => {
                         (Code::SERVICE_UNAVAILABLE, e.to_string().into_bytes())
                     }
@@ -146,7 +156,7 @@ impl Endpoint {
                 }
             }
             Ok(EdhocRequest::Message3 { c_r, message_3 }) => {
-                match self.complete_edhoc(table, c_r, message_3) {
+                match self.complete_edhoc(now, table, c_r, message_3) {
                     Ok(message_4) => (Code::CHANGED, message_4),
                     Err(refusal) => refusal,
                 }
@@ -154,10 +164,23 @@ impl Endpoint {
         }
     }
 
-    /// Verifies `message_3` of the session waiting under `c_r` and adds its OSCORE context;
-    /// returns message_4, or the error response that refuses it.
+    /// The context EDHOC set up that verified a request least recently, of those no
+    /// session in progress is about to replace.
+    fn least_recent_edhoc_context(&self, table: &EdhocResponderTable) -> Option<usize> {
+        self.oscore.least_recent(|c| {
+            let id = c.recipient_id();
+            table.peers.iter().any(|(peer, _)| peer == id)
+                && !table.pending.iter().any(|p| p.c_r == id)
+        })
+    }
+
+    /// Verifies `message_3` of the session waiting under `c_r` and adds its OSCORE context,
+    /// in the place of the EDHOC context with the same Recipient ID (one whose C_R the
+    /// session took over) or, when no more fit, of the one used least recently; returns
+    /// message_4, or the error response that refuses it.
     fn complete_edhoc(
         &mut self,
+        now: Instant,
         table: &mut EdhocResponderTable,
         c_r: &[u8],
         message_3: &[u8],
@@ -173,15 +196,30 @@ impl Endpoint {
             .state
             .receive_message_3(message_3, &table.config.trusted)
             .map_err(|e| (Code::BAD_REQUEST, e.to_string().into_bytes()))?;
-        let added = established
-            .security_context()
-            .map_err(|_| ())
-            .and_then(|context| self.add_oscore_context(context).map_err(|_| ()));
-        if added.is_err() {
-            return Err((
+        let no_room = || {
+            (
                 Code::SERVICE_UNAVAILABLE,
                 b"no room for another OSCORE context".to_vec(),
-            ));
+            )
+        };
+        let context = established.security_context().map_err(|_| no_room())?;
+        let replaced = match self.oscore.serving_with(&established.recipient_id) {
+            Some(same_id) => Some(same_id),
+            None if self.oscore.is_full() => {
+                Some(self.least_recent_edhoc_context(table).ok_or_else(no_room)?)
+            }
+            None => None,
+        };
+        match replaced {
+            Some(index) => {
+                if let Some(old) = self.oscore.get(index).map(|c| c.recipient_id().to_vec()) {
+                    table.peers.retain(|(id, _)| *id != old);
+                }
+                self.replace_oscore_context(now, index, context);
+            }
+            None => {
+                self.add_oscore_context(context).map_err(|_| no_room())?;
+            }
         }
         table
             .peers
@@ -212,7 +250,7 @@ impl Endpoint {
         let completed = match (kid, split_combined_payload(message.payload())) {
             (None, _) => Err((Code::BAD_OPTION, b"malformed OSCORE message".to_vec())),
             (_, Err(e)) => Err((Code::BAD_REQUEST, e.to_string().into_bytes())),
-            (Some(c_r), Ok((message_3, _))) => self.complete_edhoc(&mut table, c_r, message_3),
+            (Some(c_r), Ok((message_3, _))) => self.complete_edhoc(now, &mut table, c_r, message_3),
         };
         self.edhoc = Some(table);
         if let Err((code, diagnostic)) = completed {

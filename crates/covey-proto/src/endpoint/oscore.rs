@@ -73,6 +73,29 @@ impl Endpoint {
         self.oscore.add(context, None)
     }
 
+    /// Puts `context` in the place of context `index` (one EDHOC set up, given up for a new
+    /// session); the observations bound to the old one end.
+    #[cfg(feature = "edhoc")]
+    pub(crate) fn replace_oscore_context(
+        &mut self,
+        now: Instant,
+        index: usize,
+        context: SecurityContext,
+    ) {
+        let bound: alloc::vec::Vec<_> = self
+            .oscore
+            .observations
+            .iter()
+            .filter(|(_, b)| b.context == index)
+            .map(|(key, _)| *key)
+            .collect();
+        for key in bound {
+            self.remove_observer(now, key);
+        }
+        let challenge = self.rng.next_u64().to_be_bytes();
+        self.oscore.replace(index, context, challenge);
+    }
+
     /// Answers a request of unknown freshness (Intake::Challenge) with a protected 4.01
     /// carrying the context's Echo value, which the client repeats it with.
     pub(crate) fn challenge_freshness(
@@ -146,6 +169,7 @@ impl Endpoint {
                 }
             };
             let (len, request, fresh) = verified;
+            self.oscore.mark_verified(index);
             let binding = OscoreBinding {
                 context: index,
                 partial_iv: request.partial_iv,

@@ -78,6 +78,8 @@ struct HeldContext {
     /// replay window is lost (RFC 8613 Appendix B.1.2); `None` for a context that only
     /// protects requests this endpoint sends, which verifies no request.
     challenge: Option<[u8; CHALLENGE_LEN]>,
+    /// When it last verified a request, in [`OscoreContexts::stamp`] order.
+    last_verified: u64,
 }
 
 /// The security contexts, at most `max` of them.
@@ -90,6 +92,8 @@ pub(crate) struct OscoreContexts {
     /// What each protected observation's notifications are bound to, by observer (at most
     /// `Config::max_observers` of them).
     pub observations: BTreeMap<SlabKey, OscoreBinding>,
+    /// Counts verified requests, to tell which context was used least recently.
+    stamp: u64,
 }
 
 impl OscoreContexts {
@@ -99,6 +103,7 @@ impl OscoreContexts {
             max,
             buffers: OscoreBuffers::default(),
             observations: BTreeMap::new(),
+            stamp: 0,
         }
     }
 
@@ -121,8 +126,61 @@ impl OscoreContexts {
         if self.held.len() >= self.max {
             return Err(AddOscoreContextError::Full);
         }
-        self.held.push(HeldContext { context, challenge });
+        self.stamp += 1;
+        self.held.push(HeldContext {
+            context,
+            challenge,
+            last_verified: self.stamp,
+        });
         Ok(OscoreContextId(self.held.len() - 1))
+    }
+
+    /// Puts `context` in the place of context `index`, which requests are then verified
+    /// with; what was bound to the old one (its observations) is the caller's to end.
+    pub fn replace(
+        &mut self,
+        index: usize,
+        context: SecurityContext,
+        challenge: [u8; CHALLENGE_LEN],
+    ) {
+        self.stamp += 1;
+        if let Some(held) = self.held.get_mut(index) {
+            *held = HeldContext {
+                context,
+                challenge: Some(challenge),
+                last_verified: self.stamp,
+            };
+        }
+    }
+
+    /// Notes that context `index` verified a request.
+    pub fn mark_verified(&mut self, index: usize) {
+        self.stamp += 1;
+        if let Some(held) = self.held.get_mut(index) {
+            held.last_verified = self.stamp;
+        }
+    }
+
+    /// Of the serving contexts `chosen` picks, the one that verified a request least
+    /// recently.
+    pub fn least_recent(&self, chosen: impl Fn(&SecurityContext) -> bool) -> Option<usize> {
+        (0..self.held.len())
+            .filter(|&i| self.held[i].challenge.is_some() && chosen(&self.held[i].context))
+            .min_by_key(|&i| self.held[i].last_verified)
+    }
+
+    /// The serving context whose Recipient ID is `id` (and no ID Context).
+    pub fn serving_with(&self, id: &[u8]) -> Option<usize> {
+        self.held.iter().position(|h| {
+            h.challenge.is_some()
+                && h.context.recipient_id() == id
+                && h.context.id_context().is_none()
+        })
+    }
+
+    /// Whether no more contexts may be added.
+    pub fn is_full(&self) -> bool {
+        self.held.len() >= self.max
     }
 
     /// The context a request's OSCORE option names: its kid is the Recipient ID, and its
