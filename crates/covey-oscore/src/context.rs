@@ -137,6 +137,12 @@ impl SecurityContext {
         self.sender_sequence_limit = limit.min(MAX_SEQUENCE_NUMBER + 1);
     }
 
+    /// The sender sequence number this context stops before (see
+    /// [`Self::set_sender_sequence_limit`]).
+    pub fn sender_sequence_limit(&self) -> u64 {
+        self.sender_sequence_limit
+    }
+
     /// The recipient's replay window.
     pub fn replay_window(&self) -> &ReplayWindow {
         &self.replay_window

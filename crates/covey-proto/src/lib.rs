@@ -94,5 +94,6 @@ pub use {covey_edhoc, endpoint::EdhocConfig};
 #[cfg(feature = "oscore")]
 pub use {
     covey_oscore,
+    endpoint::SequenceReservation,
     exchange::oscore_contexts::{AddOscoreContextError, OscoreContextId},
 };

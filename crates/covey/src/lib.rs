@@ -23,7 +23,7 @@ pub mod server;
 pub mod socket;
 
 pub use client::{Client, ClientBuilder, RequestBuilder, ResponseStream};
-pub use driver::{Driver, DriverBuilder, Trace, TraceDirection};
+pub use driver::{Driver, DriverBuilder, SequenceReservation, Trace, TraceDirection};
 pub use error::Error;
 pub use multicast::{Membership, MulticastError};
 pub use options::Options;

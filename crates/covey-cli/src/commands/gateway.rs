@@ -240,13 +240,16 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
     let oscore = args
         .oscore
         .iter()
-        .map(|dir| super::oscore_dir::load_for_serving(dir))
+        .map(|dir| {
+            let context = super::oscore_dir::load_for_serving(dir)?;
+            Ok((context, Some(super::oscore_dir::keep_reserving(dir))))
+        })
         .collect::<Result<Vec<_>, String>>()
         .map_err(usage)?;
     let mut config = em.engine_config();
     config.transmission.nstart = args.nstart;
     config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());
-    for context in &oscore {
+    for (context, _) in &oscore {
         let kid = hex(context.recipient_id());
         tracing::info!("OSCORE: serving kid {kid} (requests name the identity oscore:{kid})");
     }

@@ -71,14 +71,7 @@ pub fn load_for_service(dir: &Path) -> Result<SecurityContext, String> {
 fn load_reserving(dir: &Path, reserved: u64) -> Result<SecurityContext, String> {
     let mut context = load(dir)?;
     let fail = |why: String| format!("--oscore {}: {why}", dir.display());
-    let path = dir.join("sequence.json");
-    let mut sequence = match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str::<serde_json::Map<String, Value>>(&text)
-            .map_err(|e| fail(format!("sequence.json is no JSON object: {e}")))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::Map::new(),
-        Err(e) => return Err(fail(format!("cannot read sequence.json: {e}"))),
-    };
-    let next = match sequence.get("next-to-send") {
+    let next = match read_sequence(dir).map_err(fail)?.get("next-to-send") {
         None => 0,
         Some(v) => v
             .as_u64()
@@ -88,7 +81,58 @@ fn load_reserving(dir: &Path, reserved: u64) -> Result<SecurityContext, String> 
         .set_sender_sequence_number(next)
         .map_err(|e| fail(e.to_string()))?;
     context.set_sender_sequence_limit(next + reserved);
-    sequence.insert("next-to-send".into(), Value::from(next + reserved));
+    store_next_to_send(dir, next + reserved).map_err(fail)?;
+    Ok(context)
+}
+
+/// Keeps the sequence numbers of a context loaded with [`load_for_serving`] or
+/// [`load_for_service`] reserved ahead while it runs: once half a reservation is used, the
+/// next one is stored as taken in `sequence.json` before the context may use it, so a
+/// server that sends many notifications (each under its own number) never stops for want
+/// of them. A failed write is logged and tried again a while later; meanwhile the context
+/// goes on to the end of what it has.
+pub fn keep_reserving(dir: &Path) -> covey::SequenceReservation {
+    let dir = dir.to_path_buf();
+    let mut retry_from = 0;
+    Box::new(move |next, limit| {
+        let end = covey_oscore::MAX_SEQUENCE_NUMBER + 1;
+        if limit >= end || limit.saturating_sub(next) > SERVICE_RESERVED / 2 || next < retry_from {
+            return None;
+        }
+        let new_limit = (limit + SERVICE_RESERVED).min(end);
+        match store_next_to_send(&dir, new_limit) {
+            Ok(()) => Some(new_limit),
+            Err(e) => {
+                tracing::error!(
+                    "OSCORE {}: {e}; sequence numbers not reserved",
+                    dir.display()
+                );
+                retry_from = next + RETRY_AFTER;
+                None
+            }
+        }
+    })
+}
+
+/// Sequence numbers a running context uses before it tries a failed reservation again.
+const RETRY_AFTER: u64 = 4096;
+
+/// The object in `sequence.json`, empty when there is none.
+fn read_sequence(dir: &Path) -> Result<serde_json::Map<String, Value>, String> {
+    match std::fs::read_to_string(dir.join("sequence.json")) {
+        Ok(text) => {
+            serde_json::from_str(&text).map_err(|e| format!("sequence.json is no JSON object: {e}"))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::Map::new()),
+        Err(e) => Err(format!("cannot read sequence.json: {e}")),
+    }
+}
+
+/// Stores `next` as the next sequence number to send in `sequence.json`, keeping its
+/// other keys.
+fn store_next_to_send(dir: &Path, next: u64) -> Result<(), String> {
+    let mut sequence = read_sequence(dir)?;
+    sequence.insert("next-to-send".into(), Value::from(next));
     // aiocoap reads it too; it recovers an unknown replay window with Echo.
     sequence
         .entry("received")
@@ -97,9 +141,8 @@ fn load_reserving(dir: &Path, reserved: u64) -> Result<SecurityContext, String> 
     // Written whole under another name, then renamed: a crash leaves the old or the new.
     let temporary = dir.join(".sequence-covey.json");
     std::fs::write(&temporary, text)
-        .and_then(|()| std::fs::rename(&temporary, &path))
-        .map_err(|e| fail(format!("cannot write sequence.json: {e}")))?;
-    Ok(context)
+        .and_then(|()| std::fs::rename(&temporary, dir.join("sequence.json")))
+        .map_err(|e| format!("cannot write sequence.json: {e}"))
 }
 
 /// The byte strings of both files by key without their suffix, after checking the others.
@@ -182,6 +225,31 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("settings.json"), settings).unwrap();
         dir
+    }
+
+    /// A running server reserves the next 2^20 numbers in sequence.json once half of its
+    /// reservation is used, and only then; a restart resumes above what it reserved.
+    #[test]
+    fn a_running_context_reserves_more_before_it_runs_out() {
+        let dir = dir_with(
+            "reserving",
+            r#"{"sender-id_hex": "01", "recipient-id_hex": "", "secret_hex": "0102"}"#,
+        );
+        let context = load_for_serving(&dir).unwrap();
+        let limit = context.sender_sequence_limit();
+        assert_eq!(limit, SERVICE_RESERVED);
+        let mut reserve = keep_reserving(&dir);
+        assert_eq!(reserve(10, limit), None, "plenty left");
+        assert_eq!(
+            reserve(SERVICE_RESERVED / 2 + 1, limit),
+            Some(2 * SERVICE_RESERVED)
+        );
+        let stored = read_sequence(&dir).unwrap();
+        assert_eq!(stored["next-to-send"], 2 * SERVICE_RESERVED);
+        assert_eq!(stored["received"], "unknown", "aiocoap's key is kept");
+        let restarted = load_for_serving(&dir).unwrap();
+        assert_eq!(restarted.sender_sequence_number(), 2 * SERVICE_RESERVED);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -135,7 +135,7 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let oscore = args
         .oscore
         .iter()
-        .map(|dir| super::oscore_dir::load_for_serving(dir))
+        .map(|dir| Ok((super::oscore_dir::load_for_serving(dir)?, dir)))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|e| Failure::new(ExitKind::Usage, e))?;
     config.max_oscore_contexts = config.max_oscore_contexts.max(oscore.len());
@@ -179,13 +179,14 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
             parse_group(text).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
         builder = builder.join(group, interface);
     }
-    for context in oscore {
+    for (context, dir) in oscore {
         tracing::info!(
             "OSCORE: serving kid {} (requests name the identity oscore:{})",
             hex(context.recipient_id()),
             hex(context.recipient_id())
         );
-        builder = builder.oscore_context(context);
+        let reserve = super::oscore_dir::keep_reserving(dir);
+        builder = builder.oscore_context_reserving(context, reserve);
     }
     if let Some(edhoc) = edhoc {
         tracing::info!(

@@ -27,8 +27,12 @@ pub struct Sockets {
     /// members (with these credentials as its identity).
     pub dtls: Option<covey::dtls::DtlsConfig>,
     /// OSCORE contexts (RFC 8613), one per client: the gateway verifies requests under their
-    /// Recipient IDs and protects the answers, and the policy names such clients `oscore:KID`.
-    pub oscore: Vec<covey_proto::covey_oscore::SecurityContext>,
+    /// Recipient IDs and protects the answers, and the policy names such clients `oscore:KID`;
+    /// each with what keeps its sequence numbers reserved ahead, if anything does.
+    pub oscore: Vec<(
+        covey_proto::covey_oscore::SecurityContext,
+        Option<covey::SequenceReservation>,
+    )>,
 }
 
 impl Sockets {
@@ -100,8 +104,11 @@ impl Gateway {
         if let Some(dtls) = sockets.dtls {
             builder = builder.dtls(dtls);
         }
-        for context in sockets.oscore {
-            builder = builder.oscore_context(context);
+        for (context, reserve) in sockets.oscore {
+            builder = match reserve {
+                Some(reserve) => builder.oscore_context_reserving(context, reserve),
+                None => builder.oscore_context(context),
+            };
         }
         for b in &binds {
             builder = match secured {

@@ -34,6 +34,8 @@ pub(crate) use crate::storage::timer_layout::TimerKind;
 use crate::storage::timer_layout::TimerLayout;
 #[cfg(feature = "edhoc")]
 pub use edhoc::EdhocConfig;
+#[cfg(feature = "oscore")]
+pub use oscore::SequenceReservation;
 
 use crate::config::{Config, ConfigError};
 use crate::event::AppId;

@@ -15,6 +15,12 @@ use core::mem::take;
 use covey_core::{CoapOption, Code, Message, OptionNumber};
 use covey_oscore::{OscoreError, OscoreOption, ResponsePartialIv, SecurityContext};
 
+/// Reserves more sender sequence numbers for an OSCORE context (RFC 8613 Appendix B.1.1):
+/// called with the context's next number and its limit, it returns a new limit once it has
+/// stored that the numbers below it are taken (so a restart resumes above them), or `None`
+/// while it does not need to.
+pub type SequenceReservation = alloc::boxed::Box<dyn FnMut(u64, u64) -> Option<u64> + Send>;
+
 /// What became of a request at the OSCORE step.
 pub(crate) enum Intake {
     /// No OSCORE option: the plain path, untouched.
@@ -61,6 +67,38 @@ impl Endpoint {
     ) -> Result<OscoreContextId, AddOscoreContextError> {
         let challenge = self.rng.next_u64().to_be_bytes();
         self.oscore.add(context, Some(challenge))
+    }
+
+    /// The next sender sequence number of context `id` and the one it stops before: a host
+    /// that persists reservations (RFC 8613 Appendix B.1.1) reserves more as they near.
+    pub fn oscore_sender_sequence(&self, id: OscoreContextId) -> Option<(u64, u64)> {
+        let context = self.oscore.get(id.0)?;
+        Some((
+            context.sender_sequence_number(),
+            context.sender_sequence_limit(),
+        ))
+    }
+
+    /// Lets context `id` send sequence numbers up to `limit` (exclusive), once the host has
+    /// stored that they are reserved, so a restart resumes above them.
+    pub fn set_oscore_sender_sequence_limit(&mut self, id: OscoreContextId, limit: u64) {
+        if let Some(context) = self.oscore.get_mut(id.0) {
+            context.set_sender_sequence_limit(limit);
+        }
+    }
+
+    /// Asks `reserve` whether context `id` needs more sequence numbers reserved, and raises
+    /// its limit to what `reserve` stored; a host calls it after each round of work.
+    pub fn renew_oscore_reservation(
+        &mut self,
+        id: OscoreContextId,
+        reserve: &mut SequenceReservation,
+    ) {
+        if let Some((next, limit)) = self.oscore_sender_sequence(id) {
+            if let Some(new_limit) = reserve(next, limit) {
+                self.set_oscore_sender_sequence_limit(id, new_limit);
+            }
+        }
     }
 
     /// Adds a context only to protect requests this endpoint sends with

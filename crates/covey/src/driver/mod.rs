@@ -55,9 +55,11 @@ pub struct DriverBuilder {
     grace: Duration,
     busy_poll: Duration,
     dtls: Option<DtlsConfig>,
-    oscore: Vec<SecurityContext>,
+    oscore: Vec<(SecurityContext, Option<SequenceReservation>)>,
     edhoc: Option<covey_proto::EdhocConfig>,
 }
+
+pub use covey_proto::SequenceReservation;
 
 impl std::fmt::Debug for DriverBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -201,7 +203,18 @@ impl DriverBuilder {
     /// its place among these calls ([`RequestBuilder::oscore`](crate::RequestBuilder::oscore)).
     /// Repeatable, up to `Config::max_oscore_contexts`.
     pub fn oscore_context(mut self, context: SecurityContext) -> DriverBuilder {
-        self.oscore.push(context);
+        self.oscore.push((context, None));
+        self
+    }
+
+    /// [`oscore_context`](Self::oscore_context) for a context whose sequence numbers are
+    /// reserved ahead in stable storage: `reserve` raises its limit as it nears.
+    pub fn oscore_context_reserving(
+        mut self,
+        context: SecurityContext,
+        reserve: SequenceReservation,
+    ) -> DriverBuilder {
+        self.oscore.push((context, Some(reserve)));
         self
     }
 
@@ -260,11 +273,15 @@ impl DriverBuilder {
             self.config.amplification.enabled = false;
         }
         let mut endpoint = Endpoint::new(self.config, seed)?;
-        let oscore = self
-            .oscore
-            .drain(..)
-            .map(|context| endpoint.add_oscore_context(context))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut oscore = Vec::new();
+        let mut reservations = Vec::new();
+        for (context, reserve) in self.oscore.drain(..) {
+            let id = endpoint.add_oscore_context(context)?;
+            oscore.push(id);
+            if let Some(reserve) = reserve {
+                reservations.push((id, reserve));
+            }
+        }
         if let Some(edhoc) = self.edhoc.take() {
             endpoint.enable_edhoc(edhoc);
         }
@@ -301,6 +318,7 @@ impl DriverBuilder {
             dtls,
             roles: roles.clone(),
             oscore,
+            reservations,
         };
         tracing::debug!(?local_addrs, "driver started");
         runtime.spawn(task.run());

@@ -78,6 +78,8 @@ pub(crate) struct Task {
     pub roles: SocketRoles,
     /// The OSCORE contexts the builder was given, in its order.
     pub oscore: Vec<covey_proto::OscoreContextId>,
+    /// Those whose sequence numbers are reserved ahead, with what reserves more.
+    pub reservations: Vec<(covey_proto::OscoreContextId, super::SequenceReservation)>,
 }
 
 /// A shutdown in progress.
@@ -145,6 +147,7 @@ impl Task {
                 }
             }
             self.fail_handshakes();
+            self.renew_reservations();
             let now = self.clock.now();
             if self.node.poll_timeout().is_some_and(|t| t <= now) {
                 let mut host = driver_host!(self);
@@ -167,6 +170,14 @@ impl Task {
             }
         }
         tracing::debug!("driver stopped");
+    }
+
+    /// Lets each reserving OSCORE context reserve more sequence numbers as it nears its
+    /// limit (a round of work uses far fewer than a reservation leaves).
+    fn renew_reservations(&mut self) {
+        for (id, reserve) in &mut self.reservations {
+            self.node.endpoint.renew_oscore_reservation(*id, reserve);
+        }
     }
 
     fn poll_wake(&mut self, cx: &mut Context<'_>) -> Poll<Wakeup> {

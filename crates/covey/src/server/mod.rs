@@ -85,6 +85,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves OSCORE-protected requests with `context`, whose sequence numbers `reserve`
+    /// keeps reserved ahead (see [`DriverBuilder::oscore_context_reserving`]).
+    pub fn oscore_context_reserving(
+        mut self,
+        context: covey_proto::covey_oscore::SecurityContext,
+        reserve: crate::driver::SequenceReservation,
+    ) -> ServerBuilder {
+        self.driver = self.driver.oscore_context_reserving(context, reserve);
+        self
+    }
+
     /// Answers EDHOC at /.well-known/edhoc (see [`DriverBuilder::edhoc`]).
     pub fn edhoc(mut self, config: covey_proto::EdhocConfig) -> ServerBuilder {
         self.driver = self.driver.edhoc(config);
