@@ -3,7 +3,7 @@
 //! unprotected without the application seeing them.
 #![cfg(feature = "oscore")]
 
-use covey_core::{Code, Message, MessageEncoder, MessageType, OptionNumber};
+use covey_core::{Block, Code, Message, MessageEncoder, MessageType, OptionNumber};
 use covey_proto::covey_oscore::{ContextInput, RequestId, SecurityContext};
 use covey_proto::{
     AddOscoreContextError, App, AppContext, Config, Endpoint, Event, Instant, LocalAddr, Lone,
@@ -385,4 +385,113 @@ fn sending_contexts_share_recipient_ids_and_verify_no_request() {
     server
         .add_oscore_context(context(SECRET, b"S", b"C"))
         .unwrap();
+}
+
+/// The blocks of `protected` split with outer Block1 options of 1 024 bytes (RFC 8613
+/// §4.1.3.4.2, as a proxy would split it), each a CON with its own message ID.
+fn outer_blocks(protected: &[u8]) -> Vec<Vec<u8>> {
+    let whole = Message::parse(protected).unwrap();
+    let payload = whole.payload();
+    let chunks: Vec<&[u8]> = payload.chunks(1024).collect();
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(num, chunk)| {
+            let mut buf = vec![0; 1200];
+            let mut encoder = MessageEncoder::new(
+                &mut buf,
+                MessageType::Confirmable,
+                whole.code(),
+                0x7000 + num as u16,
+                whole.token_bytes(),
+            )
+            .unwrap();
+            encoder
+                .option(
+                    OptionNumber::OSCORE,
+                    whole.option(OptionNumber::OSCORE).unwrap(),
+                )
+                .unwrap();
+            let more = num + 1 < chunks.len();
+            let mut value = [0; 4];
+            let block = Block::new(num as u32, more, 6).unwrap().encode(&mut value);
+            encoder.option(OptionNumber::BLOCK1, block).unwrap();
+            if num == 0 {
+                encoder
+                    .uint_option(OptionNumber::SIZE1, payload.len() as u32)
+                    .unwrap();
+            }
+            encoder.payload(chunk).unwrap();
+            let len = encoder.finish();
+            buf.truncate(len);
+            buf
+        })
+        .collect()
+}
+
+/// RFC 8613 §4.1.3.4.2: a protected request split into outer Block1 blocks is put together
+/// before it is verified; each block but the last gets 2.31 Continue in the clear, and the
+/// last the protected response, which acknowledges that block with an outer Block1.
+#[test]
+fn a_protected_request_in_outer_blocks_is_put_together_then_verified() {
+    let mut server = server();
+    let mut client = context(SECRET, b"C", b"S");
+    let body = vec![b'o'; 2500];
+    let mut plain = vec![0; 3000];
+    let mut encoder =
+        MessageEncoder::new(&mut plain, MessageType::Confirmable, Code::PUT, 1, &[0x0B]).unwrap();
+    encoder.option(OptionNumber::URI_PATH, b"store").unwrap();
+    encoder.payload(&body).unwrap();
+    let len = encoder.finish();
+    let mut out = vec![0; 3200];
+    let (len, request) = client
+        .protect_request(&Message::parse(&plain[..len]).unwrap(), &mut out)
+        .unwrap();
+    let blocks = outer_blocks(&out[..len]);
+    assert_eq!(blocks.len(), 3);
+    for (num, block) in blocks[..2].iter().enumerate() {
+        deliver(&mut server, block);
+        assert!(server.poll_event().is_none(), "nothing verified yet");
+        let answer = sent(&mut server);
+        let answer = Message::parse(&answer).unwrap();
+        assert_eq!(answer.code(), Code::CONTINUE);
+        assert!(!answer.has_option(OptionNumber::OSCORE), "in the clear");
+        assert_eq!(answer.block1().map(|b| b.num), Some(num as u32));
+    }
+    deliver(&mut server, &blocks[2]);
+    assert_eq!(serve_one(&mut server), Some(Some(b"C".to_vec())));
+    // The answer is large for an address not verified yet: an empty ACK, then the answer.
+    let mut buf = vec![0; 1500];
+    let mut answers = Vec::new();
+    while let Some(t) = server.poll_transmit(Instant::ZERO, &mut buf) {
+        answers.push(buf[..t.size].to_vec());
+    }
+    let answer = answers
+        .iter()
+        .find(|a| Message::parse(a).unwrap().has_option(OptionNumber::OSCORE))
+        .expect("a protected answer");
+    let outer = Message::parse(answer).unwrap();
+    assert_eq!(
+        outer.block1(),
+        Some(Block::new(2, false, 6).unwrap()),
+        "the last block acknowledged"
+    );
+    let mut inner = vec![0; 4000];
+    let len = client
+        .unprotect_response(&outer, &request, &mut inner)
+        .expect("the response verifies");
+    let response = Message::parse(&inner[..len]).unwrap();
+    assert_eq!(response.code(), Code::CONTENT);
+    // The application saw the whole body; its long echo comes in inner Block2 blocks.
+    let mut expected = b"echo:0.03:store:".to_vec();
+    expected.extend_from_slice(&body);
+    assert_eq!(response.block2(), Some(Block::new(0, true, 6).unwrap()));
+    assert!(
+        response.payload() == &expected[..1024],
+        "the echo's first block"
+    );
+    assert_eq!(
+        response.uint_option(OptionNumber::SIZE2),
+        Some(expected.len() as u32)
+    );
 }

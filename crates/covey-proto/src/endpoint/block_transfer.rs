@@ -20,21 +20,27 @@ use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumb
 impl Endpoint {
     /// The block-wise transfer request `message` from `remote` belongs to. A request
     /// verified with an OSCORE context (`context`) has transfers apart from plain ones and
-    /// other contexts', so a body kept for one is never served to another.
+    /// other contexts', so a body kept for one is never served to another; the outer
+    /// blocks of a protected message are told apart by its OSCORE option (RFC 8613
+    /// §4.1.3.4.2: one message, one kid and Partial IV).
     pub(crate) fn transfer_key(
         &self,
         remote: SocketAddr,
         message: &Message<'_>,
         context: Option<usize>,
     ) -> TransferKey {
-        let (remote, hash) = self.block_transfers.key(remote, message);
-        match context {
-            None => (remote, hash),
-            Some(c) => (
-                remote,
-                hash ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            ),
+        let (remote, mut hash) = self.block_transfers.key(remote, message);
+        if let Some(c) = context {
+            hash ^= (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
+        if let Some(oscore) = message.option(OptionNumber::OSCORE) {
+            // FNV-1a: only blocks from one remote are told apart by it.
+            let fnv = oscore.iter().fold(0xCBF2_9CE4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3)
+            });
+            hash = hash.rotate_left(17) ^ fnv;
+        }
+        (remote, hash)
     }
 
     /// The transfer key of incoming request `key` (its stored datagram), if it parses.

@@ -4,6 +4,8 @@
 
 #[cfg(feature = "oscore")]
 use crate::endpoint::oscore::Intake;
+#[cfg(feature = "oscore")]
+use crate::endpoint::oscore_outer_block::OuterBlocks;
 use crate::endpoint::{Endpoint, LocalAddr, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId};
@@ -11,6 +13,8 @@ use crate::exchange::incoming_exchange::ObserveRequest;
 use crate::exchange::incoming_exchange::{
     AddressCheck, IncomingExchange, IncomingState, ResponseTarget,
 };
+#[cfg(feature = "oscore")]
+use crate::exchange::oscore_contexts::OscoreBinding;
 use crate::message::dedup::{DedupKey, DedupState};
 use crate::message::option_rules::RequestOptions;
 use crate::message::outbox::OutSource;
@@ -123,6 +127,26 @@ impl Endpoint {
             #[cfg(feature = "oscore")]
             oscore: None,
         };
+        // A protected request in outer blocks is put together first (RFC 8613 §4.1.3.4.2).
+        #[cfg(feature = "oscore")]
+        let (whole, whole_message, outer_block1);
+        #[cfg(feature = "oscore")]
+        let (message, datagram) = match self.take_outer_block1(now, target, multicast, message) {
+            OuterBlocks::None => {
+                outer_block1 = None;
+                (message, datagram)
+            }
+            OuterBlocks::Answered => return,
+            OuterBlocks::Whole(bytes, block) => {
+                whole = bytes;
+                outer_block1 = Some(block);
+                let Ok(parsed) = Message::parse(&whole) else {
+                    return;
+                };
+                whole_message = parsed;
+                (&whole_message, &whole[..])
+            }
+        };
         // An EDHOC + OSCORE request completes its handshake first, then goes on without
         // message_3 (RFC 9668 §3.3.1).
         #[cfg(feature = "edhoc")]
@@ -150,10 +174,18 @@ impl Endpoint {
             Intake::Plain => {}
             Intake::Refused => return,
             Intake::Challenge(binding) => {
+                let binding = OscoreBinding {
+                    outer_block1,
+                    ..binding
+                };
                 self.challenge_freshness(now, target, binding);
                 return;
             }
             Intake::Verified(len, binding) => {
+                let binding = OscoreBinding {
+                    outer_block1,
+                    ..binding
+                };
                 let target = ResponseTarget {
                     oscore: Some(binding),
                     ..target
@@ -284,6 +316,14 @@ impl Endpoint {
         }
         if self.incoming.is_full() {
             self.make_room_for_request(now, remote);
+        }
+        // A request larger than a datagram (an OSCORE one put together from outer blocks,
+        // RFC 8613 §4.1.3.4.2) is kept as its head, with its payload as the body.
+        let mut datagram = datagram;
+        if body.is_none() && datagram.len() > self.config.max_message_size {
+            let payload = message.payload();
+            body = Some(payload.to_vec());
+            datagram = &datagram[..datagram.len() - payload.len() - 1];
         }
         let exchange = IncomingExchange {
             remote,

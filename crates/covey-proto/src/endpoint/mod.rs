@@ -20,6 +20,8 @@ mod observation;
 mod oscore;
 #[cfg(feature = "oscore")]
 mod oscore_client;
+#[cfg(feature = "oscore")]
+mod oscore_outer_block;
 mod outgoing;
 mod oversized;
 mod peer_share;

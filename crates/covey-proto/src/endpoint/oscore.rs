@@ -12,7 +12,7 @@ use crate::message::wire::{encode_into, Outgoing};
 use crate::stats::DropCause;
 use crate::Instant;
 use core::mem::take;
-use covey_core::{CoapOption, Code, Message, OptionNumber};
+use covey_core::{Block, CoapOption, Code, Message, OptionNumber};
 use covey_oscore::{OscoreError, OscoreOption, ResponsePartialIv, SecurityContext};
 
 /// Reserves more sender sequence numbers for an OSCORE context (RFC 8613 Appendix B.1.1):
@@ -212,6 +212,7 @@ impl Endpoint {
                 context: index,
                 partial_iv: request.partial_iv,
                 fresh,
+                outer_block1: None,
             };
             Ok((len, binding))
         });
@@ -259,10 +260,17 @@ impl Endpoint {
             .and_then(|len| {
                 let outer = Message::parse(&sealed[..len]).map_err(|_| RespondError::TooLarge)?;
                 let (options, count) = outer_options(&outer).ok_or(RespondError::TooLarge)?;
+                // The answer to a request put together from outer blocks acknowledges the
+                // last one (RFC 7959 §2.3).
+                let mut value = [0u8; 4];
+                let block1 = binding.outer_block1.map(|b| CoapOption {
+                    number: OptionNumber::BLOCK1,
+                    value: Block { more: false, ..b }.encode(&mut value),
+                });
                 let m = Outgoing {
                     code: outer.code(),
                     options: &options[..count],
-                    extra: &[],
+                    extra: block1.as_slice(),
                     payload: outer.payload(),
                     ..*m
                 };

@@ -44,6 +44,9 @@ pub(crate) struct OscoreBinding {
     /// nonce; otherwise (a challenge after a restart) it is sealed under the server's own
     /// Partial IV (RFC 8613 Appendix B.1.2).
     pub fresh: bool,
+    /// The outer Block1 of the last block when the request came in outer blocks
+    /// (§4.1.3.4.2): its response carries it.
+    pub outer_block1: Option<covey_core::Block>,
 }
 
 /// Length of the Echo value a server challenges with after a restart.
@@ -137,6 +140,7 @@ impl OscoreContexts {
 
     /// Puts `context` in the place of context `index`, which requests are then verified
     /// with; what was bound to the old one (its observations) is the caller's to end.
+    #[cfg(feature = "edhoc")]
     pub fn replace(
         &mut self,
         index: usize,
@@ -163,6 +167,7 @@ impl OscoreContexts {
 
     /// Of the serving contexts `chosen` picks, the one that verified a request least
     /// recently.
+    #[cfg(feature = "edhoc")]
     pub fn least_recent(&self, chosen: impl Fn(&SecurityContext) -> bool) -> Option<usize> {
         (0..self.held.len())
             .filter(|&i| self.held[i].challenge.is_some() && chosen(&self.held[i].context))
@@ -170,6 +175,7 @@ impl OscoreContexts {
     }
 
     /// The serving context whose Recipient ID is `id` (and no ID Context).
+    #[cfg(feature = "edhoc")]
     pub fn serving_with(&self, id: &[u8]) -> Option<usize> {
         self.held.iter().position(|h| {
             h.challenge.is_some()
@@ -179,6 +185,7 @@ impl OscoreContexts {
     }
 
     /// Whether no more contexts may be added.
+    #[cfg(feature = "edhoc")]
     pub fn is_full(&self) -> bool {
         self.held.len() >= self.max
     }
