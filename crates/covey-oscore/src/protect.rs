@@ -45,6 +45,29 @@ impl SecurityContext {
         Ok((len, request_id))
     }
 
+    /// Protects `request` again exactly as it was protected under `id` (its own Partial
+    /// IV), e.g. to ask a proxy for the next outer block of the response (RFC 8613
+    /// §4.1.3.4.2). The nonce is the one used before, so `request` must be the very same
+    /// plain request: anything else would reuse a nonce with another plaintext.
+    pub fn protect_request_again(
+        &self,
+        request: &Message<'_>,
+        id: &RequestId,
+        out: &mut [u8],
+    ) -> Result<usize, OscoreError> {
+        check_plain(request, true)?;
+        if id.kid.as_slice() != self.sender_id.as_slice() {
+            return Err(OscoreError::UnknownContext);
+        }
+        let option = OscoreOption {
+            partial_iv: Some(id.partial_iv),
+            kid_context: self.id_context.as_deref(),
+            kid: Some(&self.sender_id),
+        };
+        let nonce = nonce(&self.common_iv, &self.sender_id, &id.partial_iv)?;
+        self.seal_into(request, id, &option, &nonce, out)
+    }
+
     /// Protects `response` to the request `request` into `out`; returns the length.
     pub fn protect_response(
         &mut self,

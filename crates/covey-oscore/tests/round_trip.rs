@@ -79,6 +79,24 @@ proptest! {
         prop_assert_eq!(client_id, server_id);
     }
 
+    /// Protecting the same request again under its own Partial IV gives the same bytes
+    /// (no new nonce, no new plaintext): what a client sends to ask for the next outer
+    /// block of its response. The sender's sequence number does not move.
+    #[test]
+    fn protecting_a_request_again_gives_the_same_message(plain in request()) {
+        let mut client = context(b"c", b"s");
+        let message = Message::parse(&plain).unwrap();
+        let mut first = [0; 1024];
+        let (len, id) = client.protect_request(&message, &mut first).unwrap();
+        let next = client.sender_sequence_number();
+        let mut again = [0; 1024];
+        let again_len = client.protect_request_again(&message, &id, &mut again).unwrap();
+        prop_assert_eq!(&first[..len], &again[..again_len]);
+        prop_assert_eq!(client.sender_sequence_number(), next);
+        let other = context(b"x", b"s");
+        prop_assert!(other.protect_request_again(&message, &id, &mut again).is_err());
+    }
+
     #[test]
     fn arbitrary_bytes_never_make_verification_panic(datagram in prop::collection::vec(any::<u8>(), 0..96)) {
         verify_without_panic(&datagram);

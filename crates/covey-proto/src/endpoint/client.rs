@@ -278,6 +278,7 @@ impl Endpoint {
                         context,
                         request: None,
                         notifications: covey_oscore::NotificationNumber::new(),
+                        outer: None,
                     }
                 }),
             },

@@ -7,18 +7,24 @@
 //! by their Partial IV, §7.4.1).
 
 use crate::endpoint::client::ExchangeSetup;
+use crate::endpoint::oscore_outer_block::whole_message;
 use crate::endpoint::Endpoint;
 use crate::event::{Failure, RequestId};
-use crate::exchange::client_exchange::ExchangeState;
+use crate::exchange::client_exchange::{ExchangeState, OuterDownload};
 use crate::exchange::oscore_contexts::{at_least, OscoreContextId};
 use crate::message::option_rules::unrecognised_critical_option;
 use crate::message::outbox::OutSource;
+use crate::message::wire::reencode;
 use crate::request::{Request, RequestParams};
+use crate::storage::buffer_pool::BufferPool;
+use crate::storage::datagram_buf::DatagramBuf;
 use crate::storage::slab::SlabKey;
 use crate::{Instant, RequestError};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::mem::take;
 use core::net::SocketAddr;
-use covey_core::{Message, OptionNumber};
+use covey_core::{Block, CoapOption, Message, OptionNumber};
 
 impl Endpoint {
     /// Starts a request to `remote` protected with `context`, as
@@ -49,11 +55,15 @@ impl Endpoint {
     /// next message, just encoded) in place, and binds the exchange's answers to it; true
     /// too for an exchange that is not protected.
     pub(crate) fn protect_for_exchange(&mut self, key: SlabKey, at: OutSource) -> bool {
-        let Some(context) = self
+        let Some((context, again)) = self
             .exchanges
             .get(key)
             .and_then(|ex| ex.oscore.as_ref())
-            .map(|p| p.context)
+            .map(|p| {
+                // Asking for the next outer block: the same request under the same Partial IV.
+                let again = p.outer.as_ref().zip(p.request.clone());
+                (p.context, again.map(|(o, id)| (o.next, id)))
+            })
         else {
             return true;
         };
@@ -68,10 +78,19 @@ impl Endpoint {
             // Room for the OSCORE option (kid, kid context, Partial IV), the code byte and tag.
             let room = buf.as_slice().len() + 32 + sealing.id_context().map_or(0, <[u8]>::len);
             let out = at_least(&mut sealed, room);
-            sealing.protect_request(&plain, out).ok()
+            match &again {
+                Some((_, id)) => {
+                    let len = sealing.protect_request_again(&plain, id, out).ok()?;
+                    Some((len, id.clone()))
+                }
+                None => sealing.protect_request(&plain, out).ok(),
+            }
         });
         let done = protected.is_some_and(|(len, request)| {
-            let copied = buf.copy_from(&sealed[..len], &mut self.pool);
+            let copied = match again {
+                Some((block, _)) => with_outer_block2(&sealed[..len], block, buf, &mut self.pool),
+                None => buf.copy_from(&sealed[..len], &mut self.pool),
+            };
             if let Some(p) = self
                 .exchanges
                 .get_mut(key)
@@ -83,6 +102,53 @@ impl Endpoint {
         });
         self.oscore.buffers.sealed = sealed;
         done
+    }
+
+    /// Takes in `m`, one outer Block2 block of the protected response to exchange `key`
+    /// (RFC 8613 §4.1.3.4.2: a proxy split it): asks for the next one and returns `None`,
+    /// or returns the whole protected response once the last is in. A block out of order
+    /// or past `max_body_size` fails the exchange.
+    fn take_outer_block2(
+        &mut self,
+        now: Instant,
+        key: SlabKey,
+        m: &Message<'_>,
+        block: Block,
+    ) -> Option<Vec<u8>> {
+        let max_body = self.config.max_body_size;
+        let p = self.exchanges.get_mut(key)?.oscore.as_mut()?;
+        let outer = p.outer.get_or_insert_with(|| {
+            Box::new(OuterDownload {
+                next: block,
+                body: Vec::new(),
+            })
+        });
+        let failure = if block.offset() != outer.body.len() {
+            let (asked, got) = (outer.body.len() as u32, block.offset() as u32);
+            Some(Failure::UnexpectedBlock { asked, got })
+        } else if outer.body.len() + m.payload().len() > max_body {
+            Some(Failure::ResponseTooLarge)
+        } else {
+            None
+        };
+        if let Some(failure) = failure {
+            self.fail_exchange(now, key, failure);
+            return None;
+        }
+        outer.body.extend_from_slice(m.payload());
+        if block.more {
+            match Block::new(block.num + 1, false, block.szx) {
+                Ok(next) => outer.next = next,
+                Err(_) => {
+                    self.fail_exchange(now, key, Failure::ProtocolError);
+                    return None;
+                }
+            }
+            self.transmit_exchange(now, key, false);
+            return None;
+        }
+        let outer = p.outer.take()?;
+        whole_message(m, &outer.body, [OptionNumber::BLOCK2, OptionNumber::SIZE2])
     }
 
     /// Whether exchange `key` is an established observation.
@@ -128,6 +194,24 @@ impl Endpoint {
             }
             return;
         }
+        // A response a proxy split into outer blocks is put together first.
+        let whole;
+        let whole_message;
+        let (m, datagram) = match m.block2() {
+            None => (m, datagram),
+            Some(block) => {
+                let Some(bytes) = self.take_outer_block2(now, key, m, block) else {
+                    return;
+                };
+                whole = bytes;
+                let Ok(parsed) = Message::parse(&whole) else {
+                    self.fail_exchange(now, key, Failure::ProtocolError);
+                    return;
+                };
+                whole_message = parsed;
+                (&whole_message, &whole[..])
+            }
+        };
         let mut inner = take(&mut self.oscore.buffers.inner);
         // The inner message, and at the end the plaintext it is decrypted from.
         let out = at_least(&mut inner, 2 * datagram.len() + 64);
@@ -161,4 +245,23 @@ impl Endpoint {
         }
         self.oscore.buffers.inner = inner;
     }
+}
+
+/// Writes `sealed`, a protected request, into `out` with the outer Block2 option `block`
+/// added; false when it does not fit.
+fn with_outer_block2(
+    sealed: &[u8],
+    block: Block,
+    out: &mut DatagramBuf,
+    pool: &mut BufferPool,
+) -> bool {
+    let Ok(m) = Message::parse(sealed) else {
+        return false;
+    };
+    let mut value = [0u8; 4];
+    let extra = [CoapOption {
+        number: OptionNumber::BLOCK2,
+        value: block.encode(&mut value),
+    }];
+    reencode(sealed, m.message_id(), &[], &extra, m.payload(), out, pool).is_ok()
 }

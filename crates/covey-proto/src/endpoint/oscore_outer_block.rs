@@ -3,7 +3,8 @@
 //! says before OSCORE sees anything. Each block but the last is taken in and answered 2.31
 //! Continue in the clear (nothing can be verified yet); the last puts the OSCORE message
 //! together, which then goes on to be verified like one that came whole, and its protected
-//! response carries the outer Block1 of the last block.
+//! response carries the outer Block1 of the last block. The client puts a response split
+//! with outer Block2 together the same way (`oscore_client.rs`).
 
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::ResponseTarget;
@@ -50,7 +51,7 @@ impl Endpoint {
         let Some(body) = self.receive_block1(now, target, multicast, message, block, size1) else {
             return OuterBlocks::Answered;
         };
-        match whole_message(message, &body) {
+        match whole_message(message, &body, [OptionNumber::BLOCK1, OptionNumber::SIZE1]) {
             Some(whole) => OuterBlocks::Whole(whole, block),
             None => {
                 self.reply_error(
@@ -66,9 +67,13 @@ impl Endpoint {
     }
 }
 
-/// The OSCORE message whose last block is `last`: its header, token and options but the
-/// outer Block1 and Size1, and `body` as its payload.
-fn whole_message(last: &Message<'_>, body: &[u8]) -> Option<Vec<u8>> {
+/// The OSCORE message whose last outer block is `last`: its header, token and options but
+/// the outer block options `skip`, and `body` as its payload.
+pub(crate) fn whole_message(
+    last: &Message<'_>,
+    body: &[u8],
+    skip: [OptionNumber; 2],
+) -> Option<Vec<u8>> {
     let options: usize = last.options().map(|o| o.value.len() + 5).sum();
     let mut out = alloc::vec![0; 4 + 8 + options + 1 + body.len()];
     let mut encoder = MessageEncoder::new(
@@ -80,7 +85,7 @@ fn whole_message(last: &Message<'_>, body: &[u8]) -> Option<Vec<u8>> {
     )
     .ok()?;
     for o in last.options() {
-        if !matches!(o.number, OptionNumber::BLOCK1 | OptionNumber::SIZE1) {
+        if !skip.contains(&o.number) {
             encoder.option(o.number, o.value).ok()?;
         }
     }

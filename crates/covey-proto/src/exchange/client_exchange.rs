@@ -73,6 +73,20 @@ pub(crate) struct ProtectedExchange {
     pub request: Option<covey_oscore::RequestId>,
     /// The freshest notification's Partial IV (§7.4.1).
     pub notifications: covey_oscore::NotificationNumber,
+    /// A response coming in outer Block2 blocks (§4.1.3.4.2, a proxy split it): the
+    /// ciphertext so far and the block asked for next, with the request protected again
+    /// under its own Partial IV.
+    pub outer: Option<Box<OuterDownload>>,
+}
+
+/// The outer blocks of a protected response so far.
+#[cfg(feature = "oscore")]
+#[derive(Debug, Clone)]
+pub(crate) struct OuterDownload {
+    /// The outer Block2 to ask for next.
+    pub next: covey_core::Block,
+    /// The protected message's payload so far.
+    pub body: Vec<u8>,
 }
 
 /// Client side of an observation (RFC 7641 §3.4).
