@@ -122,12 +122,20 @@ fn covey_get_over_edhoc_reaches_aiocoaps_server() {
     peer.arg(peer_script()).arg("server");
     let mut server = Background::start_logged(peer);
     let addr = server.listening(1)[0].addr;
-    let mut cmd = covey();
-    cmd.args(["get", "--edhoc", dir.to_str().unwrap()])
-        .arg(format!("coap://{addr}/hello"));
-    let out = run_limited(cmd, LIMIT);
-    let (text, err) = (stdout(&out), stderr(&out));
-    assert_eq!(out.status.code(), Some(0), "{text}{err}\n{}", server.log());
-    assert_eq!(text.trim(), "Hello over EDHOC from aiocoap", "{err}");
+    // With message_3 in the request (RFC 9668), and on its own with message_4 verified.
+    for extra in [&[][..], &["--edhoc-separate"]] {
+        let mut cmd = covey();
+        cmd.args(["get", "--edhoc", dir.to_str().unwrap()])
+            .args(extra)
+            .arg(format!("coap://{addr}/hello"));
+        let out = run_limited(cmd, LIMIT);
+        let (text, err) = (stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{text}{err}\n{}", server.log());
+        assert_eq!(
+            text.trim(),
+            "Hello over EDHOC from aiocoap",
+            "{extra:?} {err}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

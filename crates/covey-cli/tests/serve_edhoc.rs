@@ -32,8 +32,13 @@ fn credentials(name: &str, ccs: &str, key: &str, trusted: &[&str]) -> PathBuf {
 }
 
 fn get(port: u16, dir: &Path) -> (Option<i32>, String, String) {
+    get_with(port, dir, &[])
+}
+
+fn get_with(port: u16, dir: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
     let mut cmd = covey();
     cmd.args(["get", "--edhoc", dir.to_str().unwrap()])
+        .args(extra)
         .arg(format!("coap://127.0.0.1:{port}/sensors/temp"));
     let out = run_limited(cmd, LIMIT);
     (out.status.code(), stdout(&out), stderr(&out))
@@ -42,7 +47,13 @@ fn get(port: u16, dir: &Path) -> (Option<i32>, String, String) {
 #[test]
 fn get_over_edhoc_reaches_the_resource_and_untrusted_peers_are_refused() {
     let server_dir = credentials("server", CRED_R, R, &[CRED_I]);
-    let (_server, port) = covey_server(&["--edhoc", server_dir.to_str().unwrap()]);
+    let (server, port) = covey_server(&["-v", "--edhoc", server_dir.to_str().unwrap()]);
+    let edhoc_posts = || {
+        server
+            .log()
+            .matches("POST /.well-known/edhoc -> 2.04")
+            .count()
+    };
 
     let client_dir = credentials("client", CRED_I, I, &[CRED_R]);
     for _ in 0..2 {
@@ -51,6 +62,13 @@ fn get_over_edhoc_reaches_the_resource_and_untrusted_peers_are_refused() {
         assert_eq!(code, Some(0), "{err}");
         assert!(!out.trim().is_empty(), "{err}");
     }
+    // message_3 rode in the request itself (RFC 9668): one EDHOC round trip a run.
+    assert_eq!(edhoc_posts(), 2, "{}", server.log());
+    // On its own, message_3 is a second round trip, answered with message_4.
+    let (code, out, err) = get_with(port, &client_dir, &["--edhoc-separate"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.trim().is_empty(), "{err}");
+    assert_eq!(edhoc_posts(), 4, "{}", server.log());
 
     // The client does not trust the server's credential.
     let wary = credentials("wary", CRED_I, I, &[CRED_I]);

@@ -463,3 +463,61 @@ fn a_49th_session_takes_over_the_least_recently_used_connection_identifier() {
     );
     assert_eq!(server.edhoc_peer_kid(&first), Some("2b"));
 }
+
+/// The engine's own EDHOC + OSCORE request (RFC 9668 §3.2): the first message carries the
+/// EDHOC option and message_3 before its ciphertext, the server completes the handshake and
+/// serves it, and the verified answer reaches the client; later requests are plain OSCORE.
+#[test]
+fn the_client_sends_message_3_in_its_first_oscore_request() {
+    let now = Instant::ZERO;
+    let (mut client, mut server) = (
+        Endpoint::new(Config::default(), 1).unwrap(),
+        server(4, CRED_I),
+    );
+    let (initiator, (_, message_2)) = start(now, &mut client, &mut server);
+    let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
+    let (_, awaiting) = initiator.receive_message_2(&message_2, &trusted).unwrap();
+    let message_3 = awaiting.message_3().to_vec();
+    let established = awaiting.complete_without_message_4().unwrap();
+    let context = client
+        .add_oscore_context(established.security_context().unwrap())
+        .unwrap();
+    let options = [opt(OptionNumber::URI_PATH, b"secret")];
+    let request = Request {
+        options: &options,
+        ..Request::new(Code::GET)
+    };
+    let mut buf = vec![0; 1500];
+    for first in [true, false] {
+        let params = RequestParams::default();
+        if first {
+            client
+                .send_edhoc_oscore_request(now, addr(2), &request, params, (context, &message_3))
+                .unwrap();
+        } else {
+            client
+                .send_protected_request(now, addr(2), &request, params, context)
+                .unwrap();
+        }
+        let t = client.poll_transmit(now, &mut buf).unwrap();
+        let sent = Message::parse(&buf[..t.size]).unwrap();
+        assert_eq!(sent.has_option(OptionNumber::EDHOC), first);
+        assert_eq!(sent.payload().starts_with(&message_3), first);
+        server.handle_datagram(now, addr(1), LocalAddr::UNICAST, &buf[..t.size]);
+        let Some(Event::Request(id)) = server.poll_event() else {
+            panic!("the request did not verify");
+        };
+        assert_eq!(server.request(id).unwrap().edhoc_kid, Some("2b"));
+        server
+            .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
+            .unwrap();
+        carry(now, &mut server, addr(2), &mut client);
+        let mut got = None;
+        while let Some(event) = client.poll_event() {
+            if let Event::Response { key, .. } = event {
+                got = Some(client.response(key).unwrap().payload().to_vec());
+            }
+        }
+        assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+    }
+}

@@ -36,6 +36,9 @@ pub(crate) struct ExchangeSetup {
     /// The OSCORE context (index) that protects each of its requests.
     #[cfg(feature = "oscore")]
     pub(crate) oscore: Option<usize>,
+    /// EDHOC message_3 for its first message to carry (RFC 9668 §3.2).
+    #[cfg(feature = "oscore")]
+    pub(crate) edhoc_message_3: Option<Vec<u8>>,
 }
 
 impl Endpoint {
@@ -136,6 +139,8 @@ impl Endpoint {
             owner: params.owner,
             #[cfg(feature = "oscore")]
             oscore: base.oscore,
+            #[cfg(feature = "oscore")]
+            edhoc_message_3: base.edhoc_message_3,
         };
         #[cfg(not(feature = "oscore"))]
         let ExchangeSetup { .. } = base;
@@ -279,6 +284,7 @@ impl Endpoint {
                         request: None,
                         notifications: covey_oscore::NotificationNumber::new(),
                         outer: None,
+                        edhoc_message_3: setup.edhoc_message_3,
                     }
                 }),
             },

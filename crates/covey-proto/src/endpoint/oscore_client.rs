@@ -51,18 +51,41 @@ impl Endpoint {
         self.start_request(now, remote, request, params, setup)
     }
 
+    /// [`Self::send_protected_request`] as an EDHOC + OSCORE request (RFC 9668 §3.2): its
+    /// first message carries the EDHOC option and `message_3` before its ciphertext, which
+    /// completes the handshake `context` came from at the server.
+    pub fn send_edhoc_oscore_request(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        request: &Request<'_>,
+        params: RequestParams,
+        (context, message_3): (OscoreContextId, &[u8]),
+    ) -> Result<RequestId, RequestError> {
+        if remote.ip().is_multicast() || self.oscore.get(context.0).is_none() {
+            return Err(RequestError::Oscore);
+        }
+        let setup = ExchangeSetup {
+            oscore: Some(context.0),
+            edhoc_message_3: Some(message_3.to_vec()),
+            ..ExchangeSetup::default()
+        };
+        self.start_request(now, remote, request, params, setup)
+    }
+
     /// Protects the plain request message of exchange `key` held in `at` (the exchange's
     /// next message, just encoded) in place, and binds the exchange's answers to it; true
     /// too for an exchange that is not protected.
     pub(crate) fn protect_for_exchange(&mut self, key: SlabKey, at: OutSource) -> bool {
-        let Some((context, again)) = self
+        let Some((context, again, message_3)) = self
             .exchanges
-            .get(key)
-            .and_then(|ex| ex.oscore.as_ref())
+            .get_mut(key)
+            .and_then(|ex| ex.oscore.as_mut())
             .map(|p| {
                 // Asking for the next outer block: the same request under the same Partial IV.
                 let again = p.outer.as_ref().zip(p.request.clone());
-                (p.context, again.map(|(o, id)| (o.next, id)))
+                let again = again.map(|(o, id)| (o.next, id));
+                (p.context, again, p.edhoc_message_3.take())
             })
         else {
             return true;
@@ -87,9 +110,12 @@ impl Endpoint {
             }
         });
         let done = protected.is_some_and(|(len, request)| {
-            let copied = match again {
-                Some((block, _)) => with_outer_block2(&sealed[..len], block, buf, &mut self.pool),
-                None => buf.copy_from(&sealed[..len], &mut self.pool),
+            let copied = match (again, &message_3) {
+                (Some((block, _)), _) => {
+                    with_outer_block2(&sealed[..len], block, buf, &mut self.pool)
+                }
+                (None, Some(m3)) => with_edhoc_message_3(&sealed[..len], m3, buf, &mut self.pool),
+                (None, None) => buf.copy_from(&sealed[..len], &mut self.pool),
             };
             if let Some(p) = self
                 .exchanges
@@ -264,4 +290,23 @@ fn with_outer_block2(
         value: block.encode(&mut value),
     }];
     reencode(sealed, m.message_id(), &[], &extra, m.payload(), out, pool).is_ok()
+}
+
+/// Writes `sealed`, a protected request, into `out` as an EDHOC + OSCORE request (RFC 9668
+/// §3.2.1): with the EDHOC option and `message_3` before its ciphertext.
+fn with_edhoc_message_3(
+    sealed: &[u8],
+    message_3: &[u8],
+    out: &mut DatagramBuf,
+    pool: &mut BufferPool,
+) -> bool {
+    let Ok(m) = Message::parse(sealed) else {
+        return false;
+    };
+    let extra = [CoapOption {
+        number: OptionNumber::EDHOC,
+        value: &[],
+    }];
+    let payload: Vec<u8> = message_3.iter().chain(m.payload()).copied().collect();
+    reencode(sealed, m.message_id(), &[], &extra, &payload, out, pool).is_ok()
 }

@@ -77,6 +77,8 @@ pub(crate) struct ProtectedExchange {
     /// ciphertext so far and the block asked for next, with the request protected again
     /// under its own Partial IV.
     pub outer: Option<Box<OuterDownload>>,
+    /// EDHOC message_3, which its first message carries (RFC 9668 §3.2); gone once sent.
+    pub edhoc_message_3: Option<Vec<u8>>,
 }
 
 /// The outer blocks of a protected response so far.

@@ -27,6 +27,8 @@ pub struct RequestBuilder {
     pub(crate) resolved: Option<Target>,
     /// The OSCORE context to protect it with, by its place among the client's.
     pub(crate) oscore: Option<usize>,
+    /// EDHOC message_3 for the request to carry (RFC 9668).
+    pub(crate) edhoc_message_3: Option<Vec<u8>>,
 }
 
 impl RequestBuilder {
@@ -42,6 +44,7 @@ impl RequestBuilder {
             timeout: None,
             resolved: None,
             oscore: None,
+            edhoc_message_3: None,
         }
     }
 
@@ -51,6 +54,14 @@ impl RequestBuilder {
     /// Not for multicast, which would need Group OSCORE.
     pub fn oscore(mut self, context: usize) -> Self {
         self.oscore = Some(context);
+        self
+    }
+
+    /// Makes the request, protected with [`oscore`](Self::oscore)'s context, an EDHOC +
+    /// OSCORE request (RFC 9668 §3.2): it carries the EDHOC option and `message_3`, which
+    /// completes at the server the handshake that context came from, saving a round trip.
+    pub fn edhoc_message_3(mut self, message_3: Vec<u8>) -> Self {
+        self.edhoc_message_3 = Some(message_3);
         self
     }
 

@@ -186,6 +186,7 @@ impl Client {
             token,
             source,
             oscore: request.oscore,
+            edhoc_message_3: request.edhoc_message_3,
         };
         let ticket = self.driver.ticket();
         self.driver

@@ -20,6 +20,8 @@ pub(crate) struct Outgoing {
     pub source: Option<SocketAddr>,
     /// The OSCORE context to protect it with, by its place among the driver's.
     pub oscore: Option<usize>,
+    /// EDHOC message_3 for its first message to carry (RFC 9668).
+    pub edhoc_message_3: Option<Vec<u8>>,
 }
 
 /// Where the responses of one client exchange go.

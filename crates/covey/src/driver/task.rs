@@ -455,9 +455,19 @@ impl Task {
                     None => self.node.endpoint.send_request(now, remote, &r, params),
                     Some(n) => {
                         let context = self.oscore.get(n).copied().ok_or(RequestError::Oscore)?;
-                        self.node
-                            .endpoint
-                            .send_protected_request(now, remote, &r, params, context)
+                        let endpoint = &mut self.node.endpoint;
+                        match &request.edhoc_message_3 {
+                            Some(m3) => endpoint.send_edhoc_oscore_request(
+                                now,
+                                remote,
+                                &r,
+                                params,
+                                (context, m3),
+                            ),
+                            None => {
+                                endpoint.send_protected_request(now, remote, &r, params, context)
+                            }
+                        }
                     }
                 }
             })

@@ -86,7 +86,14 @@ pub struct ClientArgs {
 
     /// Set up an OSCORE context with the server by EDHOC (RFC 9528) first, with this end's
     /// credential and the trusted servers' in DIR/edhoc.json, and protect the request with
-    /// it; same limits as --oscore.
+    /// it; same limits as --oscore. Its last EDHOC message rides in the request itself
+    /// (RFC 9668), saving a round trip.
     #[arg(long, value_name = "DIR", conflicts_with = "oscore")]
     pub edhoc: Option<std::path::PathBuf>,
+
+    /// With --edhoc, send EDHOC's message_3 on its own to /.well-known/edhoc and verify the
+    /// server's message_4 before the request, for servers that do not take RFC 9668's
+    /// EDHOC + OSCORE request.
+    #[arg(long, requires = "edhoc")]
+    pub edhoc_separate: bool,
 }

@@ -85,6 +85,7 @@ impl From<DiscoverArgs> for ClientArgs {
             dtls: d.dtls,
             oscore: None,
             edhoc: None,
+            edhoc_separate: false,
         }
     }
 }

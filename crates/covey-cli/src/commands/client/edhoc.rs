@@ -20,13 +20,22 @@ pub fn edhoc_uri(uri: &str) -> Result<String, Failure> {
     Ok(format!("{}{}", &uri[..end], covey_edhoc::WELL_KNOWN_EDHOC))
 }
 
-/// Runs message_1..4 with the server of `uri` under the credentials in `dir`.
+/// The OSCORE context an EDHOC handshake set up, and the message_3 the first request
+/// protected with it carries when it is an EDHOC + OSCORE request (RFC 9668 §3.2).
+pub struct Handshake {
+    pub context: SecurityContext,
+    pub message_3: Option<Vec<u8>>,
+}
+
+/// Runs EDHOC with the server of `uri` under the credentials in `dir`: message_1 and 2, then
+/// with `combined` message_3 left for the first OSCORE request to carry (RFC 9668), else
+/// message_3 on its own and message_4 verified (RFC 9528 Appendix A.2).
 pub async fn handshake(
     uri: &str,
     dir: &Path,
-    config: Config,
-    timeout: Duration,
-) -> Result<SecurityContext, Failure> {
+    (config, timeout): (Config, Duration),
+    combined: bool,
+) -> Result<Handshake, Failure> {
     let (own, trusted) =
         credential_dir::load(dir).map_err(|e| Failure::new(ExitKind::Usage, e.to_string()))?;
     let target = edhoc_uri(uri)?;
@@ -37,21 +46,31 @@ pub async fn handshake(
     let (payload_3, awaiting) = initiator
         .receive_message_2(&message_2, &trusted)
         .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
-    let message_4 = post(&client, &target, payload_3, timeout).await?;
+    let failed = |e: covey_edhoc::EdhocError| Failure::new(ExitKind::Other, e.to_string());
+    let (established, message_3) = if combined {
+        // The server's protected answer to the first request confirms the key.
+        let message_3 = awaiting.message_3().to_vec();
+        let established = awaiting.complete_without_message_4().map_err(failed)?;
+        (established, Some(message_3))
+    } else {
+        let message_4 = post(&client, &target, payload_3, timeout).await?;
+        // message_4 confirms the key (RFC 9528 §5.5); a server may answer an empty 2.04.
+        let established = match message_4.is_empty() {
+            true => awaiting.complete_without_message_4(),
+            false => awaiting.receive_message_4(&message_4),
+        }
+        .map_err(failed)?;
+        (established, None)
+    };
     client.shutdown().await;
-    // message_4 confirms the key (RFC 9528 §5.5); a server may answer with an empty 2.04.
-    let established = match message_4.is_empty() {
-        true => awaiting.complete_without_message_4(),
-        false => awaiting.receive_message_4(&message_4),
-    }
-    .map_err(|e| Failure::new(ExitKind::Other, e.to_string()))?;
     tracing::info!(
         "EDHOC: server authenticated as edhoc:{}",
         established.peer_kid
     );
-    established
+    let context = established
         .security_context()
-        .map_err(|e| Failure::new(ExitKind::Other, format!("EDHOC: {e:?}")))
+        .map_err(|e| Failure::new(ExitKind::Other, format!("EDHOC: {e:?}")))?;
+    Ok(Handshake { context, message_3 })
 }
 
 /// POSTs one EDHOC message and returns the 2.04's payload.

@@ -215,10 +215,14 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::new(ExitKind::Usage, e))?;
         builder = builder.oscore_context(context);
     }
+    let mut edhoc_message_3 = None;
     if let Some(dir) = &args.edhoc {
         let timeout = Duration::from_secs_f64(args.timeout);
-        let context = edhoc::handshake(&plan.uri, dir, plan.config.clone(), timeout).await?;
-        builder = builder.oscore_context(context);
+        let combined = !args.edhoc_separate;
+        let handshake =
+            edhoc::handshake(&plan.uri, dir, (plan.config.clone(), timeout), combined).await?;
+        builder = builder.oscore_context(handshake.context);
+        edhoc_message_3 = handshake.message_3;
     }
     let progress = Progress::new(plan.config.transmission.max_retransmit, args.progress);
     let verbose = args.verbose > 0;
@@ -233,6 +237,9 @@ async fn execute(plan: Plan, args: ClientArgs) -> Result<(), Failure> {
     let mut request = build_request(&client, &plan, &args)?;
     if args.oscore.is_some() || args.edhoc.is_some() {
         request = request.oscore(0);
+    }
+    if let Some(message_3) = edhoc_message_3 {
+        request = request.edhoc_message_3(message_3);
     }
     let multicast = is_multicast(&plan.uri);
     if plan.observe.is_some() || multicast {
