@@ -49,6 +49,17 @@ fn carry(now: Instant, from: &mut Endpoint, from_addr: SocketAddr, to: &mut Endp
     }
 }
 
+/// The payload of the last response `client` announced, if any.
+fn last_payload(client: &mut Endpoint) -> Option<Vec<u8>> {
+    let mut got = None;
+    while let Some(event) = client.poll_event() {
+        if let Event::Response { key, .. } = event {
+            got = Some(client.response(key).unwrap().payload().to_vec());
+        }
+    }
+    got
+}
+
 /// POSTs `payload` to /.well-known/edhoc and returns the response's code and payload.
 fn post_edhoc(
     now: Instant,
@@ -174,13 +185,7 @@ fn an_edhoc_and_oscore_request_completes_the_handshake_and_is_served() {
         .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
         .unwrap();
     carry(now, &mut server, addr(2), &mut client);
-    let mut got = None;
-    while let Some(event) = client.poll_event() {
-        if let Event::Response { key, .. } = event {
-            got = Some(client.response(key).unwrap().payload().to_vec());
-        }
-    }
-    assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+    assert_eq!(last_payload(&mut client).as_deref(), Some(&b"for 2b"[..]));
 
     // A replay of it under a new message ID: the session is gone.
     let mut replay = request.clone();
@@ -286,13 +291,7 @@ fn a_handshake_lets_the_client_talk_oscore() {
         .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
         .unwrap();
     carry(now, &mut server, addr(2), &mut client);
-    let mut got = None;
-    while let Some(event) = client.poll_event() {
-        if let Event::Response { key, .. } = event {
-            got = Some(client.response(key).unwrap().payload().to_vec());
-        }
-    }
-    assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+    assert_eq!(last_payload(&mut client).as_deref(), Some(&b"for 2b"[..]));
 }
 
 #[test]
@@ -512,12 +511,6 @@ fn the_client_sends_message_3_in_its_first_oscore_request() {
             .respond(now, id, &Response::with_payload(Code::CONTENT, b"for 2b"))
             .unwrap();
         carry(now, &mut server, addr(2), &mut client);
-        let mut got = None;
-        while let Some(event) = client.poll_event() {
-            if let Event::Response { key, .. } = event {
-                got = Some(client.response(key).unwrap().payload().to_vec());
-            }
-        }
-        assert_eq!(got.as_deref(), Some(&b"for 2b"[..]));
+        assert_eq!(last_payload(&mut client).as_deref(), Some(&b"for 2b"[..]));
     }
 }
