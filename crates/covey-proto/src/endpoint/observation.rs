@@ -36,11 +36,11 @@ impl Endpoint {
             return Err(RespondError::UnknownRequest);
         }
         // An observation is the context's that registered it: a request under another
-        // context (or none) neither renews nor cancels it.
-        let existing = self
-            .observers
-            .find(&self.peers, inc.remote, inc.token)
-            .filter(|&o| self.registered_alike(o, id));
+        // context (or none) neither renews nor cancels it, nor registers beside it with
+        // the same address and token (which would hide it from its own client's requests).
+        let found = self.observers.find(&self.peers, inc.remote, inc.token);
+        let existing = found.filter(|&o| self.registered_alike(o, id));
+        let taken = found.is_some() && existing.is_none();
         #[cfg(feature = "oscore")]
         let binding = inc.oscore;
         let wants = inc.observe;
@@ -55,7 +55,7 @@ impl Endpoint {
         let (remote, token) = (inc.remote, inc.token);
         let observer = match existing {
             Some(o) => Some(o),
-            None if self.make_room_for_observer(now, remote) => {
+            None if !taken && self.make_room_for_observer(now, remote) => {
                 self.add_observer(now, remote, token, resource)
             }
             None => None,
