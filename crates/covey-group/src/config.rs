@@ -81,6 +81,8 @@ pub struct EmConfig {
     /// OSCORE contexts by member address: requests to such a member are protected with its
     /// context and its answers verified (RFC 8613), whichever entity it is in.
     pub member_oscore: Vec<(SocketAddr, covey_proto::covey_oscore::SecurityContext)>,
+    /// What keeps some of those contexts' sequence numbers reserved ahead while the EM runs.
+    pub member_reservations: Vec<(SocketAddr, crate::MemberReservation)>,
 }
 
 impl Default for EmConfig {
@@ -111,6 +113,7 @@ impl Default for EmConfig {
             max_member_observations: 256,
             access: Access::Open,
             member_oscore: Vec::new(),
+            member_reservations: Vec::new(),
         }
     }
 }

@@ -58,6 +58,7 @@ pub use config::{EmConfig, CONCURRENT_QUERIES};
 pub use entity::Entity;
 pub use entity_manager::{EmError, EntityManager};
 pub use error_report::{ErrorReport, Reason};
+pub use member_oscore::MemberReservation;
 pub use membership_resource::GroupMembershipResource;
 pub use multicast_pool::{GroupPool, MulticastPool};
 pub use operation::Operation;

@@ -220,6 +220,9 @@ async fn serve(args: GatewayArgs) -> Result<(), Failure> {
             hex(context.sender_id())
         );
         em.member_oscore.push((*member, context));
+        let reserve = super::oscore_dir::keep_reserving(dir);
+        em.member_reservations
+            .push((*member, covey_group::MemberReservation::new(reserve)));
     }
     if args.target_rate == 0 {
         return Err(usage("--target-rate must be at least 1 byte/s"));

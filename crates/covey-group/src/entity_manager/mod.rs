@@ -151,7 +151,7 @@ impl EntityManager {
         }
         Ok(EntityManager {
             admission: Admission::new(config.admission_limits()),
-            member_oscore: MemberOscore::new(&config.member_oscore),
+            member_oscore: MemberOscore::new(&config.member_oscore, &config.member_reservations),
             sources: Sources::default(),
             app: AppId::default(),
             config,
