@@ -495,3 +495,60 @@ fn a_protected_request_in_outer_blocks_is_put_together_then_verified() {
         Some(expected.len() as u32)
     );
 }
+
+/// Outer blocks cost what Block1 uploads cost: a flood of first blocks of protected
+/// requests that never complete holds at most `max_uploads` reassemblies; the rest are told
+/// 5.03 in the clear, nothing reaches the application, and a whole request is still served.
+#[test]
+fn a_flood_of_unfinished_outer_blocks_holds_at_most_max_uploads() {
+    let config = Config {
+        max_uploads: 4,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(config, 1).unwrap();
+    server
+        .add_oscore_context(context(SECRET, b"S", b"C"))
+        .unwrap();
+    let mut client = context(SECRET, b"C", b"S");
+    let body = vec![b'f'; 2100];
+    let mut continued = 0;
+    let mut busy = 0;
+    for n in 0..40u16 {
+        let mut plain = vec![0; 2300];
+        let mut encoder = MessageEncoder::new(
+            &mut plain,
+            MessageType::Confirmable,
+            Code::PUT,
+            n,
+            &[n as u8],
+        )
+        .unwrap();
+        encoder.option(OptionNumber::URI_PATH, b"store").unwrap();
+        encoder.payload(&body).unwrap();
+        let len = encoder.finish();
+        let mut out = vec![0; 2400];
+        let (len, _) = client
+            .protect_request(&Message::parse(&plain[..len]).unwrap(), &mut out)
+            .unwrap();
+        let mut first = outer_blocks(&out[..len]).remove(0);
+        // Each flood message a message ID of its own.
+        first[2..4].copy_from_slice(&(0x1000 + n).to_be_bytes());
+        deliver(&mut server, &first);
+        let answer = sent(&mut server);
+        match Message::parse(&answer).unwrap().code() {
+            Code::CONTINUE => continued += 1,
+            Code::SERVICE_UNAVAILABLE => busy += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(server.poll_event().is_none(), "nothing was verified");
+    assert!(
+        (1..=4).contains(&continued),
+        "{continued} reassemblies held"
+    );
+    assert_eq!(continued + busy, 40);
+    // A request that comes whole is still served.
+    let (protected, _) = protect(&mut client, &plain_request(0x2000, Code::GET, "hello", b""));
+    deliver(&mut server, &protected);
+    assert_eq!(serve_one(&mut server), Some(Some(b"C".to_vec())));
+}
