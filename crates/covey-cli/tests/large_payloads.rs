@@ -111,3 +111,25 @@ fn raised_limits_let_the_body_round_trip() {
         "the echo differs"
     );
 }
+
+/// `-b SIZE` asks the server for blocks of that size from the first request (RFC 7959
+/// §2.4), as libcoap's `coap-client -b` does: `covey serve`'s 2 KiB `/large` comes in 64-byte
+/// blocks and whole.
+#[test]
+fn the_block_size_flag_asks_the_server_for_smaller_blocks() {
+    let (_server, port) = covey_server(&[]);
+    let uri = format!("coap://127.0.0.1:{port}/large");
+    let out = run(&["get", "-v", "-b", "64", &uri]);
+    assert!(out.status.success(), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("Block2: 0/0/64"),
+        "asked for 64-byte blocks:\n{err}"
+    );
+    assert!(
+        err.contains("Block2: 31/0/64"),
+        "the last of 32 blocks:\n{err}"
+    );
+    let body = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(body.trim_end().len(), 2048, "{body}");
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use covey::{Client, ClientBuilder, Config, RequestBuilder};
 use covey_core::uri::Uri;
-use covey_core::{Block, Code};
+use covey_core::{Block, Code, OptionNumber};
 
 pub use args::ClientArgs;
 use print::Printer;
@@ -190,12 +190,23 @@ fn build_request(
     if let Some(a) = &args.accept {
         request = request.accept(request_options::content_format(a)?);
     }
+    let mut given_block2 = false;
     for o in &args.options {
         let (number, value) = request_options::option(o)?;
+        given_block2 |= number == OptionNumber::BLOCK2;
         request = request.option(number, value);
     }
     if let Some(t) = &args.token {
         request = request.token(request_options::token(t)?);
+    }
+    // -b asks the server for blocks of that size from the first (RFC 7959 §2.4), as
+    // libcoap's coap-client -b does; a plain GET's blocks are otherwise the server's choice.
+    let wants_body = matches!(plan.method, Code::GET | Code::FETCH) && plan.observe.is_none();
+    if let (Some(_), true, false) = (args.block_size, wants_body, given_block2) {
+        if let Ok(block) = Block::new(0, false, plan.config.block_szx) {
+            let mut value = [0u8; 4];
+            request = request.option(OptionNumber::BLOCK2, block.encode(&mut value).to_vec());
+        }
     }
     Ok(request)
 }
