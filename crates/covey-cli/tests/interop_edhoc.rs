@@ -44,65 +44,47 @@ fn edhoc_server(name: &str) -> (Background, u16, PathBuf) {
     (server, port, dir)
 }
 
+/// Runs aiocoap's client in `mode` (`client` or `client-combined`) against `covey serve
+/// --edhoc` and checks it got a 2.05 with a reading; returns how many EDHOC messages went to
+/// /.well-known/edhoc on their own (each answered 2.04).
+fn aiocoap_gets_temperature(mode: &str) -> usize {
+    let (server, port, dir) = edhoc_server(mode);
+    let mut cmd = Command::new(venv_bin("python"));
+    cmd.arg(peer_script())
+        .arg(mode)
+        .arg(format!("coap://127.0.0.1:{port}/sensors/temp"));
+    let out = run_limited(cmd, LIMIT);
+    let (text, err) = (stdout(&out), stderr(&out));
+    let log = server.log();
+    assert!(out.status.success(), "{text}{err}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"code 2.05"), "{text}{err}\n{log}");
+    assert!(
+        lines[1].starts_with("payload ") && lines[1].len() > "payload ".len(),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    log.matches("POST /.well-known/edhoc -> 2.04").count()
+}
+
 /// aiocoap's default (RFC 9668 §3): message_3 rides in the EDHOC option's first OSCORE
 /// request; `covey serve` completes the handshake with it and serves that request, so only
 /// message_1 goes to /.well-known/edhoc.
 #[test]
 #[ignore = "needs aiocoap and lakers-python in target/venv"]
 fn aiocoap_client_gets_from_covey_serve_with_a_combined_edhoc_and_oscore_request() {
-    let (server, port, dir) = edhoc_server("combined");
-    let mut cmd = Command::new(venv_bin("python"));
-    cmd.arg(peer_script())
-        .arg("client-combined")
-        .arg(format!("coap://127.0.0.1:{port}/sensors/temp"));
-    let out = run_limited(cmd, LIMIT);
-    let (text, err) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "{text}{err}");
-    let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
-        lines.first(),
-        Some(&"code 2.05"),
-        "{text}{err}\n{}",
-        server.log()
-    );
-    assert!(
-        lines[1].starts_with("payload ") && lines[1].len() > "payload ".len(),
-        "{text}"
-    );
-    let log = server.log();
-    assert_eq!(
-        log.matches("POST /.well-known/edhoc -> 2.04").count(),
+        aiocoap_gets_temperature("client-combined"),
         1,
-        "only message_1 on its own:\n{log}"
+        "only message_1"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// message_1 and message_3 each go to /.well-known/edhoc and are answered 2.04.
 #[test]
 #[ignore = "needs aiocoap and lakers-python in target/venv"]
 fn aiocoap_client_gets_from_covey_serve_over_edhoc() {
-    let (server, port, dir) = edhoc_server("separate");
-    let mut cmd = Command::new(venv_bin("python"));
-    cmd.arg(peer_script())
-        .arg("client")
-        .arg(format!("coap://127.0.0.1:{port}/sensors/temp"));
-    let out = run_limited(cmd, LIMIT);
-    let (text, err) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "{text}{err}");
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.first(), Some(&"code 2.05"), "{text}{err}");
-    assert!(
-        lines[1].starts_with("payload ") && lines[1].len() > "payload ".len(),
-        "{text}"
-    );
-    // message_1 and message_3 each went to /.well-known/edhoc and were answered 2.04.
-    let log = server.log();
-    assert_eq!(
-        log.matches("POST /.well-known/edhoc -> 2.04").count(),
-        2,
-        "{log}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(aiocoap_gets_temperature("client"), 2);
 }
 
 #[test]

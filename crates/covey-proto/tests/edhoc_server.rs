@@ -28,7 +28,12 @@ fn addr(n: u8) -> SocketAddr {
 }
 
 fn server(max_sessions: usize, trusting: &str) -> Endpoint {
-    let mut server = Endpoint::new(Config::default(), 2).unwrap();
+    server_with(Config::default(), max_sessions, trusting)
+}
+
+/// [`server`] with `config`.
+fn server_with(config: Config, max_sessions: usize, trusting: &str) -> Endpoint {
+    let mut server = Endpoint::new(config, 2).unwrap();
     server.enable_edhoc(EdhocConfig {
         own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
         trusted: TrustedPeers::new([unhex(trusting).as_slice()]).unwrap(),
@@ -386,19 +391,11 @@ fn ask(
 #[test]
 fn a_new_session_replaces_the_least_recently_used_edhoc_context() {
     let now = Instant::ZERO;
-    let mut server = Endpoint::new(
-        Config {
-            max_oscore_contexts: 3,
-            ..Config::default()
-        },
-        2,
-    )
-    .unwrap();
-    server.enable_edhoc(EdhocConfig {
-        own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
-        trusted: TrustedPeers::new([unhex(CRED_I).as_slice()]).unwrap(),
-        max_sessions: 4,
-    });
+    let config = Config {
+        max_oscore_contexts: 3,
+        ..Config::default()
+    };
+    let mut server = server_with(config, 4, CRED_I);
     let mut clients = Vec::new();
     for n in 0..3 {
         let mut client = Endpoint::new(Config::default(), 10 + n).unwrap();
@@ -436,19 +433,11 @@ fn a_new_session_replaces_the_least_recently_used_edhoc_context() {
 fn a_49th_session_takes_over_the_least_recently_used_connection_identifier() {
     let now = Instant::ZERO;
     // Room for more contexts than there are one-byte C_Rs.
-    let mut server = Endpoint::new(
-        Config {
-            max_oscore_contexts: 64,
-            ..Config::default()
-        },
-        2,
-    )
-    .unwrap();
-    server.enable_edhoc(EdhocConfig {
-        own: OwnIdentity::new(&unhex(CRED_R), &unhex(R)).unwrap(),
-        trusted: TrustedPeers::new([unhex(CRED_I).as_slice()]).unwrap(),
-        max_sessions: 4,
-    });
+    let config = Config {
+        max_oscore_contexts: 64,
+        ..Config::default()
+    };
+    let mut server = server_with(config, 4, CRED_I);
     let mut client = Endpoint::new(Config::default(), 1).unwrap();
     let mut ids = Vec::new();
     for _ in 0..48 {

@@ -4,10 +4,11 @@
 
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::message::wire::rebuilt;
 use crate::{Duration, Instant};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use covey_core::{CoapOption, Code, Message, MessageEncoder, OptionNumber};
+use covey_core::{CoapOption, Code, Message, OptionNumber};
 use covey_edhoc::transport::{parse_request, split_combined_payload, EdhocRequest};
 use covey_edhoc::{OwnIdentity, Responder, ResponderAwaitingMessage3, TrustedPeers};
 
@@ -240,7 +241,6 @@ impl Endpoint {
         now: Instant,
         target: ResponseTarget,
         message: &Message<'_>,
-        datagram: &[u8],
     ) -> Option<Vec<u8>> {
         let mut table = self.edhoc.take()?;
         let kid = message
@@ -258,23 +258,6 @@ impl Endpoint {
             return None;
         }
         let (_, ciphertext) = split_combined_payload(message.payload()).ok()?;
-        let mut rebuilt = alloc::vec![0; datagram.len()];
-        let mut encoder = MessageEncoder::new(
-            &mut rebuilt,
-            message.message_type(),
-            message.code(),
-            message.message_id(),
-            message.token_bytes(),
-        )
-        .ok()?;
-        for option in message.options() {
-            if option.number != OptionNumber::EDHOC {
-                encoder.option(option.number, option.value).ok()?;
-            }
-        }
-        encoder.payload(ciphertext).ok()?;
-        let len = encoder.finish();
-        rebuilt.truncate(len);
-        Some(rebuilt)
+        rebuilt(message, &[OptionNumber::EDHOC], ciphertext)
     }
 }

@@ -157,7 +157,7 @@ impl Endpoint {
         let (message, datagram) = match !multicast && self.is_combined_edhoc(message) {
             false => (message, datagram),
             true => {
-                let Some(rebuilt) = self.take_combined_edhoc(now, target, message, datagram) else {
+                let Some(rebuilt) = self.take_combined_edhoc(now, target, message) else {
                     return;
                 };
                 combined = rebuilt;

@@ -7,14 +7,13 @@
 //! by their Partial IV, §7.4.1).
 
 use crate::endpoint::client::ExchangeSetup;
-use crate::endpoint::oscore_outer_block::whole_message;
 use crate::endpoint::Endpoint;
 use crate::event::{Failure, RequestId};
 use crate::exchange::client_exchange::{ExchangeState, OuterDownload};
 use crate::exchange::oscore_contexts::{at_least, OscoreContextId};
 use crate::message::option_rules::unrecognised_critical_option;
 use crate::message::outbox::OutSource;
-use crate::message::wire::reencode;
+use crate::message::wire::{rebuilt, reencode};
 use crate::request::{Request, RequestParams};
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
@@ -83,8 +82,10 @@ impl Endpoint {
             .and_then(|ex| ex.oscore.as_mut())
             .map(|p| {
                 // Asking for the next outer block: the same request under the same Partial IV.
-                let again = p.outer.as_ref().zip(p.request.clone());
-                let again = again.map(|(o, id)| (o.next, id));
+                let again = p
+                    .outer
+                    .as_ref()
+                    .and_then(|o| Some((o.next, p.request.clone()?)));
                 (p.context, again, p.edhoc_message_3.take())
             })
         else {
@@ -174,7 +175,7 @@ impl Endpoint {
             return None;
         }
         let outer = p.outer.take()?;
-        whole_message(m, &outer.body, [OptionNumber::BLOCK2, OptionNumber::SIZE2])
+        rebuilt(m, &[OptionNumber::BLOCK2, OptionNumber::SIZE2], &outer.body)
     }
 
     /// Whether exchange `key` is an established observation.

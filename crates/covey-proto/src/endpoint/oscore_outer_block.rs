@@ -8,9 +8,10 @@
 
 use crate::endpoint::Endpoint;
 use crate::exchange::incoming_exchange::ResponseTarget;
+use crate::message::wire::rebuilt;
 use crate::Instant;
 use alloc::vec::Vec;
-use covey_core::{uint, Block, Code, Message, MessageEncoder, OptionNumber};
+use covey_core::{uint, Block, Code, Message, OptionNumber};
 
 /// What became of a request at the outer Block1 step.
 pub(crate) enum OuterBlocks {
@@ -51,7 +52,8 @@ impl Endpoint {
         let Some(body) = self.receive_block1(now, target, multicast, message, block, size1) else {
             return OuterBlocks::Answered;
         };
-        match whole_message(message, &body, [OptionNumber::BLOCK1, OptionNumber::SIZE1]) {
+        // The last block's header and options but its outer Block1 and Size1, and the body.
+        match rebuilt(message, &[OptionNumber::BLOCK1, OptionNumber::SIZE1], &body) {
             Some(whole) => OuterBlocks::Whole(whole, block),
             None => {
                 self.reply_error(
@@ -65,32 +67,4 @@ impl Endpoint {
             }
         }
     }
-}
-
-/// The OSCORE message whose last outer block is `last`: its header, token and options but
-/// the outer block options `skip`, and `body` as its payload.
-pub(crate) fn whole_message(
-    last: &Message<'_>,
-    body: &[u8],
-    skip: [OptionNumber; 2],
-) -> Option<Vec<u8>> {
-    let options: usize = last.options().map(|o| o.value.len() + 5).sum();
-    let mut out = alloc::vec![0; 4 + 8 + options + 1 + body.len()];
-    let mut encoder = MessageEncoder::new(
-        &mut out,
-        last.message_type(),
-        last.code(),
-        last.message_id(),
-        last.token_bytes(),
-    )
-    .ok()?;
-    for o in last.options() {
-        if !skip.contains(&o.number) {
-            encoder.option(o.number, o.value).ok()?;
-        }
-    }
-    encoder.payload(body).ok()?;
-    let len = encoder.finish();
-    out.truncate(len);
-    Some(out)
 }

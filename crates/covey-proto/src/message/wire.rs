@@ -49,6 +49,34 @@ pub(crate) fn reencode(
     })
 }
 
+/// `message` as a new datagram of its own, without the options in `skip` and with
+/// `payload` instead of its own: how a message put together from outer blocks, or an
+/// EDHOC + OSCORE request without its message_3, goes on. `None` if it does not encode.
+#[cfg(feature = "oscore")]
+pub(crate) fn rebuilt(
+    message: &Message<'_>,
+    skip: &[OptionNumber],
+    payload: &[u8],
+) -> Option<alloc::vec::Vec<u8>> {
+    let options: usize = message.options().map(|o| o.value.len() + 5).sum();
+    let mut out = alloc::vec![0; 4 + 8 + options + 1 + payload.len()];
+    let mut encoder = MessageEncoder::new(
+        &mut out,
+        message.message_type(),
+        message.code(),
+        message.message_id(),
+        message.token_bytes(),
+    )
+    .ok()?;
+    for o in message.options().filter(|o| !skip.contains(&o.number)) {
+        encoder.option(o.number, o.value).ok()?;
+    }
+    encoder.payload(payload).ok()?;
+    let len = encoder.finish();
+    out.truncate(len);
+    Some(out)
+}
+
 /// Writes one observer's notification into `buf`: the round's `template` (options and
 /// payload) as a `message_type` message with the observer's `token`, `message_id` and
 /// Observe option in `extra`.
