@@ -48,7 +48,7 @@ fn edhoc_server(name: &str) -> (Background, u16, PathBuf) {
 /// --edhoc` and checks it got a 2.05 with a reading; returns how many EDHOC messages went to
 /// /.well-known/edhoc on their own (each answered 2.04).
 fn aiocoap_gets_temperature(mode: &str) -> usize {
-    let (server, port, dir) = edhoc_server(mode);
+    let (server, port, dir) = edhoc_server(&format!("serve-{mode}"));
     let mut cmd = Command::new(venv_bin("python"));
     cmd.arg(peer_script())
         .arg(mode)
