@@ -270,3 +270,117 @@ fn an_observed_entity_observes_its_members_under_their_oscore_contexts() {
         );
     }
 }
+
+/// Issue 27's "context per member, stored with the entity, never printed": `covey entity
+/// create --oscore DIR --member-oscore URI=DIR` hands the EM its side of each member's
+/// context inside the entity document, over OSCORE. The EM asks the two `covey serve
+/// --oscore` members under them, keeps them in its database (the owner's alone) and never
+/// shows them (`GET /e/room/profile`, the log). After a restart it resumes above the sequence
+/// numbers it reserved before (RFC 8613 Appendix B.1.1): the members, still running, would
+/// refuse a number twice. The same document in the clear is refused (4.01), as is another
+/// context for a member that has one (4.09).
+#[test]
+fn an_entity_carries_its_members_oscore_contexts_and_never_shows_them() {
+    let scratch = Scratch::new("oscore-carried");
+    let secrets = [
+        "d0d1d2d3d4d5d6d7d8d9dadbdcdddedf",
+        "e0e1e2e3e4e5e6e7e8e9eaebecedeeef",
+    ];
+    let mut servers = Vec::new();
+    let mut uris = Vec::new();
+    let mut em_sides = Vec::new();
+    for (i, secret) in secrets.iter().enumerate() {
+        let member = context_dir(&scratch, &format!("member-{i}"), secret, "4d", "45");
+        let (server, port) = covey_server(&["--oscore", &member]);
+        servers.push(server);
+        uris.push(format!("coap://127.0.0.1:{port}/sensors/temp"));
+        em_sides.push(context_dir(
+            &scratch,
+            &format!("em-{i}"),
+            secret,
+            "45",
+            "4d",
+        ));
+    }
+    let client = context_dir(&scratch, "client-ctx", SECRET, CLIENT_ID, GATEWAY_ID);
+    let db = scratch.join("e.db");
+    let gw = gateway(&scratch, &[]);
+    let base = gw.base();
+    let create_args = |name: &'static str, protected: bool, contexts: &[(usize, &str)]| {
+        let mut args = vec!["create".to_string(), base.clone(), name.to_string()];
+        if protected {
+            args.extend(["--oscore".to_string(), client.clone()]);
+        }
+        for uri in &uris {
+            args.extend(["--member".to_string(), uri.clone()]);
+        }
+        for (i, dir) in contexts {
+            args.extend(["--member-oscore".to_string(), format!("{}={dir}", uris[*i])]);
+        }
+        args
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        entity(&args)
+    };
+    let both = [(0, em_sides[0].as_str()), (1, em_sides[1].as_str())];
+
+    // The CLI refuses to send secrets in the clear; the EM refuses them too.
+    fails(
+        &run(create_args("room", false, &both)),
+        2,
+        &["--oscore or over coaps://"],
+    );
+    let doc = format!(
+        r#"{{"name": "room", "er": ["{}"], "oscore": {{"{}": {{"secret_hex": "{}", "sender-id_hex": "45", "recipient-id_hex": "4d"}}}}}}"#,
+        uris[0], uris[0], secrets[0]
+    );
+    let clear = covey_run(&["post", &format!("{base}/e"), "-t", "json", "-e", &doc]);
+    fails(&clear, 3, &["4.01", "never in the clear"]);
+
+    ok(&run(create_args("room", true, &both)));
+    let query = format!("{}?eo=avg", gw.entity_uri("room"));
+    let out = ok(&covey_run(&["get", &query]));
+    assert!(out.ends_with("answered: 2 of 2\n"), "{out}");
+
+    let shown = ok(&covey_run(&[
+        "get",
+        &format!("{}/profile", gw.entity_uri("room")),
+    ]));
+    assert!(
+        !shown.contains("oscore") && !shown.contains("secret"),
+        "{shown}"
+    );
+    let log = gw.log();
+    assert!(log.contains("is asked under OSCORE, kid 45"), "{log}");
+    let stored = std::fs::read(&db).unwrap_or_default();
+    let wal = std::fs::read(scratch.join("e.db-wal")).unwrap_or_default();
+    for secret in secrets {
+        assert!(!log.contains(secret), "a secret in the log");
+        assert!(!shown.contains(secret), "a secret shown");
+        let needle = secret.as_bytes();
+        let held = |bytes: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        assert!(held(&stored) || held(&wal), "stored with the entity");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&db).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "the database is its owner's alone");
+
+    // Another context for member 0 (member 1's secret under member 0's URI).
+    let other = [(0, em_sides[1].as_str())];
+    fails(
+        &run(create_args("hall", true, &other)),
+        3,
+        &["4.09", "already has another OSCORE context (entity room)"],
+    );
+
+    // A restart: the contexts come back from the database, above the numbers used.
+    drop(gw);
+    let gw = gateway(&scratch, &[]);
+    let query = format!("{}?eo=avg", gw.entity_uri("room"));
+    let out = ok(&covey_run(&["get", &query]));
+    assert!(
+        out.ends_with("answered: 2 of 2\n"),
+        "after a restart: {out}"
+    );
+}

@@ -83,6 +83,9 @@ pub struct EmConfig {
     pub member_oscore: Vec<(SocketAddr, covey_proto::covey_oscore::SecurityContext)>,
     /// What keeps some of those contexts' sequence numbers reserved ahead while the EM runs.
     pub member_reservations: Vec<(SocketAddr, crate::MemberReservation)>,
+    /// Most member contexts the entities carry in their documents (`"oscore"`) at once; a
+    /// creation or change beyond is refused.
+    pub max_member_contexts: usize,
 }
 
 impl Default for EmConfig {
@@ -114,6 +117,7 @@ impl Default for EmConfig {
             access: Access::Open,
             member_oscore: Vec::new(),
             member_reservations: Vec::new(),
+            max_member_contexts: 256,
         }
     }
 }
@@ -146,7 +150,7 @@ impl EmConfig {
         // The engine keeps large replies for the Block2 requests that follow.
         c.block_cache_lifetime = self.block_cache_lifetime;
         c.max_dedup_entries = 65_536;
-        c.max_oscore_contexts = c.max_oscore_contexts.max(self.member_oscore.len());
+        c.max_oscore_contexts += self.member_oscore.len() + self.max_member_contexts;
         // The EM sends its own message IDs to every member for every query: under load that
         // is more than the 265 per second per peer that EXCHANGE_LIFETIME (247 s) allows
         // (RFC 7252 §4.4). With 1 s an ID comes round within the lifetime only for a member

@@ -126,6 +126,14 @@ impl Entity {
         Some(uri)
     }
 
+    /// The OSCORE contexts the entity carries, by member address.
+    pub(crate) fn member_contexts(&self) -> Vec<(SocketAddr, crate::MemberContext)> {
+        self.members
+            .iter()
+            .filter_map(|m| Some((m.addr, self.profile.oscore.get(&m.uri)?.clone())))
+            .collect()
+    }
+
     /// The member URIs in order.
     pub fn member_uris(&self) -> Vec<String> {
         self.members.iter().map(|m| m.uri.clone()).collect()

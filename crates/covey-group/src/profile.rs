@@ -5,11 +5,13 @@
 use crate::document::{DocumentError, Node};
 use crate::error_report::{Problem, Reason};
 use crate::member::{Member, MemberUriError};
+use crate::member_context::MemberContext;
 use crate::operation::Operation;
 use covey_core::ContentFormat;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -313,10 +315,14 @@ pub struct ProfileDocument {
     /// with it is refused (unknown field).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjoined: Vec<String>,
+    /// OSCORE contexts by member URI (one of `er`), the EM's side of each: accepted over
+    /// OSCORE or coaps only, stored with the entity, never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oscore: Option<BTreeMap<String, MemberContext>>,
 }
 
 /// Every field a request may carry, in document order (for diagnostics).
-const KNOWN_FIELDS: &str = "name, er, emt, ect, enr, eo, delay";
+const KNOWN_FIELDS: &str = "name, er, emt, ect, enr, eo, delay, oscore";
 
 impl ProfileDocument {
     /// A creation request for entity `name` of members `er`, every other field unset.
@@ -349,6 +355,8 @@ impl ProfileDocument {
         }
         let name = self.name.ok_or(ProfileError::Missing("name"))?;
         let er = self.er.ok_or(ProfileError::Missing("er"))?;
+        let oscore = self.oscore.unwrap_or_default();
+        contexts_of_members(&oscore, &er)?;
         Ok(EntitySpec {
             name,
             profile: Profile {
@@ -358,6 +366,7 @@ impl ProfileDocument {
                 enr: self.enr,
                 eo: self.eo,
                 delay: self.delay.unwrap_or(Delay::Millis(0)),
+                oscore,
             },
         })
     }
@@ -411,6 +420,14 @@ impl ProfileDocument {
         if let Some(delay) = self.delay {
             p.delay = delay;
         }
+        match &self.oscore {
+            Some(oscore) => {
+                contexts_of_members(oscore, &p.er)?;
+                p.oscore = oscore.clone();
+            }
+            // Members that left take their contexts with them.
+            None => p.oscore.retain(|uri, _| p.er.contains(uri)),
+        }
         Ok(p)
     }
 }
@@ -430,6 +447,8 @@ pub struct Profile {
     pub eo: Option<Vec<Operation>>,
     /// Delay between member requests (`delay`), 0 by default.
     pub delay: Delay,
+    /// OSCORE contexts by member URI (`oscore`): stored, never shown.
+    pub oscore: BTreeMap<String, MemberContext>,
 }
 
 impl Profile {
@@ -442,6 +461,7 @@ impl Profile {
             enr: None,
             eo: None,
             delay: Delay::Millis(0),
+            oscore: BTreeMap::new(),
         }
     }
 
@@ -483,6 +503,7 @@ impl Profile {
             delay: Some(self.delay),
             mcast_uri: mcast_uri.map(str::to_string),
             unjoined: Vec::new(),
+            oscore: None,
         }
     }
 
@@ -499,6 +520,7 @@ impl Profile {
             delay: Some(self.delay),
             mcast_uri: None,
             unjoined: Vec::new(),
+            oscore: (!self.oscore.is_empty()).then(|| self.oscore.clone()),
         }
     }
 
@@ -703,6 +725,7 @@ fn parse_fields(node: Node, max_members: usize) -> Result<ProfileDocument, Profi
             "eo" => f.eo = Some(parse_eo(&value)?),
             "delay" => f.delay = Some(parse_delay(&value)?),
             "mcastURI" => f.mcast_uri = Some(text_of("mcastURI", "a string", &value)?.into()),
+            "oscore" => f.oscore = Some(parse_oscore(&value)?),
             _ => return Err(ProfileError::UnknownField(key)),
         }
         seen.push(key);
@@ -746,6 +769,41 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
         );
     }
     Ok(())
+}
+
+/// The `oscore` field: an object of member URI to [`MemberContext`].
+fn parse_oscore(value: &Node) -> Result<BTreeMap<String, MemberContext>, ProfileError> {
+    let Node::Map(entries) = value else {
+        return Err(wrong("oscore", "an object of member URI to context", value));
+    };
+    let mut contexts = BTreeMap::new();
+    for (key, context) in entries {
+        let uri = text_of("oscore", "member URIs as keys", key)?;
+        let context = MemberContext::parse(uri, context)?;
+        if contexts.insert(uri.to_string(), context).is_some() {
+            return Err(ProfileError::invalid(
+                "oscore",
+                Reason::Duplicate,
+                format!("{uri} is given twice"),
+            ));
+        }
+    }
+    Ok(contexts)
+}
+
+/// Checks that every context is for a member in `er`.
+fn contexts_of_members(
+    oscore: &BTreeMap<String, MemberContext>,
+    er: &[String],
+) -> Result<(), ProfileError> {
+    match oscore.keys().find(|uri| !er.contains(uri)) {
+        Some(uri) => Err(ProfileError::invalid(
+            "oscore",
+            Reason::UnknownValue,
+            format!("{uri} is not a member of the entity (er)"),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn parse_name(value: &Node) -> Result<String, ProfileError> {
@@ -1139,6 +1197,51 @@ mod tests {
             ProfileDocument::parse(PayloadFormat::Json, &json, 10),
             Err(ProfileError::UnknownField("unjoined".into()))
         );
+    }
+
+    /// Member contexts are stored with the entity and parse back from the store, but the
+    /// profile shown never holds them; a context is for a member of `er`, and a member
+    /// that leaves takes its context along.
+    #[test]
+    fn member_contexts_are_stored_never_shown_and_follow_the_members() {
+        let context =
+            json!({"secret_hex": "a0a1", "sender-id_hex": "45", "recipient-id_hex": "4d"});
+        let doc = json!({
+            "name": "a",
+            "er": ["coap://[::1]/s", "coap://[::2]/s"],
+            "oscore": {"coap://[::1]/s": context},
+        })
+        .to_string();
+        let spec = parse_entity(PayloadFormat::Json, doc.as_bytes(), 10).unwrap();
+        assert_eq!(spec.profile.oscore["coap://[::1]/s"].kid(), "45");
+        let stored = spec.profile.to_stored_json("a").to_string();
+        assert!(stored.contains("a0a1"), "{stored}");
+        let again = parse_entity(PayloadFormat::Json, stored.as_bytes(), 10).unwrap();
+        assert_eq!(again.profile, spec.profile);
+        let shown = spec.profile.to_json("a", None).to_string();
+        assert!(
+            !shown.contains("a0a1") && !shown.contains("oscore"),
+            "{shown}"
+        );
+
+        let elsewhere =
+            json!({"name": "a", "er": ["coap://[::2]/s"], "oscore": {"coap://[::1]/s": context}});
+        let err = parse_entity(PayloadFormat::Json, elsewhere.to_string().as_bytes(), 10);
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "field \"oscore\": coap://[::1]/s is not a member of the entity (er)"
+        );
+
+        let leaves = parse_change(PayloadFormat::Json, br#"{"er": ["coap://[::2]/s"]}"#, 10)
+            .unwrap()
+            .apply("a", &spec.profile, None)
+            .unwrap();
+        assert!(leaves.oscore.is_empty());
+        let replaced = parse_change(PayloadFormat::Json, br#"{"oscore": {}}"#, 10)
+            .unwrap()
+            .apply("a", &spec.profile, None)
+            .unwrap();
+        assert!(replaced.oscore.is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::member_oscore::MemberOscore;
 use crate::sources::Sources;
+use crate::store::Store;
 use crate::timers::{TaskId, TimerKey, Timers};
 use covey_proto::{AppId, Endpoint, Instant, Request, RequestError, RequestId, RequestParams};
 use std::collections::BTreeMap;
@@ -23,6 +24,8 @@ pub(crate) struct TaskIo<'a> {
     app: AppId,
     /// The members' OSCORE contexts.
     member_oscore: &'a mut MemberOscore,
+    /// Where their sequence numbers are reserved.
+    store: &'a mut dyn Store,
 }
 
 impl<'a> TaskIo<'a> {
@@ -33,7 +36,7 @@ impl<'a> TaskIo<'a> {
         timers: &'a mut Timers,
         task: TaskId,
         (sources, app): (Sources, AppId),
-        member_oscore: &'a mut MemberOscore,
+        (member_oscore, store): (&'a mut MemberOscore, &'a mut dyn Store),
     ) -> TaskIo<'a> {
         TaskIo {
             ep,
@@ -44,6 +47,7 @@ impl<'a> TaskIo<'a> {
             sources,
             app,
             member_oscore,
+            store,
         }
     }
 
@@ -61,7 +65,10 @@ impl<'a> TaskIo<'a> {
             owner: self.app,
             ..params
         };
-        let id = match self.member_oscore.context_for(self.ep, remote)? {
+        let id = match self
+            .member_oscore
+            .context_for(self.ep, self.store, remote)?
+        {
             Some(context) => self
                 .ep
                 .send_protected_request(self.now, remote, request, params, context)?,

@@ -537,6 +537,19 @@ fn json_clients_get_the_field_and_reason_as_data() {
             "which is not a number",
         ),
         (
+            r#"{"name":"a","er":["coap://[::1]/s"],"oscore":{"coap://[::1]/s":{"secret_hex":"zz"}}}"#
+                .to_string(),
+            Some("oscore"),
+            Reason::WrongType,
+            "coap://[::1]/s: \"secret_hex\" is not a hex string",
+        ),
+        (
+            r#"{"name":"a","er":["coap://[::1]/s"],"oscore":{"coap://[::2]/s":{}}}"#.to_string(),
+            Some("oscore"),
+            Reason::Missing,
+            "has no \"secret_hex\"",
+        ),
+        (
             r#"{"name":"a","#.to_string(),
             None,
             Reason::Malformed,
@@ -555,7 +568,7 @@ fn json_clients_get_the_field_and_reason_as_data() {
     assert_eq!(
         doc,
         serde_json::json!({
-            "error": "the profile must be an object with the fields name, er, emt, ect, enr, eo, delay (got an array)",
+            "error": "the profile must be an object with the fields name, er, emt, ect, enr, eo, delay, oscore (got an array)",
             "field": null,
             "reason": "not_an_object",
         })

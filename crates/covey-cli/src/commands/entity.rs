@@ -72,6 +72,11 @@ struct Gateway {
     /// DTLS credentials for a coaps:// gateway.
     #[command(flatten)]
     dtls: DtlsArgs,
+
+    /// Protect the requests to the gateway with OSCORE (RFC 8613) under the security
+    /// context in DIR (aiocoap's layout: settings.json, secret.json, sequence.json).
+    #[arg(long, value_name = "DIR")]
+    oscore: Option<std::path::PathBuf>,
 }
 
 /// A gateway and an entity name.
@@ -123,6 +128,20 @@ struct CreateArgs {
     /// Fail (4.12) instead of 4.00 when the name exists (sends If-None-Match).
     #[arg(long)]
     if_none_match: bool,
+
+    /// The EM's OSCORE context with a member, URI=DIR (repeatable; DIR in aiocoap's layout,
+    /// the EM's side): the EM asks that member under it. Stored with the entity, never
+    /// shown; sent only over --oscore or coaps://.
+    #[arg(long = "member-oscore", value_name = "URI=DIR", value_parser = member_oscore_arg)]
+    member_oscore: Vec<(String, std::path::PathBuf)>,
+}
+
+/// `URI=DIR` of `--member-oscore`; the URI ends at the last `=`, as a DIR may hold none.
+fn member_oscore_arg(text: &str) -> Result<(String, std::path::PathBuf), String> {
+    match text.rsplit_once('=') {
+        Some((uri, dir)) if !uri.is_empty() && !dir.is_empty() => Ok((uri.to_string(), dir.into())),
+        _ => Err(format!("{text:?} is not URI=DIR")),
+    }
 }
 
 /// Arguments of `covey entity query`.
@@ -193,6 +212,13 @@ pub fn run(args: EntityArgs) -> Result<(), Failure> {
     };
     crate::logging::init(gateway.verbose);
     let dtls = gateway.dtls.client_config(timeout(gateway)?)?;
+    let oscore = match &gateway.oscore {
+        Some(dir) => Some(
+            crate::commands::oscore_dir::load_for_sending(dir, 0)
+                .map_err(|e| Failure::new(ExitKind::Usage, e))?,
+        ),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -201,6 +227,9 @@ pub fn run(args: EntityArgs) -> Result<(), Failure> {
         let mut builder = ClientBuilder::new();
         if let Some(dtls) = dtls {
             builder = builder.dtls(dtls);
+        }
+        if let Some(context) = oscore {
+            builder = builder.oscore_context(context);
         }
         let client = builder.build()?;
         let result = match args.command {
@@ -273,6 +302,9 @@ impl Call<'_> {
         }
         for q in self.queries {
             request = request.query(q);
+        }
+        if self.gateway.oscore.is_some() {
+            request = request.oscore(0);
         }
         if self.if_none_match {
             request = request.if_none_match();
@@ -466,8 +498,37 @@ fn create_payload(a: &CreateArgs) -> Result<ProfileDocument, Failure> {
             .map_err(bad_option)?,
         eo: (!eo.is_empty()).then_some(eo),
         delay: field(a.delay.as_deref())?,
+        oscore: member_contexts(a)?,
         ..ProfileDocument::new(&a.name, a.members.clone())
     })
+}
+
+/// The `oscore` field of `--member-oscore`: each URI one of `--member`, each DIR a context,
+/// and only over a protected channel (the clear would show the secrets).
+fn member_contexts(
+    a: &CreateArgs,
+) -> Result<Option<std::collections::BTreeMap<String, covey_group::MemberContext>>, Failure> {
+    if a.member_oscore.is_empty() {
+        return Ok(None);
+    }
+    if a.gateway.oscore.is_none() && !a.gateway.gateway.starts_with("coaps://") {
+        return Err(usage(
+            "--member-oscore sends secrets: talk to the gateway with --oscore or over coaps://",
+        ));
+    }
+    let mut contexts = std::collections::BTreeMap::new();
+    for (uri, dir) in &a.member_oscore {
+        if !a.members.contains(uri) {
+            return Err(usage(format!(
+                "--member-oscore {uri}: not one of the --member URIs"
+            )));
+        }
+        let context = crate::commands::oscore_dir::member_context(dir).map_err(usage)?;
+        if contexts.insert(uri.clone(), context).is_some() {
+            return Err(usage(format!("--member-oscore {uri}: given twice")));
+        }
+    }
+    Ok(Some(contexts))
 }
 
 /// A usage error for an option whose value the EM would refuse, e.g.

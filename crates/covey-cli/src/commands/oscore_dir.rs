@@ -19,7 +19,28 @@ const WINDOW: u64 = 32;
 
 /// Reads the directory and derives its context; the error says what is wrong, in one line.
 pub fn load(dir: &Path) -> Result<SecurityContext, String> {
-    let fail = |why: String| format!("--oscore {}: {why}", dir.display());
+    with_input(dir, "--oscore", |input| {
+        SecurityContext::derive(input).map_err(|e| e.to_string())
+    })
+}
+
+/// The EM's side of a member's context as an entity document carries it (`covey entity
+/// create --member-oscore URI=DIR`): the directory's values, checked.
+pub fn member_context(dir: &Path) -> Result<covey_group::MemberContext, String> {
+    with_input(dir, "--member-oscore", |input| {
+        SecurityContext::derive(input).map_err(|e| e.to_string())?;
+        Ok(covey_group::MemberContext::new(input))
+    })
+}
+
+/// Reads the directory and hands its values to `make`; an error is one line naming `option`
+/// and the directory.
+fn with_input<T>(
+    dir: &Path,
+    option: &str,
+    make: impl FnOnce(&ContextInput<'_>) -> Result<T, String>,
+) -> Result<T, String> {
+    let fail = |why: String| format!("{option} {}: {why}", dir.display());
     let data = read_merged(dir).map_err(fail)?;
     let bytes = |key: &str| data.get(key).map(Vec::as_slice);
     let required = |key: &str| bytes(key).ok_or_else(|| fail(format!("no {key}_hex")));
@@ -30,7 +51,7 @@ pub fn load(dir: &Path) -> Result<SecurityContext, String> {
         recipient_id: required("recipient-id")?,
         id_context: bytes("id-context"),
     };
-    SecurityContext::derive(&input).map_err(|e| fail(e.to_string()))
+    make(&input).map_err(fail)
 }
 
 /// Sequence numbers a client reserves per run besides one per block it may send: the
@@ -181,7 +202,7 @@ fn decode(key: &str, value: &Value) -> Result<(String, Option<Vec<u8>>), String>
             .ok_or_else(|| format!("{key} must be a string"))
     };
     if let Some(name) = key.strip_suffix("_hex") {
-        let bytes = hex(text()?).ok_or_else(|| format!("{key} is not hex"))?;
+        let bytes = covey_group::decode_hex(text()?).ok_or_else(|| format!("{key} is not hex"))?;
         return Ok((name.into(), Some(bytes)));
     }
     if let Some(name) = key.strip_suffix("_ascii") {
@@ -202,16 +223,6 @@ fn decode(key: &str, value: &Value) -> Result<(String, Option<Vec<u8>>), String>
         // Other keys (aiocoap's own) do not change the context.
         _ => Ok((key.into(), None)),
     }
-}
-
-fn hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::{EntityManager, Input, ReachedAt, Task};
 use crate::entity::Entity;
 use crate::error_report::{Problem, Reason};
 use crate::incoming::IncomingRequest;
+use crate::member_oscore::Claimed;
 use crate::membership::{Action, MemberReport, MembershipChange};
 use crate::probe::{LocalEntities, Probe, ProbeSpec};
 use crate::profile::{parse_entity, Ect, PayloadFormat};
@@ -24,6 +25,8 @@ pub(crate) struct CreateTask {
     to: Responder,
     accept: Option<ContentFormat>,
     entity: Entity,
+    /// The member contexts this creation took on.
+    claimed: Claimed,
     stage: CreateStage,
 }
 
@@ -193,6 +196,11 @@ impl EntityManager {
             members,
             self.config.initial_response_size,
         );
+        let given = !entity.profile.oscore.is_empty();
+        let what = format!("entity {name} not created");
+        let Some(claimed) = self.claim_contexts(ep, now, &to, (&entity, given), &what) else {
+            return;
+        };
         let mut probe = Probe::new(ProbeSpec {
             name: name.clone(),
             members: entity.members.clone(),
@@ -208,6 +216,7 @@ impl EntityManager {
             to,
             accept: req.accept,
             entity,
+            claimed,
             stage: CreateStage::Probe(probe),
         };
         self.advance(ep, now, id, Task::Create(task));
@@ -226,7 +235,7 @@ impl EntityManager {
                     let outcome = p.outcome();
                     let name = t.entity.name.clone();
                     if let Some(first) = outcome.problems.first() {
-                        self.busy.remove(&name);
+                        self.abandon(&name, &mut t.claimed);
                         let reply = Reply::refused(
                             Code::BAD_REQUEST,
                             format!("entity {name} not created: {}", joined(&outcome.problems)),
@@ -244,7 +253,7 @@ impl EntityManager {
                         return None;
                     }
                     let Some(group) = self.pool.allocate() else {
-                        self.busy.remove(&name);
+                        self.abandon(&name, &mut t.claimed);
                         let reply = Reply::error(
                             Code::SERVICE_UNAVAILABLE,
                             format!(
@@ -260,7 +269,7 @@ impl EntityManager {
                     let record = t.entity.record(RecordState::Pending);
                     if let Err(e) = self.store.insert(&record, Some(self.pool.cursor())) {
                         self.pool.release(group);
-                        self.busy.remove(&name);
+                        self.abandon(&name, &mut t.claimed);
                         let reply = self.store_failure(&name, e);
                         self.send_reply(ep, now, &t.to, reply);
                         return None;
@@ -281,7 +290,7 @@ impl EntityManager {
                     if let Some(g) = t.entity.group {
                         self.pool.release(g);
                     }
-                    self.busy.remove(&name);
+                    self.abandon(&name, &mut t.claimed);
                     let reply = self.store_failure(&name, e);
                     self.send_reply(ep, now, &t.to, reply);
                     return None;
@@ -326,7 +335,7 @@ impl EntityManager {
                     if let Some(g) = t.entity.group {
                         self.pool.release(g);
                     }
-                    self.busy.remove(&name);
+                    self.abandon(&name, &mut t.claimed);
                     let mut text = format!(
                         "entity {name} not created: not every member joined {}\n",
                         t.entity.group.map(|g| g.to_string()).unwrap_or_default()
@@ -357,7 +366,7 @@ impl EntityManager {
         &mut self,
         ep: &mut Endpoint,
         now: Instant,
-        t: CreateTask,
+        mut t: CreateTask,
         state: RecordState,
         joins: Vec<MemberReport>,
     ) {
@@ -370,6 +379,8 @@ impl EntityManager {
         };
         self.busy.remove(&name);
         if let Err(e) = stored {
+            self.member_oscore
+                .give_back(&name, std::mem::take(&mut t.claimed));
             // A multicast entity whose members joined stays pending in the store; the next
             // start asks them to leave.
             let reply = self.store_failure(&name, e);
@@ -385,6 +396,7 @@ impl EntityManager {
                 t.entity.profile.ect.name()
             ),
         );
+        self.settle_contexts(&t.entity);
         self.entities.insert(name, t.entity);
     }
 

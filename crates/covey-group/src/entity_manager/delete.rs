@@ -49,6 +49,7 @@ impl EntityManager {
                 return self.send_reply(ep, now, &to, reply);
             }
             self.entities.remove(name);
+            self.member_oscore.keep_only(name, &[]);
             let why = format!("entity {name} was deleted");
             self.end_observations(ep, now, name, Code::NOT_FOUND, &why);
             self.note(LogLevel::Info, format!("deleted entity {name}"));
@@ -107,6 +108,7 @@ impl EntityManager {
             };
         }
         let group = self.entities.remove(&t.name).and_then(|e| e.group);
+        self.member_oscore.keep_only(&t.name, &[]);
         let why = format!("entity {} was deleted", t.name);
         self.end_observations(ep, now, &t.name, Code::NOT_FOUND, &why);
         if let Some(g) = group {

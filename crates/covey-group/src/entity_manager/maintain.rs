@@ -32,6 +32,7 @@ impl EntityManager {
             let Some(group) = e.group else {
                 let _ = self.store.remove(&e.name);
                 self.busy.remove(&e.name);
+                self.member_oscore.keep_only(&e.name, &[]);
                 continue;
             };
             self.spawn_maintenance(ep, now, e.name.clone(), group, addresses(&e), true);
@@ -95,6 +96,7 @@ impl EntityManager {
                 Ok(()) => {
                     self.pool.release(t.group);
                     self.busy.remove(&t.name);
+                    self.member_oscore.keep_only(&t.name, &[]);
                     self.note(
                         LogLevel::Warn,
                         format!(

@@ -8,6 +8,7 @@ mod create;
 mod delete;
 mod durability;
 mod maintain;
+mod member_contexts;
 mod observe;
 mod query;
 mod reached_at;
@@ -133,9 +134,18 @@ impl EntityManager {
         let mut entities = BTreeMap::new();
         let mut leftovers = Vec::new();
         let mut busy = BTreeSet::new();
+        let mut member_oscore = MemberOscore::new(
+            &config.member_oscore,
+            &config.member_reservations,
+            config.max_member_contexts,
+            state.sequences.clone(),
+        );
         for record in &state.entities {
             let entity = Entity::from_record(record, usize::MAX, config.initial_response_size)
                 .map_err(EmError::Record)?;
+            member_oscore
+                .claim(&entity.name, &entity.member_contexts())
+                .map_err(|e| EmError::Record(format!("stored entity \"{}\": {e}", entity.name)))?;
             if let Some(g) = entity.group {
                 pool.mark_used(g);
             }
@@ -151,7 +161,7 @@ impl EntityManager {
         }
         Ok(EntityManager {
             admission: Admission::new(config.admission_limits()),
-            member_oscore: MemberOscore::new(&config.member_oscore, &config.member_reservations),
+            member_oscore,
             sources: Sources::default(),
             app: AppId::default(),
             config,
@@ -279,7 +289,7 @@ impl EntityManager {
             &mut self.timers,
             task,
             (self.sources, self.app),
-            &mut self.member_oscore,
+            (&mut self.member_oscore, &mut *self.store),
         );
         f(&mut io, &local)
     }
@@ -344,6 +354,7 @@ impl EntityManager {
             reached: *reached,
             observe: ObserveAs::Plain,
             oscore: matches!(who.identity, Some(PeerIdentity::Oscore(_))),
+            secured: who.identity.is_some(),
         };
         let action = action_of(&req);
         if let Err(denial) = self.config.access.check(who, &action) {

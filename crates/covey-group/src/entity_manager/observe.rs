@@ -260,7 +260,7 @@ impl EntityManager {
                 ..RequestParams::default()
             };
             // A member with a context is observed under it, never in the clear.
-            let sent = match self.member_oscore.context_for(ep, m.addr) {
+            let sent = match self.member_oscore.context_for(ep, &mut *self.store, m.addr) {
                 Ok(Some(context)) => {
                     ep.send_protected_request(now, m.addr, &request, params, context)
                 }

@@ -20,6 +20,9 @@ pub(crate) struct Responder {
     pub observe: ObserveAs,
     /// The request came OSCORE-protected and verified (RFC 8613 §8.2).
     pub oscore: bool,
+    /// The request came with an identity (OSCORE, EDHOC or DTLS): only such a request may
+    /// carry member contexts, as the clear would show their secrets.
+    pub secured: bool,
 }
 
 impl Responder {

@@ -8,6 +8,7 @@ use super::{unknown_entity, EntityManager, Input, Task};
 use crate::entity::Entity;
 use crate::error_report::{Problem, Reason};
 use crate::incoming::IncomingRequest;
+use crate::member_oscore::Claimed;
 use crate::membership::{Action, MemberReport, MembershipChange};
 use crate::probe::{LocalEntities, Probe, ProbeSpec};
 use crate::profile::{parse_change, Ect, PayloadFormat};
@@ -28,6 +29,8 @@ pub(crate) struct UpdateTask {
     added: Vec<(String, SocketAddr)>,
     removed: Vec<(String, SocketAddr)>,
     report: Vec<MemberReport>,
+    /// The member contexts this change took on.
+    claimed: Claimed,
     stage: UpdateStage,
 }
 
@@ -90,12 +93,15 @@ impl EntityManager {
                 problem,
             )
         };
-        let profile = match parse_change(format, &req.payload, self.config.max_members)
-            .and_then(|c| c.apply(name, &old.profile, old.mcast_uri().as_deref()))
-        {
-            Ok(p) => p,
-            Err(e) => return self.send_reply(ep, now, &to, bad(&e, e.problem())),
-        };
+        let mut given = false;
+        let profile =
+            match parse_change(format, &req.payload, self.config.max_members).and_then(|c| {
+                given = c.oscore.is_some();
+                c.apply(name, &old.profile, old.mcast_uri().as_deref())
+            }) {
+                Ok(p) => p,
+                Err(e) => return self.send_reply(ep, now, &to, bad(&e, e.problem())),
+            };
         let own = own_uris(name, &self.config.authorities);
         let members = match check_profile(name, &profile, &own) {
             Ok(m) => m,
@@ -125,6 +131,10 @@ impl EntityManager {
             .filter(|o| !new.members.iter().any(|m| m.same_resource(o)))
             .map(|m| (m.uri.clone(), m.addr))
             .collect();
+        let what = format!("profile of {name} not changed");
+        let Some(claimed) = self.claim_contexts(ep, now, &to, (&new, given), &what) else {
+            return;
+        };
         let mut probe = Probe::new(ProbeSpec {
             name: name.to_string(),
             members: new.members.clone(),
@@ -143,6 +153,7 @@ impl EntityManager {
             added,
             removed,
             report: Vec::new(),
+            claimed,
             stage: UpdateStage::Probe(probe),
         };
         self.advance(ep, now, id, Task::Update(task));
@@ -181,7 +192,7 @@ impl EntityManager {
                 UpdateStage::Probe(p) => {
                     let outcome = p.outcome();
                     if let Some(first) = outcome.problems.first() {
-                        self.busy.remove(&name);
+                        self.abandon(&name, &mut t.claimed);
                         let reply = Reply::refused(
                             Code::BAD_REQUEST,
                             format!(
@@ -233,7 +244,7 @@ impl EntityManager {
                     }
                 }
                 UpdateStage::Rollback(change) => {
-                    self.busy.remove(&name);
+                    self.abandon(&name, &mut t.claimed);
                     let mut text =
                         format!("profile of {name} not changed: not every new member joined\n");
                     for line in t.report.iter().filter(|r| !r.result.is_ok()) {
@@ -270,11 +281,12 @@ impl EntityManager {
     ) -> bool {
         let name = t.new.name.clone();
         if let Err(e) = self.store.update(&t.new.record(RecordState::Active)) {
-            self.busy.remove(&name);
+            self.abandon(&name, &mut t.claimed);
             let reply = self.store_failure(&name, e);
             self.send_reply(ep, now, &t.to, reply);
             return false;
         }
+        self.settle_contexts(&t.new);
         self.entities.insert(name.clone(), t.new.clone());
         // Its members or how they are combined may have changed: observers register again.
         let why = format!("entity {name} changed; observe it again");

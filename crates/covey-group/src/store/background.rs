@@ -19,6 +19,8 @@ enum Write {
     Insert(EntityRecord, Option<u32>),
     Update(EntityRecord),
     Remove(String),
+    /// A sequence reservation, answered once durable.
+    Reserve(String, u64, SyncSender<Result<(), StoreError>>),
 }
 
 /// What the writer thread reports back.
@@ -94,6 +96,11 @@ fn write_all(mut inner: Box<dyn Store>, queue: Receiver<Write>, progress: &Progr
             Write::Insert(record, cursor) => inner.insert(record, *cursor),
             Write::Update(record) => inner.update(record),
             Write::Remove(name) => inner.remove(name),
+            Write::Reserve(key, limit, answer) => {
+                // Not counted among the entity writes: its writer waits for this answer.
+                let _ = answer.send(inner.reserve_sequence(key, *limit));
+                continue;
+            }
         };
         if let Err(e) = written {
             *progress.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -129,6 +136,25 @@ impl Store for BackgroundStore {
         self.check()?;
         self.view.remove(name)?;
         self.queue(Write::Remove(name.to_string()))
+    }
+
+    fn reserve_sequence(&mut self, key: &str, limit: u64) -> Result<(), StoreError> {
+        self.check()?;
+        let (answer, answered) = sync_channel(1);
+        let queued = self
+            .jobs
+            .as_ref()
+            .map(|jobs| jobs.send(Write::Reserve(key.to_string(), limit, answer)));
+        let stopped = || {
+            self.progress
+                .failure()
+                .unwrap_or_else(|| StoreError::Writer("stopped".into()))
+        };
+        if !matches!(queued, Some(Ok(()))) {
+            return Err(stopped());
+        }
+        answered.recv().unwrap_or_else(|_| Err(stopped()))?;
+        self.view.reserve_sequence(key, limit)
     }
 
     fn accepted(&self) -> u64 {
@@ -190,6 +216,33 @@ mod tests {
         fn remove(&mut self, name: &str) -> Result<(), StoreError> {
             self.store.lock().unwrap().remove(name)
         }
+        fn reserve_sequence(&mut self, key: &str, limit: u64) -> Result<(), StoreError> {
+            if self.fail_on == Some(key) {
+                return Err(StoreError::Writer("disk full".into()));
+            }
+            self.store.lock().unwrap().reserve_sequence(key, limit)
+        }
+    }
+
+    /// A reservation is in the inner store when the call returns, after the entity
+    /// writes queued before it, and is not counted among them.
+    #[test]
+    fn a_sequence_reservation_is_durable_when_it_returns() {
+        let inner = Shared {
+            fail_on: Some("bad"),
+            ..Shared::default()
+        };
+        let mut s = BackgroundStore::spawn(Box::new(inner.clone())).unwrap();
+        s.insert(&record("a"), None).unwrap();
+        s.reserve_sequence("m", 1 << 20).unwrap();
+        let stored = inner.store.lock().unwrap().load().unwrap();
+        assert_eq!(stored.entities.len(), 1);
+        assert_eq!(stored.sequences.get("m"), Some(&(1 << 20)));
+        assert_eq!(s.load().unwrap().sequences.get("m"), Some(&(1 << 20)));
+        assert_eq!(s.accepted(), 1);
+        assert_eq!(wait_durable(&mut s), Ok(1));
+        assert!(s.reserve_sequence("bad", 5).is_err());
+        assert_eq!(s.load().unwrap().sequences.get("bad"), None);
     }
 
     fn wait_durable(s: &mut BackgroundStore) -> Result<u64, StoreError> {

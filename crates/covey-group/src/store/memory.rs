@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 pub struct MemoryStore {
     entities: BTreeMap<String, EntityRecord>,
     pool_cursor: Option<u32>,
+    sequences: BTreeMap<String, u64>,
 }
 
 impl MemoryStore {
@@ -25,6 +26,7 @@ impl MemoryStore {
                 .map(|r| (r.name.clone(), r))
                 .collect(),
             pool_cursor: state.pool_cursor,
+            sequences: state.sequences,
         }
     }
 }
@@ -34,6 +36,7 @@ impl Store for MemoryStore {
         Ok(StoredState {
             entities: self.entities.values().cloned().collect(),
             pool_cursor: self.pool_cursor,
+            sequences: self.sequences.clone(),
         })
     }
 
@@ -64,6 +67,11 @@ impl Store for MemoryStore {
 
     fn remove(&mut self, name: &str) -> Result<(), StoreError> {
         self.entities.remove(name);
+        Ok(())
+    }
+
+    fn reserve_sequence(&mut self, key: &str, limit: u64) -> Result<(), StoreError> {
+        self.sequences.insert(key.to_string(), limit);
         Ok(())
     }
 }

@@ -16,6 +16,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
+use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 
 /// Whether a stored entity is usable.
@@ -68,6 +69,9 @@ pub struct StoredState {
     pub entities: Vec<EntityRecord>,
     /// Where the multicast pool continues.
     pub pool_cursor: Option<u32>,
+    /// OSCORE sender sequence numbers reserved, by member context (RFC 8613 Appendix
+    /// B.1.1): a context resumes at its reservation, whatever became of the entity.
+    pub sequences: BTreeMap<String, u64>,
 }
 
 /// Why the store failed; one line naming the database and the problem.
@@ -116,6 +120,10 @@ pub trait Store: Send {
 
     /// Removes an entity (no error if absent).
     fn remove(&mut self, name: &str) -> Result<(), StoreError>;
+
+    /// Stores that the sequence numbers of member context `key` below `limit` are taken;
+    /// durable when it returns, as a context may use them once it has.
+    fn reserve_sequence(&mut self, key: &str, limit: u64) -> Result<(), StoreError>;
 
     /// Writes accepted so far, counted by a store that makes them durable later; a store
     /// that writes before returning counts none.

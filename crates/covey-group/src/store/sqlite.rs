@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 /// The schema version this code writes.
 const SCHEMA_VERSION: i64 = 1;
 
+/// How a member context's reservation is named in the meta table.
+const SEQUENCE_KEY: &str = "oscore_sequence ";
+
 /// Entities in an SQLite database file.
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -39,6 +42,14 @@ impl SqliteStore {
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
         let path = path.as_ref().to_path_buf();
         let conn = Connection::open(&path).map_err(|e| error(&path, e))?;
+        // Entities may carry their members' OSCORE secrets: the file is the owner's alone
+        // (SQLite gives its -wal and -shm files the same mode). Best effort: a database the
+        // process does not own keeps its mode.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
         let store = SqliteStore { conn, path };
         store.prepare()?;
         Ok(store)
@@ -197,9 +208,27 @@ impl Store for SqliteStore {
             .optional()
             .map_err(|e| self.err(e))?
             .and_then(|v| v.parse().ok());
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM meta WHERE key LIKE 'oscore_sequence %'")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        drop(stmt);
+        let mut sequences = std::collections::BTreeMap::new();
+        for (key, value) in rows {
+            let limit = value
+                .parse()
+                .map_err(|_| self.corrupt(format!("{key} is \"{value}\"")))?;
+            sequences.insert(key[SEQUENCE_KEY.len()..].to_string(), limit);
+        }
         Ok(StoredState {
             entities,
             pool_cursor,
+            sequences,
         })
     }
 
@@ -263,6 +292,18 @@ impl Store for SqliteStore {
             .map_err(|e| self.err(e))?;
         Ok(())
     }
+
+    fn reserve_sequence(&mut self, key: &str, limit: u64) -> Result<(), StoreError> {
+        // synchronous=FULL: the row is on disk when execute returns.
+        self.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES(?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![format!("{SEQUENCE_KEY}{key}"), limit.to_string()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -300,6 +341,8 @@ mod tests {
             );
             s.update(&record("a", RecordState::Active)).unwrap();
             s.remove("b").unwrap();
+            s.reserve_sequence("[::1]:5683 45 -", 1 << 20).unwrap();
+            s.reserve_sequence("[::1]:5683 45 -", 2 << 20).unwrap();
             assert!(matches!(
                 s.update(&record("zz", RecordState::Active)),
                 Err(StoreError::Missing(_))
@@ -309,6 +352,18 @@ mod tests {
         let state = s.load().unwrap();
         assert_eq!(state.entities, vec![record("a", RecordState::Active)]);
         assert_eq!(state.pool_cursor, Some(2));
+        let reserved: Vec<_> = state.sequences.into_iter().collect();
+        assert_eq!(reserved, [("[::1]:5683 45 -".to_string(), 2 << 20)]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(
+                mode & 0o777,
+                0o600,
+                "only its owner reads the secrets it may hold"
+            );
+        }
     }
 
     #[test]

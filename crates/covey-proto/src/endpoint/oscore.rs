@@ -111,6 +111,18 @@ impl Endpoint {
         self.oscore.add(context, None)
     }
 
+    /// Puts `context` in the place of `id`, a context added with
+    /// [`add_oscore_sending_context`](Self::add_oscore_sending_context) that is no longer
+    /// used (a host reuses the slot rather than grow the table); answers to requests still
+    /// in flight under the old one fail verification. False if `id` is not such a context.
+    pub fn replace_oscore_sending_context(
+        &mut self,
+        id: OscoreContextId,
+        context: SecurityContext,
+    ) -> bool {
+        self.oscore.replace_sending(id.0, context)
+    }
+
     /// Puts `context` in the place of context `index` (one EDHOC set up, given up for a new
     /// session); the observations bound to the old one end.
     #[cfg(feature = "edhoc")]

@@ -158,6 +158,18 @@ impl OscoreContexts {
     }
 
     /// Notes that context `index` verified a request.
+    /// Puts `context` in the place of sending-only context `index`; false if `index` is
+    /// not one.
+    pub fn replace_sending(&mut self, index: usize, context: SecurityContext) -> bool {
+        match self.held.get_mut(index) {
+            Some(held) if held.challenge.is_none() => {
+                held.context = context;
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn mark_verified(&mut self, index: usize) {
         self.stamp += 1;
         if let Some(held) = self.held.get_mut(index) {
