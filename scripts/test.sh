@@ -122,11 +122,12 @@ else
   echo "not root: the ignored tests (root, network namespaces, external stacks) are not run"
 fi
 cargo test --workspace --quiet --no-run
-# Test binaries that spend their minutes waiting on the wall clock (a minute of spoofed
-# traffic each, counted byte by byte) run beside the others, which need the CPU; their
-# assertions do not rest on timing, and they start no emulator (whose tests count its
-# processes). Cargo holds no lock while tests run. The others skip them by exact name.
-waiting=(--test robustness_amplification --test robustness_amplification_budget)
+# Test binaries that spend their minutes waiting on the wall clock run beside the others,
+# which need the CPU: a minute of spoofed traffic each, counted byte by byte, and the
+# protocols scenario's emulated links carrying each stack in turn (its medians differ by
+# 50 ms or more, far beyond what a busy CPU adds). Cargo holds no lock while tests run. The
+# others skip them by exact name.
+waiting=(--test robustness_amplification --test robustness_amplification_budget --test lab_protocols)
 mapfile -t waiting_names < <(cargo test -p covey-cli "${waiting[@]}" --quiet -- --list "${ignored[@]}" 2>/dev/null | sed -n 's/: test$//p')
 [ ${#waiting_names[@]} -gt 0 ] || { echo "no waiting tests listed"; exit 1; }
 # A test elsewhere of the same name would be skipped and run nowhere: refuse that.
