@@ -6,7 +6,7 @@
 
 use crate::member_context::MemberContext;
 use crate::store::Store;
-use covey_proto::covey_oscore::{SecurityContext, MAX_SEQUENCE_NUMBER};
+use covey_proto::covey_oscore::{next_reservation, SecurityContext};
 use covey_proto::{Endpoint, OscoreContextId, RequestError, SequenceReservation};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -15,6 +15,10 @@ use std::sync::{Arc, Mutex};
 /// Sequence numbers an entity's member context reserves at a time; the next are reserved
 /// once half are used, so requests never wait for the store.
 const RESERVED: u64 = 1 << 20;
+
+/// Sequence numbers a context uses before it tries a failed reservation again, rather than
+/// write to a failing store at every request.
+const RETRY_AFTER: u64 = 4096;
 
 /// What keeps a member context's sequence numbers reserved ahead while the EM runs (RFC 8613
 /// Appendix B.1.1), shared so that the EM's configuration stays cloneable.
@@ -38,18 +42,27 @@ impl std::fmt::Debug for MemberReservation {
 #[derive(Debug)]
 struct CarriedContext {
     context: MemberContext,
+    /// The name its reservation is stored under: member, Sender ID and ID Context, so that
+    /// the same context given again resumes above what was used before.
+    key: String,
     /// The entities that carry it.
     owners: BTreeSet<String>,
     /// Its place in the engine, once a request used it.
     id: Option<OscoreContextId>,
+    /// After a failed reservation, the sequence number from which to try again.
+    retry_from: u64,
 }
 
 impl CarriedContext {
-    /// The name its reservation is stored under: member, Sender ID and ID Context, so that
-    /// the same context given again resumes above what was used before.
-    fn reservation_key(&self, member: SocketAddr) -> String {
-        let id_context = self.context.id_context.as_deref().unwrap_or("-");
-        format!("{member} {} {id_context}", self.context.sender_id)
+    fn new(member: SocketAddr, context: &MemberContext) -> CarriedContext {
+        let id_context = context.id_context.as_deref().unwrap_or("-");
+        CarriedContext {
+            key: format!("{member} {} {id_context}", context.sender_id),
+            context: context.clone(),
+            owners: BTreeSet::new(),
+            id: None,
+            retry_from: 0,
+        }
     }
 }
 
@@ -163,11 +176,7 @@ impl MemberOscore {
             let carried = self
                 .carried
                 .entry(*member)
-                .or_insert_with(|| CarriedContext {
-                    context: context.clone(),
-                    owners: BTreeSet::new(),
-                    id: None,
-                });
+                .or_insert_with(|| CarriedContext::new(*member, context));
             if carried.owners.insert(entity.to_string()) {
                 claimed.0.push(*member);
             }
@@ -216,8 +225,10 @@ impl MemberOscore {
         store: &mut dyn Store,
         member: SocketAddr,
     ) -> Result<Option<OscoreContextId>, RequestError> {
-        if self.carried.contains_key(&member) {
-            return self.carried_context(ep, store, member).map(Some);
+        if let Some(carried) = self.carried.get_mut(&member) {
+            let id = carried.engine_id(ep, &mut self.free, &self.reserved)?;
+            carried.reserve_ahead(ep, store, id, &mut self.reserved)?;
+            return Ok(Some(id));
         }
         let id = match self.added.get(&member) {
             Some(id) => *id,
@@ -240,56 +251,67 @@ impl MemberOscore {
         }
         Ok(Some(id))
     }
+}
 
-    /// An entity's context for `member` in the engine, with sequence numbers reserved in
-    /// the store ahead of use (RFC 8613 Appendix B.1.1): it starts where its last
-    /// reservation ended, and may use no number before the store holds it as taken.
-    fn carried_context(
+impl CarriedContext {
+    /// Its place in the engine, adding it (in a freed place if there is one) at its first
+    /// use, where its last reservation ended: it may send no number before the store holds
+    /// it as taken (RFC 8613 Appendix B.1.1).
+    fn engine_id(
+        &mut self,
+        ep: &mut Endpoint,
+        free: &mut Vec<OscoreContextId>,
+        reserved: &BTreeMap<String, u64>,
+    ) -> Result<OscoreContextId, RequestError> {
+        if let Some(id) = self.id {
+            return Ok(id);
+        }
+        let mut context = self.context.derive().map_err(|_| RequestError::Oscore)?;
+        let start = reserved.get(&self.key).copied().unwrap_or(0);
+        context
+            .set_sender_sequence_number(start)
+            .map_err(|_| RequestError::Oscore)?;
+        context.set_sender_sequence_limit(start);
+        let id = match free.pop() {
+            Some(id) if ep.replace_oscore_sending_context(id, context.clone()) => id,
+            _ => ep
+                .add_oscore_sending_context(context)
+                .map_err(|_| RequestError::Oscore)?,
+        };
+        self.id = Some(id);
+        Ok(id)
+    }
+
+    /// Reserves more sequence numbers in the store once half a reservation is left (the
+    /// first at its first use). After a failed write it goes on with what it has, trying
+    /// again a while later; with none left, the member is not asked (an error) rather
+    /// than risk a nonce, and each request tries again.
+    fn reserve_ahead(
         &mut self,
         ep: &mut Endpoint,
         store: &mut dyn Store,
-        member: SocketAddr,
-    ) -> Result<OscoreContextId, RequestError> {
-        let Some(carried) = self.carried.get_mut(&member) else {
-            return Err(RequestError::Oscore);
-        };
-        let key = carried.reservation_key(member);
-        let id = match carried.id {
-            Some(id) => id,
-            None => {
-                let mut context = carried.context.derive().map_err(|_| RequestError::Oscore)?;
-                let start = self.reserved.get(&key).copied().unwrap_or(0);
-                context
-                    .set_sender_sequence_number(start)
-                    .map_err(|_| RequestError::Oscore)?;
-                context.set_sender_sequence_limit(start);
-                let id = match self.free.pop() {
-                    Some(id) if ep.replace_oscore_sending_context(id, context.clone()) => id,
-                    _ => ep
-                        .add_oscore_sending_context(context)
-                        .map_err(|_| RequestError::Oscore)?,
-                };
-                carried.id = Some(id);
-                id
-            }
-        };
+        id: OscoreContextId,
+        reserved: &mut BTreeMap<String, u64>,
+    ) -> Result<(), RequestError> {
         let Some((next, limit)) = ep.oscore_sender_sequence(id) else {
             return Err(RequestError::Oscore);
         };
-        let end = MAX_SEQUENCE_NUMBER + 1;
-        if limit < end && limit.saturating_sub(next) <= RESERVED / 2 {
-            let new_limit = (next.max(limit) + RESERVED).min(end);
-            match store.reserve_sequence(&key, new_limit) {
+        let waiting = next < self.retry_from && next < limit;
+        if let Some(new_limit) = next_reservation(next, limit, RESERVED).filter(|_| !waiting) {
+            match store.reserve_sequence(&self.key, new_limit) {
                 Ok(()) => {
-                    self.reserved.insert(key, new_limit);
+                    reserved.insert(self.key.clone(), new_limit);
                     ep.set_oscore_sender_sequence_limit(id, new_limit);
+                    return Ok(());
                 }
-                // What is reserved still serves; without, the member is not asked.
-                Err(_) if next < limit => {}
-                Err(_) => return Err(RequestError::Oscore),
+                Err(_) => self.retry_from = next + RETRY_AFTER,
             }
         }
-        Ok(id)
+        if next < limit {
+            Ok(())
+        } else {
+            Err(RequestError::Oscore)
+        }
     }
 }
 

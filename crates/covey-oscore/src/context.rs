@@ -185,6 +185,15 @@ impl core::fmt::Debug for SecurityContext {
     }
 }
 
+/// The limit to store as reserved next for a context that sends `next` and stops before
+/// `limit` (RFC 8613 Appendix B.1.1), reserving `block` numbers at a time once half a block
+/// or less is left, so that sending never waits for the store: `None` while more than that
+/// is left, or once the reservation reaches the end of the sequence numbers.
+pub fn next_reservation(next: u64, limit: u64, block: u64) -> Option<u64> {
+    let end = MAX_SEQUENCE_NUMBER + 1;
+    (limit < end && limit.saturating_sub(next) <= block / 2).then(|| (limit + block).min(end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +270,15 @@ mod tests {
         assert!(context
             .set_sender_sequence_number(MAX_SEQUENCE_NUMBER + 2)
             .is_err());
+    }
+
+    #[test]
+    fn a_reservation_is_due_at_half_a_block_and_stops_at_the_end() {
+        assert_eq!(next_reservation(0, 0, 16), Some(16));
+        assert_eq!(next_reservation(7, 16, 16), None);
+        assert_eq!(next_reservation(8, 16, 16), Some(32));
+        let end = MAX_SEQUENCE_NUMBER + 1;
+        assert_eq!(next_reservation(end - 4, end - 4, 16), Some(end));
+        assert_eq!(next_reservation(end - 1, end, 16), None);
     }
 }

@@ -26,7 +26,7 @@ pub mod replay;
 mod stack_buf;
 mod unprotect;
 
-pub use context::{ContextInput, RequestId, SecurityContext, MAX_ID_LEN};
+pub use context::{next_reservation, ContextInput, RequestId, SecurityContext, MAX_ID_LEN};
 pub use error::OscoreError;
 pub use kid::Kid;
 pub use nonce::{nonce, NONCE_LEN};

@@ -116,11 +116,10 @@ pub fn keep_reserving(dir: &Path) -> covey::SequenceReservation {
     let dir = dir.to_path_buf();
     let mut retry_from = 0;
     Box::new(move |next, limit| {
-        let end = covey_oscore::MAX_SEQUENCE_NUMBER + 1;
-        if limit >= end || limit.saturating_sub(next) > SERVICE_RESERVED / 2 || next < retry_from {
+        if next < retry_from {
             return None;
         }
-        let new_limit = (limit + SERVICE_RESERVED).min(end);
+        let new_limit = covey_oscore::next_reservation(next, limit, SERVICE_RESERVED)?;
         match store_next_to_send(&dir, new_limit) {
             Ok(()) => Some(new_limit),
             Err(e) => {
