@@ -139,7 +139,8 @@ for name in "${waiting_names[@]}"; do skip+=(--skip "$name"); done
 cargo test -p covey-cli "${waiting[@]}" --quiet -- "${ignored[@]}" >target/test-output-waiting.txt 2>&1 &
 waiting_pid=$!
 status=0
-cargo test --workspace --quiet -- "${ignored[@]}" --exact "${skip[@]}" 2>&1 | tee target/test-output.txt || status=1
+# --no-fail-fast: one failing binary does not hide what the others would say.
+cargo test --workspace --quiet --no-fail-fast -- "${ignored[@]}" --exact "${skip[@]}" 2>&1 | tee target/test-output.txt || status=1
 wait "$waiting_pid" || status=1
 cat target/test-output-waiting.txt >>target/test-output.txt
 [ "$status" -eq 0 ] || { cat target/test-output-waiting.txt; echo "tests failed"; exit 1; }

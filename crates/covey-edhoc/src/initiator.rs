@@ -45,6 +45,11 @@ impl Initiator {
 }
 
 impl InitiatorAwaitingMessage2 {
+    /// The connection identifier C_I that message_1 offered; the Responder's C_R must differ.
+    pub fn c_i(&self) -> &[u8] {
+        &self.c_i
+    }
+
     /// Verifies message_2 against the trusted peers and builds message_3; returns the CoAP
     /// payload carrying it (C_R, message_3) and the session, which message_4 completes.
     pub fn receive_message_2(

@@ -165,10 +165,19 @@ fn a_wrong_private_key_fails_verification() {
 #[test]
 fn responder_avoids_taken_and_initiator_connection_identifiers() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
-    let (_, payload_1) = message_1_payload(&own_i);
-    // Only 0x05 is free.
-    let (responder, _) = Responder::respond(&own_r, &payload_1[1..], |id| id == [0x05]).unwrap();
-    assert_eq!(responder.c_r(), [0x05]);
+    let (initiator, payload_1) = message_1_payload(&own_i);
+    // C_I is random: pick a free identifier that is not it.
+    let free = if initiator.c_i() == [0x05] {
+        0x06
+    } else {
+        0x05
+    };
+    let (responder, _) = Responder::respond(&own_r, &payload_1[1..], |id| id == [free]).unwrap();
+    assert_eq!(responder.c_r(), [free]);
+    // The only identifier the table leaves free is the Initiator's own C_I: refused.
+    let c_i = initiator.c_i().to_vec();
+    let error = Responder::respond(&own_r, &payload_1[1..], |id| id == c_i).unwrap_err();
+    assert_eq!(error, EdhocError::NoFreeConnectionId);
     let error = Responder::respond(&own_r, &payload_1[1..], |_| false).unwrap_err();
     assert!(error
         .to_string()
