@@ -4,7 +4,9 @@
 use super::host::{GroupError, Host, LogLevel};
 use super::{AppHosting, AppId, PeerIdentity};
 use crate::TimerId;
-use crate::{Endpoint, Instant, Received, Request, RequestError, RequestId, RequestParams};
+use crate::{Endpoint, Instant, Received};
+#[cfg(feature = "client")]
+use crate::{Request, RequestError, RequestId, RequestParams};
 use core::fmt;
 use core::net::{IpAddr, SocketAddr};
 
@@ -53,6 +55,7 @@ impl<'a> AppContext<'a> {
     /// Sends a request whose responses and failure come back to this App. Apps send
     /// through here, not through `endpoint`, so that on a node of several Apps the answer
     /// finds its way home.
+    #[cfg(feature = "client")]
     pub fn send_request(
         &mut self,
         remote: SocketAddr,

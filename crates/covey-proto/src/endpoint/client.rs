@@ -222,10 +222,8 @@ impl Endpoint {
         self.finish_exchange(now, id.0).is_some()
     }
 
-    /// The network reported `remote` unreachable (an ICMP error the driver saw): every
-    /// outstanding request to it fails with [`Failure::Unreachable`] and the peer is
-    /// treated as unresponsive (PROBING_RATE) until heard from.
-    pub fn handle_unreachable(&mut self, now: Instant, remote: SocketAddr) {
+    /// Every outstanding request to `remote` fails with [`Failure::Unreachable`].
+    pub(crate) fn fail_requests_to(&mut self, now: Instant, remote: SocketAddr) {
         for index in 0..self.exchanges.capacity() {
             let Some(key) = self.exchanges.key_at(index) else {
                 continue;
@@ -233,9 +231,6 @@ impl Endpoint {
             if self.exchanges.get(key).is_some_and(|e| e.remote == remote) {
                 self.fail_exchange(now, key, Failure::Unreachable);
             }
-        }
-        if let Some(k) = self.peers.lookup(&remote) {
-            self.peers.mark_unresponsive(k, now);
         }
     }
 
@@ -478,8 +473,9 @@ impl Endpoint {
         }
     }
 
-    /// What happens to a client exchange when its CON transmission ends.
-    pub(crate) fn on_transmission_ended(
+    /// What happens to a client exchange when its CON transmission (a request or a ping)
+    /// ends.
+    pub(crate) fn on_request_transmission_ended(
         &mut self,
         now: Instant,
         t: Transmission,
@@ -516,11 +512,7 @@ impl Endpoint {
                     }
                 }
             }
-            TransmissionOwner::SeparateResponse => {}
-            TransmissionOwner::AddressCheck(incoming) => self.on_address_check_ended(now, incoming),
-            TransmissionOwner::Notification(observer) => {
-                self.on_notification_ended(now, observer, end == TransmissionEnd::Acknowledged)
-            }
+            _ => {}
         }
     }
 

@@ -3,13 +3,16 @@
 mod address_budget;
 mod address_check;
 mod block_transfer;
+#[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
 mod echo_answer;
 mod echo_challenge;
 #[cfg(feature = "edhoc")]
 mod edhoc;
 mod incoming;
 mod incoming_share;
+#[cfg(feature = "client")]
 mod invalid_code;
 mod notification;
 #[cfg(feature = "oscore")]
@@ -27,6 +30,7 @@ mod oversized;
 mod peer_share;
 mod receive;
 mod respond;
+#[cfg(feature = "client")]
 mod response_matching;
 mod transmissions;
 
@@ -41,7 +45,9 @@ pub use oscore::SequenceReservation;
 
 use crate::config::{Config, ConfigError};
 use crate::event::AppId;
-use crate::event::{Event, IncomingId, RequestId, ResponseKey};
+#[cfg(feature = "client")]
+use crate::event::ResponseKey;
+use crate::event::{Event, IncomingId, RequestId};
 use crate::hash::SeededState;
 use crate::message::layer::Messages;
 use crate::message::outbox::{LocalId, OutSource};
@@ -54,13 +60,18 @@ use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
 use alloc::collections::VecDeque;
 use core::net::SocketAddr;
-use covey_core::{Message, Token};
+use covey_core::Message;
+#[cfg(feature = "client")]
+use covey_core::Token;
 
 use crate::block::BlockTransfers;
 use crate::exchange::address_validation::AddressValidation;
+#[cfg(feature = "client")]
 use crate::exchange::client_table::ClientExchanges;
+#[cfg(feature = "client")]
 use crate::exchange::held_response::HeldResponses;
 use crate::exchange::incoming_table::IncomingRequests;
+#[cfg(feature = "client")]
 use crate::exchange::kept_echoes::KeptEchoes;
 use crate::message::reliability::Transmissions;
 use crate::message::transmission::TransmissionOwner;
@@ -91,12 +102,17 @@ pub struct Endpoint {
     pub(crate) hasher: SeededState,
     pub(crate) peers: PeerTable,
     /// Our requests, their stored messages, the index by token and NSTART per peer.
+    #[cfg(feature = "client")]
     pub(crate) exchanges: ClientExchanges,
+    /// A server-only build has no requests of its own.
+    #[cfg(not(feature = "client"))]
+    pub(crate) exchanges: crate::exchange::no_client::NoClientExchanges,
     /// CON messages awaiting their ACK.
     pub(crate) transmissions: Transmissions,
     /// The server role's requests taken in and not yet answered.
     pub(crate) incoming: IncomingRequests,
     /// Responses held for the application until its next poll.
+    #[cfg(feature = "client")]
     pub(crate) held: HeldResponses,
     /// Deduplication, the reply cache, the outbox and the local sockets.
     pub(crate) messages: Messages,
@@ -116,6 +132,7 @@ pub struct Endpoint {
     /// Verified addresses, the others' amplification budgets and the trusted sockets.
     pub(crate) address_validation: AddressValidation,
     /// Echo values servers sent, for the next request to them (client side).
+    #[cfg(feature = "client")]
     pub(crate) kept_echoes: KeptEchoes,
     /// The OSCORE security contexts the host added.
     #[cfg(feature = "oscore")]
@@ -137,9 +154,13 @@ impl Endpoint {
         Ok(Endpoint {
             hasher: SeededState::with_seed(rng.next_u64()),
             peers: PeerTable::new(&config, rng.next_u64()),
+            #[cfg(feature = "client")]
             exchanges: ClientExchanges::new(config.max_exchanges, rng.next_u64()),
+            #[cfg(not(feature = "client"))]
+            exchanges: crate::exchange::no_client::NoClientExchanges,
             transmissions: Transmissions::new(transmissions, rng.next_u64()),
             incoming: IncomingRequests::new(config.max_incoming),
+            #[cfg(feature = "client")]
             held: HeldResponses::new(config.max_events),
             messages: Messages::new(&config, rng.next_u64()),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
@@ -161,6 +182,7 @@ impl Endpoint {
                 config.transmission.exchange_lifetime(),
             ),
             address_validation: AddressValidation::new(config.amplification.clone(), seed),
+            #[cfg(feature = "client")]
             kept_echoes: KeptEchoes::new(config.max_peers, seed),
             #[cfg(feature = "oscore")]
             oscore: crate::exchange::oscore_contexts::OscoreContexts::new(
@@ -211,7 +233,10 @@ impl Endpoint {
             let (kind, index) = self.timer_layout.decode(id);
             match kind {
                 TimerKind::Transmission => self.on_transmission_timeout(now, index),
+                #[cfg(feature = "client")]
                 TimerKind::Exchange => self.on_exchange_timeout(now, index),
+                #[cfg(not(feature = "client"))]
+                TimerKind::Exchange => {}
                 TimerKind::Incoming => self.on_incoming_timeout(now, index),
                 // Expired above; the timer only made sure this call happened.
                 TimerKind::BlockExpiry => {}
@@ -291,6 +316,7 @@ impl Endpoint {
                 }
                 self.stats.transmissions += 1;
                 self.stats.bytes_sent += size as u64;
+                #[cfg(feature = "client")]
                 let request = meta.request.or_else(|| {
                     // One of our NON requests: its token names the exchange.
                     header.code.is_request().then(|| {
@@ -298,6 +324,8 @@ impl Endpoint {
                         self.exchanges.by_token(&token).map(RequestId)
                     })?
                 });
+                #[cfg(not(feature = "client"))]
+                let request = meta.request;
                 return Some(Transmit {
                     destination,
                     size,
@@ -348,12 +376,15 @@ impl Endpoint {
             OutSource::Transmission(key) => {
                 if let Some(t) = self.transmissions.get(key) {
                     meta.retransmission = t.retransmissions;
-                    meta.request = match t.owner {
-                        TransmissionOwner::Request(k) | TransmissionOwner::Ping(k) => {
-                            Some(RequestId(k))
-                        }
-                        _ => None,
-                    };
+                    #[cfg(feature = "client")]
+                    {
+                        meta.request = match t.owner {
+                            TransmissionOwner::Request(k) | TransmissionOwner::Ping(k) => {
+                                Some(RequestId(k))
+                            }
+                            _ => None,
+                        };
+                    }
                     if meta.source.socket.is_none() {
                         meta.source.socket = self
                             .peers
@@ -387,11 +418,14 @@ impl Endpoint {
     /// [`poll_event`](Self::poll_event).
     pub fn poll_app_event(&mut self) -> Option<(AppId, Event)> {
         let polled = self.events.pop_front();
-        let announced = match polled {
-            Some((_, Event::Response { key, .. })) => Some(key.0),
-            _ => None,
-        };
-        self.held.on_poll(announced, &mut self.pool);
+        #[cfg(feature = "client")]
+        {
+            let announced = match polled {
+                Some((_, Event::Response { key, .. })) => Some(key.0),
+                _ => None,
+            };
+            self.held.on_poll(announced, &mut self.pool);
+        }
         polled
     }
 
@@ -402,6 +436,7 @@ impl Endpoint {
     }
 
     /// A response announced by an [`Event::Response`].
+    #[cfg(feature = "client")]
     pub fn response(&self, key: ResponseKey) -> Option<Received<'_>> {
         let (held, bytes) = self.held.get(key.0)?;
         let message = Message::parse(bytes).ok()?;
@@ -459,6 +494,7 @@ impl Endpoint {
     }
 
     /// Forgets a held response and gives its buffer back.
+    #[cfg(feature = "client")]
     pub(crate) fn release_held(&mut self, key: SlabKey) {
         self.held.release(key, &mut self.pool);
     }
@@ -485,6 +521,7 @@ impl Endpoint {
     /// The peer for `addr`, to which we send a request of our own choosing: created in place
     /// of an idle peer when the table is full, else of a peer of the source most beyond its
     /// share, whatever `addr`'s source holds.
+    #[cfg(feature = "client")]
     pub(crate) fn peer_for_own_request(
         &mut self,
         addr: SocketAddr,
@@ -518,6 +555,7 @@ impl Endpoint {
     }
 
     /// A fresh random token not used by any outstanding request.
+    #[cfg(feature = "client")]
     pub(crate) fn new_token(&mut self) -> Token {
         loop {
             let token = Token::from_u64(self.rng.next_u64(), self.config.token_length);

@@ -134,6 +134,17 @@ impl Endpoint {
         ended
     }
 
+    /// The network reported `remote` unreachable (an ICMP error the driver saw): every
+    /// outstanding request to it fails with [`Failure::Unreachable`](crate::Failure) and
+    /// the peer is treated as unresponsive (PROBING_RATE) until heard from.
+    pub fn handle_unreachable(&mut self, now: Instant, remote: SocketAddr) {
+        #[cfg(feature = "client")]
+        self.fail_requests_to(now, remote);
+        if let Some(k) = self.peers.lookup(&remote) {
+            self.peers.mark_unresponsive(k, now);
+        }
+    }
+
     /// Ends every observation `chosen` picks; returns how many.
     pub(crate) fn end_observations_where(
         &mut self,

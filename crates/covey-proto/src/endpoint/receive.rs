@@ -2,36 +2,18 @@
 //! responses (RFC 7252 §4.2–4.3, §5.3.2).
 
 use crate::endpoint::{Endpoint, LocalAddr, Reception};
-use crate::event::Failure;
 use crate::hash::fingerprint;
 use crate::hash::MidKey;
 use crate::message::dedup::DedupState;
-use crate::message::option_rules::unrecognised_critical_option;
 use crate::message::outbox::LocalId;
-use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
+use crate::message::transmission::TransmissionEnd;
 use crate::stats::DropCause;
 use crate::stats::DROP_CAUSES;
-use crate::storage::slab::SlabKey;
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{Header, Message, MessageType, ParseErrorKind, Token};
 
 impl Endpoint {
-    /// Whether a response to exchange `key` carries a critical option this endpoint does
-    /// not process; a protected response's OSCORE option is its exchange's to verify.
-    fn refuses_critical(&self, key: SlabKey, message: &Message<'_>) -> bool {
-        if unrecognised_critical_option(message).is_none() {
-            return false;
-        }
-        #[cfg(feature = "oscore")]
-        return !self.awaits_protected(key);
-        #[cfg(not(feature = "oscore"))]
-        {
-            let _ = key;
-            true
-        }
-    }
-
     /// Feeds one received datagram from `remote` into the endpoint and says what became of
     /// it. Replies leave from `local.socket` when the driver names it.
     pub fn handle_datagram(
@@ -92,7 +74,10 @@ impl Endpoint {
                         let token = datagram
                             .get(4..4 + usize::from(h.token_length))
                             .and_then(Token::new);
+                        #[cfg(feature = "client")]
                         self.fail_on_invalid_code(now, remote, h.message_type, h.message_id, token);
+                        #[cfg(not(feature = "client"))]
+                        let _ = token;
                     }
                 }
                 return;
@@ -124,8 +109,11 @@ impl Endpoint {
         }
         if !reset && !code.is_empty() && !code.is_response() {
             self.stats.drop(DropCause::FormatError);
-            let (mid, token) = (message.message_id(), Some(message.token()));
-            self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
+            #[cfg(feature = "client")]
+            {
+                let (mid, token) = (message.message_id(), Some(message.token()));
+                self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
+            }
             return;
         }
         let Some(tx) = self.transmissions.find(remote, message.message_id()) else {
@@ -144,30 +132,14 @@ impl Endpoint {
         // Only the receiver of that CON knows its message ID.
         self.acknowledged_by(now, remote);
         if code.is_response() {
-            // A piggy-backed response must also match the request's token.
-            let TransmissionOwner::Request(ex_key) = owner else {
+            #[cfg(feature = "client")]
+            self.on_piggybacked_response(now, tx, owner, remote, message, datagram);
+            #[cfg(not(feature = "client"))]
+            {
+                // No request of ours: nothing to match an answer to.
+                let _ = (owner, datagram);
                 self.stats.drop(DropCause::Unmatched);
-                return;
-            };
-            if self.exchanges.get(ex_key).map(|e| e.token) != Some(message.token()) {
-                self.stats.drop(DropCause::Unmatched);
-                return;
             }
-            if self.refuses_critical(ex_key, message) {
-                // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it. The
-                // request did arrive, though, and its answer cannot be used: retransmitting
-                // would only fetch the same answer, so the exchange fails.
-                self.stats.drop(DropCause::FormatError);
-                self.end_transmission(now, tx, TransmissionEnd::Acknowledged);
-                self.fail_exchange(now, ex_key, Failure::ProtocolError);
-                return;
-            }
-            if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
-                if let Some(ex) = self.exchanges.get_mut(ex_key) {
-                    ex.retransmissions = t.retransmissions;
-                }
-            }
-            self.on_response(now, ex_key, remote, message, datagram);
             return;
         }
         let end = if reset {
@@ -206,8 +178,11 @@ impl Endpoint {
             if confirmable && !multicast {
                 self.send_empty(remote, MessageType::Reset, message.message_id(), false);
             }
-            let (kind, mid) = (message.message_type(), message.message_id());
-            self.fail_on_invalid_code(now, remote, kind, mid, Some(message.token()));
+            #[cfg(feature = "client")]
+            {
+                let (kind, mid) = (message.message_type(), message.message_id());
+                self.fail_on_invalid_code(now, remote, kind, mid, Some(message.token()));
+            }
             return;
         }
         let dedup_key = MidKey::new(remote, message.message_id());
@@ -263,69 +238,24 @@ impl Endpoint {
         } else {
             self.lifetimes.non
         };
-        let matched = self.exchanges.by_token(&message.token()).filter(|k| {
-            self.exchanges
-                .get(*k)
-                .is_some_and(|e| e.multicast || e.remote == remote)
-        });
-        if let Some(ex_key) = matched.filter(|k| self.refuses_critical(*k, message)) {
-            // RFC 7252 §5.4.1: a response with a critical option this endpoint does not
-            // process is rejected (RST for a CON, silence for a NON) and its request fails,
-            // unless it is one of many answers to a multicast request.
-            self.stats.drop(DropCause::FormatError);
-            let state = if confirmable {
-                self.send_empty(remote, MessageType::Reset, message.message_id(), true)
-                    .map_or(DedupState::Ignore, DedupState::Replied)
-            } else {
-                DedupState::Ignore
-            };
+        #[cfg(not(feature = "client"))]
+        let _ = datagram;
+        #[cfg(feature = "client")]
+        if self.on_separate_response(now, remote, message, datagram, (dedup_key, print), lifetime) {
+            return;
+        }
+        // Nobody asked: reject, so a server stops notifying a forgotten observation.
+        self.stats.drop(DropCause::Unmatched);
+        if !multicast {
+            let reply = self.send_empty(
+                remote,
+                MessageType::Reset,
+                message.message_id(),
+                confirmable,
+            );
+            let state = reply.map_or(DedupState::Ignore, DedupState::Replied);
             self.messages
                 .remember(now, dedup_key, print, state, now + lifetime);
-            if !self.exchanges.get(ex_key).is_some_and(|e| e.multicast) {
-                self.fail_exchange(now, ex_key, Failure::ProtocolError);
-            }
-            return;
         }
-        let Some(ex_key) = matched else {
-            // Nobody asked: reject, so a server stops notifying a forgotten observation.
-            self.stats.drop(DropCause::Unmatched);
-            if !multicast {
-                let reply = self.send_empty(
-                    remote,
-                    MessageType::Reset,
-                    message.message_id(),
-                    confirmable,
-                );
-                let state = reply.map_or(DedupState::Ignore, DedupState::Replied);
-                self.messages
-                    .remember(now, dedup_key, print, state, now + lifetime);
-            }
-            return;
-        };
-        let state = if confirmable {
-            self.send_empty(
-                remote,
-                MessageType::Acknowledgement,
-                message.message_id(),
-                true,
-            )
-            .map_or(DedupState::Ignore, DedupState::Replied)
-        } else {
-            DedupState::Ignore
-        };
-        self.messages
-            .remember(now, dedup_key, print, state, now + lifetime);
-        // A separate response also proves the request arrived: stop retransmitting it.
-        if let Some(crate::exchange::client_exchange::ExchangeState::AwaitingAck(tx)) =
-            self.exchanges.get(ex_key).map(|e| e.state)
-        {
-            if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
-                if let Some(ex) = self.exchanges.get_mut(ex_key) {
-                    ex.retransmissions = t.retransmissions;
-                    ex.state = crate::exchange::client_exchange::ExchangeState::AwaitingResponse;
-                }
-            }
-        }
-        self.on_response(now, ex_key, remote, message, datagram);
     }
 }

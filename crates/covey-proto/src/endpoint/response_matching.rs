@@ -6,15 +6,137 @@ use crate::endpoint::{Endpoint, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, Failure, RequestId, ResponseKey};
 use crate::exchange::client_exchange::{BlockTransfer, ExchangeState};
+use crate::hash::MidKey;
+use crate::message::dedup::DedupState;
+use crate::message::option_rules::unrecognised_critical_option;
+use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::stats::{DropCause, TRACKED_ATTEMPTS};
 use crate::storage::slab::SlabKey;
+use crate::Duration;
 use crate::Instant;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{uint, Block, Code, Message, OptionNumber, Token};
+use covey_core::{uint, Block, Code, Message, MessageType, OptionNumber, Token};
 
 impl Endpoint {
+    /// Whether a response to exchange `key` carries a critical option this endpoint does
+    /// not process; a protected response's OSCORE option is its exchange's to verify.
+    fn refuses_critical(&self, key: SlabKey, message: &Message<'_>) -> bool {
+        if unrecognised_critical_option(message).is_none() {
+            return false;
+        }
+        #[cfg(feature = "oscore")]
+        return !self.awaits_protected(key);
+        #[cfg(not(feature = "oscore"))]
+        {
+            let _ = key;
+            true
+        }
+    }
+
+    /// An ACK carrying a response, for the CON `tx` owned by `owner`: it must also match
+    /// the request's token.
+    pub(crate) fn on_piggybacked_response(
+        &mut self,
+        now: Instant,
+        tx: SlabKey,
+        owner: TransmissionOwner,
+        remote: SocketAddr,
+        message: &Message<'_>,
+        datagram: &[u8],
+    ) {
+        let TransmissionOwner::Request(ex_key) = owner else {
+            self.stats.drop(DropCause::Unmatched);
+            return;
+        };
+        if self.exchanges.get(ex_key).map(|e| e.token) != Some(message.token()) {
+            self.stats.drop(DropCause::Unmatched);
+            return;
+        }
+        if self.refuses_critical(ex_key, message) {
+            // RFC 7252 §5.4.1: rejected, and rejecting an ACK means ignoring it. The
+            // request did arrive, though, and its answer cannot be used: retransmitting
+            // would only fetch the same answer, so the exchange fails.
+            self.stats.drop(DropCause::FormatError);
+            self.end_transmission(now, tx, TransmissionEnd::Acknowledged);
+            self.fail_exchange(now, ex_key, Failure::ProtocolError);
+            return;
+        }
+        if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
+            if let Some(ex) = self.exchanges.get_mut(ex_key) {
+                ex.retransmissions = t.retransmissions;
+            }
+        }
+        self.on_response(now, ex_key, remote, message, datagram);
+    }
+
+    /// A CON or NON response: taken (acknowledged, remembered for duplicates under
+    /// `seen`, and matched) when an outstanding request of ours has its token; false when
+    /// nobody asked.
+    pub(crate) fn on_separate_response(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        message: &Message<'_>,
+        datagram: &[u8],
+        seen: (MidKey, u64),
+        lifetime: Duration,
+    ) -> bool {
+        let (dedup_key, print) = seen;
+        let confirmable = message.message_type() == MessageType::Confirmable;
+        let matched = self.exchanges.by_token(&message.token()).filter(|k| {
+            self.exchanges
+                .get(*k)
+                .is_some_and(|e| e.multicast || e.remote == remote)
+        });
+        if let Some(ex_key) = matched.filter(|k| self.refuses_critical(*k, message)) {
+            // RFC 7252 §5.4.1: a response with a critical option this endpoint does not
+            // process is rejected (RST for a CON, silence for a NON) and its request fails,
+            // unless it is one of many answers to a multicast request.
+            self.stats.drop(DropCause::FormatError);
+            let state = if confirmable {
+                self.send_empty(remote, MessageType::Reset, message.message_id(), true)
+                    .map_or(DedupState::Ignore, DedupState::Replied)
+            } else {
+                DedupState::Ignore
+            };
+            self.messages
+                .remember(now, dedup_key, print, state, now + lifetime);
+            if !self.exchanges.get(ex_key).is_some_and(|e| e.multicast) {
+                self.fail_exchange(now, ex_key, Failure::ProtocolError);
+            }
+            return true;
+        }
+        let Some(ex_key) = matched else {
+            return false;
+        };
+        let state = if confirmable {
+            self.send_empty(
+                remote,
+                MessageType::Acknowledgement,
+                message.message_id(),
+                true,
+            )
+            .map_or(DedupState::Ignore, DedupState::Replied)
+        } else {
+            DedupState::Ignore
+        };
+        self.messages
+            .remember(now, dedup_key, print, state, now + lifetime);
+        // A separate response also proves the request arrived: stop retransmitting it.
+        if let Some(ExchangeState::AwaitingAck(tx)) = self.exchanges.get(ex_key).map(|e| e.state) {
+            if let Some(t) = self.end_transmission(now, tx, TransmissionEnd::Acknowledged) {
+                if let Some(ex) = self.exchanges.get_mut(ex_key) {
+                    ex.retransmissions = t.retransmissions;
+                    ex.state = ExchangeState::AwaitingResponse;
+                }
+            }
+        }
+        self.on_response(now, ex_key, remote, message, datagram);
+        true
+    }
+
     /// A response matched exchange `key`: continue a block-wise transfer, keep an
     /// observation or multicast request open, or deliver it and end the exchange.
     pub(crate) fn on_response(

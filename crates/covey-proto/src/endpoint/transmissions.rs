@@ -93,4 +93,24 @@ impl Endpoint {
             }
         }
     }
+
+    /// What happens when a CON transmission ends, by its owner.
+    pub(crate) fn on_transmission_ended(
+        &mut self,
+        now: Instant,
+        t: Transmission,
+        end: TransmissionEnd,
+    ) {
+        match t.owner {
+            #[cfg(feature = "client")]
+            TransmissionOwner::Request(_) | TransmissionOwner::Ping(_) => {
+                self.on_request_transmission_ended(now, t, end)
+            }
+            TransmissionOwner::SeparateResponse => {}
+            TransmissionOwner::AddressCheck(incoming) => self.on_address_check_ended(now, incoming),
+            TransmissionOwner::Notification(observer) => {
+                self.on_notification_ended(now, observer, end == TransmissionEnd::Acknowledged)
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@ use covey_core::{Message, OptionNumber};
 /// The first critical option the engine and registry do not recognise: an unknown number,
 /// a known one outside its length bounds, or a repeat of a non-repeatable one
 /// (RFC 7252 §5.4.1, §5.4.5).
+#[cfg(feature = "client")]
 pub(crate) fn unrecognised_critical_option(message: &Message<'_>) -> Option<OptionNumber> {
     let mut previous = None;
     for o in message.options() {

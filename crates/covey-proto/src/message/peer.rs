@@ -270,12 +270,14 @@ impl PeerTable {
 
     /// When the next message may go to peer `key`, if it is unresponsive and that is
     /// later than `now`.
+    #[cfg(feature = "client")]
     pub fn probe_wait(&self, key: PeerKey, now: Instant) -> Option<Instant> {
         let p = self.peers.get(key)?;
         (p.unresponsive && now < p.probe_allowed_at).then_some(p.probe_allowed_at)
     }
 
     /// Spends `wait` of peer `key`'s PROBING_RATE budget from `now`, if it is unresponsive.
+    #[cfg(feature = "client")]
     pub fn charge_probe(&mut self, key: PeerKey, now: Instant, wait: Duration) {
         if let Some(p) = self.peers.get_mut(key) {
             if p.unresponsive {

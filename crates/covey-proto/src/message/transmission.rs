@@ -9,8 +9,10 @@ use core::net::SocketAddr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TransmissionOwner {
     /// A client request (the exchange key).
+    #[cfg(feature = "client")]
     Request(SlabKey),
     /// A ping (empty CON) of a client exchange.
+    #[cfg(feature = "client")]
     Ping(SlabKey),
     /// A separate CON response of the server.
     SeparateResponse,

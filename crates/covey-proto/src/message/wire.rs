@@ -34,6 +34,7 @@ impl Outgoing<'_> {
 
 /// Re-encodes a stored request `template` with a new message ID: its options except those
 /// in `skip`, merged with `extra` (any order), and `payload` instead of the template's.
+#[cfg(feature = "client")]
 pub(crate) fn reencode(
     template: &[u8],
     message_id: u16,

@@ -1,5 +1,6 @@
 //! Observe (RFC 7641): the client's freshness rule for notifications.
 
+#[cfg(feature = "client")]
 use crate::exchange::client_exchange::ObserveState;
 use crate::{Duration, Instant};
 
@@ -16,6 +17,7 @@ pub fn is_newer(v1: u32, t1: Instant, v2: u32, t2: Instant) -> bool {
     (v1 < v2 && v2 - v1 > HALF) || (v1 > v2 && v1 - v2 < HALF) || t1 > t2 + FRESHNESS_WINDOW
 }
 
+#[cfg(feature = "client")]
 impl ObserveState {
     /// Takes notification `value` received at `now` as the freshest if it is newer than the
     /// freshest so far (or the first); false when it is stale and must be ignored.

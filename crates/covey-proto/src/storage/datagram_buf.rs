@@ -61,6 +61,7 @@ impl DatagramBuf {
     }
 
     /// Overwrites the message ID of the datagram held (bytes 2–3).
+    #[cfg(feature = "client")]
     pub fn set_message_id(&mut self, mid: u16) {
         if self.len >= 4 {
             self.data[2..4].copy_from_slice(&mid.to_be_bytes());

@@ -24,6 +24,7 @@ impl Source {
     }
 }
 
+#[cfg(feature = "fair-share")]
 /// The source whose unverified peers hold the most of a table (by weight), found with one
 /// heavy-hitter pass over `entries`; `verified` tells a verified peer. A verified newcomer
 /// to a full table takes its place from one of that source's unverified entries.
@@ -90,6 +91,8 @@ impl Holder {
 }
 
 /// What a full table does for a newcomer.
+// Without fair shares only `Full` is ever judged.
+#[cfg_attr(not(feature = "fair-share"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// The newcomer would go beyond its share: refuse it.
@@ -136,6 +139,37 @@ impl RefusalMemo {
     }
 }
 
+/// Without the `fair-share` feature (a node's server) a full table is full for everyone:
+/// nobody is judged beyond a share, and idle entries are all that make room.
+#[cfg(not(feature = "fair-share"))]
+pub(crate) fn judge<F, I>(_: F, _: &SocketAddr, _: usize, _: ShareLimits) -> Verdict
+where
+    F: Fn() -> I,
+    I: Iterator<Item = (SocketAddr, usize)>,
+{
+    Verdict::Full
+}
+
+/// Without the `fair-share` feature verified peers take no unverified peer's place.
+#[cfg(not(feature = "fair-share"))]
+pub(crate) fn heaviest_unverified<I>(_: I, _: impl Fn(&SocketAddr) -> bool) -> Option<Source>
+where
+    I: Iterator<Item = (SocketAddr, usize)>,
+{
+    None
+}
+
+/// Without the `fair-share` feature no holder is beyond its share.
+#[cfg(not(feature = "fair-share"))]
+pub(crate) fn heaviest<F, I>(_: F, _: ShareLimits) -> Option<Holder>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = (SocketAddr, usize)>,
+{
+    None
+}
+
+#[cfg(feature = "fair-share")]
 /// What a full table of `entries()` (each a holder's address and amount) does for `amount`
 /// more by `newcomer`: refused when that takes the newcomer's peer or source beyond its
 /// share, else room is taken from the peer, then the source, most beyond its share. The
@@ -178,6 +212,7 @@ where
     }
 }
 
+#[cfg(feature = "fair-share")]
 /// The peer most beyond its share, else the source most beyond its share, found with one
 /// small tally per kind (the Space-Saving heavy-hitter count with k counters keeps every
 /// holder of more than 1/k of the table among its candidates; k is one more than the
@@ -210,6 +245,7 @@ where
     None
 }
 
+#[cfg(feature = "fair-share")]
 fn exact<I: Iterator<Item = (SocketAddr, usize)>>(entries: I, holder: &Holder) -> usize {
     entries
         .filter(|(addr, _)| holder.holds(addr))
@@ -220,6 +256,7 @@ fn exact<I: Iterator<Item = (SocketAddr, usize)>>(entries: I, holder: &Holder) -
 /// Most candidates tracked by the heavy-hitter tally: enough for shares down to 7 %.
 const CANDIDATES: usize = 16;
 
+#[cfg(feature = "fair-share")]
 /// The Space-Saving tally: up to `CANDIDATES` counters on the stack; a new key replaces the
 /// lightest, inheriting its weight, so every key holding more than 1/k of the total, with k
 /// counters in use, is among them.
@@ -228,6 +265,7 @@ struct HeavyHitters<K> {
     used: usize,
 }
 
+#[cfg(feature = "fair-share")]
 impl<K: Copy + PartialEq> HeavyHitters<K> {
     fn new(candidates: usize) -> Self {
         HeavyHitters {
@@ -267,7 +305,7 @@ impl<K: Copy + PartialEq> HeavyHitters<K> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "fair-share"))]
 mod tests {
     use super::*;
     use std::vec::Vec;

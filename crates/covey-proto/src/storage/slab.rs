@@ -117,6 +117,7 @@ impl<T> Slab<T> {
     }
 
     /// Number of stored values.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub fn len(&self) -> usize {
         self.len
     }
