@@ -182,6 +182,9 @@ pub enum ConfigError {
         /// The field, e.g. `"response_timeout"`.
         field: &'static str,
     },
+    /// `congestion_control` names an algorithm this build of the engine leaves out (a
+    /// node's, without the `rto-estimators` feature).
+    AlgorithmNotBuilt(Algorithm),
 }
 
 impl fmt::Display for ConfigError {
@@ -211,6 +214,10 @@ impl fmt::Display for ConfigError {
                 }
             }
             ConfigError::ZeroDuration { field } => write!(f, "{field} must be longer than zero"),
+            ConfigError::AlgorithmNotBuilt(a) => write!(
+                f,
+                "congestion control {a} is not in this build (its rto-estimators feature is off)"
+            ),
         }
     }
 }
@@ -317,6 +324,9 @@ impl Config {
         self.transmission
             .validate()
             .map_err(ConfigError::Transmission)?;
+        if !self.congestion_control.is_built() {
+            return Err(ConfigError::AlgorithmNotBuilt(self.congestion_control));
+        }
         let at_least = |field, value: usize, min: u64| match value as u64 >= min {
             true => Ok(()),
             false => Err(OutOfRange {

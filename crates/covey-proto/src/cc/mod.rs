@@ -11,16 +11,24 @@ use core::str::FromStr;
 use crate::time::{Duration, Instant};
 use crate::transmission_parameters::TransmissionParameters;
 
+#[cfg(feature = "rto-estimators")]
 pub mod cocoa;
 pub mod default;
+#[cfg(feature = "rto-estimators")]
 pub mod linux;
+#[cfg(feature = "rto-estimators")]
 pub mod peakhopper;
+#[cfg(feature = "rto-estimators")]
 pub mod rfc6298;
 
+#[cfg(feature = "rto-estimators")]
 pub use cocoa::Cocoa;
 pub use default::DefaultRto;
+#[cfg(feature = "rto-estimators")]
 pub use linux::LinuxRto;
+#[cfg(feature = "rto-estimators")]
 pub use peakhopper::PeakHopper;
+#[cfg(feature = "rto-estimators")]
 pub use rfc6298::Rfc6298;
 
 /// Per-peer retransmission-timeout state.
@@ -88,14 +96,28 @@ impl Algorithm {
             .find(|a| a.name().eq_ignore_ascii_case(name))
     }
 
-    /// A fresh estimator of this algorithm for a new peer.
+    /// Whether this build has the algorithm (all but the default need the
+    /// `rto-estimators` feature).
+    pub const fn is_built(self) -> bool {
+        matches!(self, Algorithm::Default) || cfg!(feature = "rto-estimators")
+    }
+
+    /// A fresh estimator of this algorithm for a new peer; RFC 7252's default for an
+    /// algorithm this build lacks, which `Config::validate` refuses.
     pub fn estimator(self, params: &TransmissionParameters) -> PeerEstimator {
         match self {
             Algorithm::Default => PeerEstimator::Default(DefaultRto::new(params)),
+            #[cfg(not(feature = "rto-estimators"))]
+            _ => PeerEstimator::Default(DefaultRto::new(params)),
+            #[cfg(feature = "rto-estimators")]
             Algorithm::Cocoa => PeerEstimator::Cocoa(Cocoa::new(params, false)),
+            #[cfg(feature = "rto-estimators")]
             Algorithm::CocoaStrong => PeerEstimator::Cocoa(Cocoa::new(params, true)),
+            #[cfg(feature = "rto-estimators")]
             Algorithm::Linux => PeerEstimator::Linux(LinuxRto::new()),
+            #[cfg(feature = "rto-estimators")]
             Algorithm::PeakHopper => PeerEstimator::PeakHopper(PeakHopper::new(params)),
+            #[cfg(feature = "rto-estimators")]
             Algorithm::Rfc6298 => PeerEstimator::Rfc6298(Rfc6298::new()),
         }
     }
@@ -134,12 +156,16 @@ pub enum PeerEstimator {
     /// RFC 7252 default.
     Default(DefaultRto),
     /// CoCoA or CoCoA-strong.
+    #[cfg(feature = "rto-estimators")]
     Cocoa(Cocoa),
     /// Linux TCP RTO.
+    #[cfg(feature = "rto-estimators")]
     Linux(LinuxRto),
     /// Peak-Hopper.
+    #[cfg(feature = "rto-estimators")]
     PeakHopper(PeakHopper),
     /// RFC 6298.
+    #[cfg(feature = "rto-estimators")]
     Rfc6298(Rfc6298),
 }
 
@@ -148,10 +174,15 @@ impl PeerEstimator {
     pub fn algorithm(&self) -> Algorithm {
         match self {
             PeerEstimator::Default(_) => Algorithm::Default,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Cocoa(c) if c.is_strong_only() => Algorithm::CocoaStrong,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Cocoa(_) => Algorithm::Cocoa,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Linux(_) => Algorithm::Linux,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::PeakHopper(_) => Algorithm::PeakHopper,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Rfc6298(_) => Algorithm::Rfc6298,
         }
     }
@@ -161,9 +192,13 @@ macro_rules! dispatch {
     ($self:ident, $e:ident => $call:expr) => {
         match $self {
             PeerEstimator::Default($e) => $call,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Cocoa($e) => $call,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Linux($e) => $call,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::PeakHopper($e) => $call,
+            #[cfg(feature = "rto-estimators")]
             PeerEstimator::Rfc6298($e) => $call,
         }
     };
@@ -192,10 +227,12 @@ impl RtoEstimator for PeerEstimator {
 }
 
 /// `d` in seconds, for the estimators' floating-point arithmetic.
+#[cfg(feature = "rto-estimators")]
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
+#[cfg(feature = "rto-estimators")]
 /// `s` seconds as a duration: zero for negative or NaN, `Duration::MAX` beyond its range.
 fn duration(s: f64) -> Duration {
     if s.is_nan() || s <= 0.0 {
@@ -204,6 +241,7 @@ fn duration(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
 }
 
+#[cfg(feature = "rto-estimators")]
 /// `|x|` (`f64::abs` is not in `core` at this crate's MSRV).
 fn abs(x: f64) -> f64 {
     if x < 0.0 {
@@ -213,6 +251,7 @@ fn abs(x: f64) -> f64 {
     }
 }
 
+#[cfg(feature = "rto-estimators")]
 /// `max(previous, min(factor·previous, cap))`: back off by `factor`, truncated at `cap`
 /// but never shorter than `previous`.
 fn backoff(previous: Duration, factor: f64, cap: Option<Duration>) -> Duration {
