@@ -23,9 +23,10 @@ const NEEDS: &str = "needs root, qemu-system-arm and the mote firmware (scripts/
 /// room, so that a change that grows it is seen. The TelosB-class target of issue 26 (flash
 /// 32 KiB; static RAM, heap and stack 10 KiB in all) is not met yet.
 /// Multicast groups (smoltcp's MLD, `/mc`) took the firmware from 108 676 B to 114 624 B;
-/// the server-only engine (no `client`, no `fair-share`) took it to 92 412 B.
-const FLASH_CEILING: u64 = 94 * 1024;
-const SIXLOWPAN_FLASH_CEILING: u64 = 116 * 1024;
+/// the server-only engine (no `client`, no `fair-share`) took it to 92 412 B, and without
+/// the extra RTO estimators and floating point to 84 964 B.
+const FLASH_CEILING: u64 = 86 * 1024;
+const SIXLOWPAN_FLASH_CEILING: u64 = 108 * 1024;
 const STATIC_RAM_CEILING: u64 = 8 * 1024;
 const HEAP_BUDGET: u64 = 10 * 1024;
 const STACK_BUDGET: u64 = 8 * 1024;

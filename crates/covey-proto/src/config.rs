@@ -453,6 +453,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transmission_parameters::RandomFactor;
     use alloc::string::ToString;
 
     #[test]
@@ -510,12 +511,12 @@ mod tests {
             (
                 Config {
                     transmission: TransmissionParameters {
-                        ack_random_factor: 0.5,
+                        ack_random_factor: RandomFactor::from_thousandths(500),
                         ..TransmissionParameters::default()
                     },
                     ..ok()
                 },
-                "bad transmission parameter: ACK_RANDOM_FACTOR must be a finite number of at least 1.0",
+                "bad transmission parameter: ACK_RANDOM_FACTOR must be at least 1.0",
             ),
             (
                 Config {

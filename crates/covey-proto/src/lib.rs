@@ -88,7 +88,7 @@ pub use request::{opt, Request, RequestParams, Response};
 pub use stats::{DropCause, Stats};
 pub use storage::fair_share::Source as TrafficSource;
 pub use time::{Duration, Instant};
-pub use transmission_parameters::TransmissionParameters;
+pub use transmission_parameters::{RandomFactor, TransmissionParameters};
 #[cfg(feature = "edhoc")]
 pub use {covey_edhoc, endpoint::EdhocConfig};
 #[cfg(feature = "oscore")]

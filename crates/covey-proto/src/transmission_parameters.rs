@@ -10,7 +10,7 @@ pub struct TransmissionParameters {
     /// ACK_TIMEOUT: the base first timeout of a confirmable message (2 s).
     pub ack_timeout: Duration,
     /// ACK_RANDOM_FACTOR: upper factor of the randomised first timeout, at least 1.0 (1.5).
-    pub ack_random_factor: f64,
+    pub ack_random_factor: RandomFactor,
     /// MAX_RETRANSMIT: maximum retransmissions of one confirmable message (4).
     pub max_retransmit: u8,
     /// NSTART: maximum outstanding interactions per peer (1).
@@ -27,7 +27,7 @@ impl Default for TransmissionParameters {
     fn default() -> Self {
         TransmissionParameters {
             ack_timeout: Duration::from_secs(2),
-            ack_random_factor: 1.5,
+            ack_random_factor: RandomFactor::from_thousandths(1_500),
             max_retransmit: 4,
             nstart: 1,
             default_leisure: Duration::from_secs(5),
@@ -37,12 +37,50 @@ impl Default for TransmissionParameters {
     }
 }
 
+/// ACK_RANDOM_FACTOR in thousandths, as libcoap's `coap_fixed_point_t` holds it: fixed
+/// point, so an endpoint dithers its timeouts without floating-point arithmetic, which a
+/// node's CPU does in software.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RandomFactor(u32);
+
+impl RandomFactor {
+    /// 1.0: every first timeout is the base itself.
+    pub const ONE: RandomFactor = RandomFactor(1_000);
+
+    /// `thousandths` / 1000, e.g. 1500 for RFC 7252's 1.5.
+    pub const fn from_thousandths(thousandths: u32) -> RandomFactor {
+        RandomFactor(thousandths)
+    }
+
+    /// The factor in thousandths.
+    pub const fn thousandths(self) -> u32 {
+        self.0
+    }
+
+    /// The factor as a float, for reports.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.0) / 1_000.0
+    }
+}
+
+impl fmt::Display for RandomFactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (whole, part) = (self.0 / 1_000, self.0 % 1_000);
+        match part {
+            0 => write!(f, "{whole}.0"),
+            p if p % 100 == 0 => write!(f, "{whole}.{}", p / 100),
+            p if p % 10 == 0 => write!(f, "{whole}.{:02}", p / 10),
+            p => write!(f, "{whole}.{p:03}"),
+        }
+    }
+}
+
 /// Why a set of transmission parameters was rejected by [`TransmissionParameters::validate`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InvalidParameter {
     /// ACK_TIMEOUT is zero.
     AckTimeoutZero,
-    /// ACK_RANDOM_FACTOR is below 1.0 or not a finite number.
+    /// ACK_RANDOM_FACTOR is below 1.0.
     AckRandomFactorBelowOne,
     /// NSTART is zero, so no request could ever be sent.
     NstartZero,
@@ -54,9 +92,7 @@ impl fmt::Display for InvalidParameter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             InvalidParameter::AckTimeoutZero => "ACK_TIMEOUT must be greater than zero",
-            InvalidParameter::AckRandomFactorBelowOne => {
-                "ACK_RANDOM_FACTOR must be a finite number of at least 1.0"
-            }
+            InvalidParameter::AckRandomFactorBelowOne => "ACK_RANDOM_FACTOR must be at least 1.0",
             InvalidParameter::NstartZero => "NSTART must be at least 1",
             InvalidParameter::ProbingRateZero => "PROBING_RATE must be at least 1 byte/s",
         })
@@ -71,8 +107,7 @@ impl TransmissionParameters {
         if self.ack_timeout.is_zero() {
             return Err(InvalidParameter::AckTimeoutZero);
         }
-        // `contains` is false for NaN and infinity.
-        if !(1.0..=f64::MAX).contains(&self.ack_random_factor) {
+        if self.ack_random_factor < RandomFactor::ONE {
             return Err(InvalidParameter::AckRandomFactorBelowOne);
         }
         if self.nstart == 0 {
@@ -87,13 +122,13 @@ impl TransmissionParameters {
     /// MAX_TRANSMIT_SPAN: from the first transmission to the last retransmission (45 s).
     pub fn max_transmit_span(&self) -> Duration {
         let factor = pow2_minus_one(u32::from(self.max_retransmit));
-        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor)
+        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor.0)
     }
 
     /// MAX_TRANSMIT_WAIT: from the first transmission until the sender gives up (93 s).
     pub fn max_transmit_wait(&self) -> Duration {
         let factor = pow2_minus_one(u32::from(self.max_retransmit) + 1);
-        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor)
+        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor.0)
     }
 
     /// PROCESSING_DELAY: time a node takes to turn a CON around into its ACK (= ACK_TIMEOUT).
@@ -118,10 +153,11 @@ impl TransmissionParameters {
         self.max_transmit_span().saturating_add(self.max_latency)
     }
 
-    /// The initial timeout for base `base` at `unit` ∈ [0, 1] of [base, base·ACK_RANDOM_FACTOR].
-    pub fn dither(&self, base: Duration, unit: f64) -> Duration {
-        let unit = if unit >= 0.0 { unit.min(1.0) } else { 0.0 };
-        scale(base, 1.0 + (self.ack_random_factor - 1.0) * unit)
+    /// The initial timeout for base `base` at `draw` / (2^32 − 1) of the way from base to
+    /// base·ACK_RANDOM_FACTOR: a uniform 32-bit draw makes RFC 7252 §4.2's random choice.
+    pub fn dither(&self, base: Duration, draw: u32) -> Duration {
+        let spread = scale(base, self.ack_random_factor.0.saturating_sub(1_000));
+        base.saturating_add(fraction(spread, draw))
     }
 }
 
@@ -194,28 +230,27 @@ fn mul_int(d: Duration, k: u128) -> Duration {
     from_nanos_u128(d.as_nanos().saturating_mul(k))
 }
 
-/// `d · f` for a finite `f ≥ 0` rounded to the nanosecond, saturating; zero for other `f`.
-fn scale(d: Duration, f: f64) -> Duration {
-    // Called per CON and per received request: below 2^64 ns (584 years) stay in 64-bit
-    // arithmetic, which gives the same result without the 128-bit conversion routines.
-    let exact = match u64::try_from(d.as_nanos()) {
-        Ok(n) => n as f64,
-        Err(_) => d.as_nanos() as f64,
-    };
-    let nanos = exact * f;
-    if nanos.is_nan() || nanos <= 0.0 {
-        return Duration::ZERO;
+/// `d · thousandths / 1000` to the nanosecond, saturating at `Duration::MAX`; in the
+/// duration's own 64-bit seconds and 32-bit nanoseconds, so no floating point or 128-bit
+/// division is needed.
+fn scale(d: Duration, thousandths: u32) -> Duration {
+    match d.checked_mul(thousandths) {
+        Some(product) => product / 1_000,
+        // Only durations of centuries overflow before the division: divide first.
+        None => (d / 1_000).saturating_mul(thousandths),
     }
-    let rounded = nanos + 0.5;
-    if rounded < TWO_POW_64 {
-        return Duration::from_nanos(rounded as u64);
-    }
-    // `as` saturates on overflow and infinity.
-    from_nanos_u128(rounded as u128)
 }
 
-/// 2^64 as a float: the bound below which a float of nanoseconds fits a `u64`.
-const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+/// `d · draw / (2^32 − 1)`, rounded to the nanosecond (within one): `d` at a uniform draw's
+/// point of [0, 1].
+pub(crate) fn fraction(d: Duration, draw: u32) -> Duration {
+    const WHOLE: u32 = u32::MAX;
+    let half = Duration::from_nanos(u64::from(WHOLE / 2));
+    match d.checked_mul(draw) {
+        Some(product) => product.saturating_add(half) / WHOLE,
+        None => (d / WHOLE).saturating_mul(draw),
+    }
+}
 
 /// A duration of `nanos` nanoseconds, saturating at `Duration::MAX`.
 fn from_nanos_u128(nanos: u128) -> Duration {
@@ -233,18 +268,12 @@ fn from_nanos_u128(nanos: u128) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::string::ToString;
     use std::vec::Vec;
 
-    /// `scale` as first written, in 128-bit arithmetic throughout.
-    fn scale_u128(d: Duration, f: f64) -> Duration {
-        let nanos = d.as_nanos() as f64 * f;
-        if nanos.is_nan() || nanos <= 0.0 {
-            return Duration::ZERO;
-        }
-        let nanos = (nanos + 0.5) as u128;
-        u64::try_from(nanos / 1_000_000_000).map_or(Duration::MAX, |secs| {
-            Duration::new(secs, (nanos % 1_000_000_000) as u32)
-        })
+    /// `d · k / 1000` in 128-bit nanoseconds, saturating.
+    fn scale_u128(d: Duration, k: u32) -> Duration {
+        from_nanos_u128(d.as_nanos() * u128::from(k) / 1_000)
     }
 
     #[test]
@@ -259,23 +288,14 @@ mod tests {
             Duration::from_secs(u64::MAX / 2),
             Duration::MAX,
         ];
-        let factors = [
-            0.0,
-            0.5,
-            1.0,
-            1.0 + f64::EPSILON,
-            1.5,
-            2.0,
-            1e9,
-            1e30,
-            f64::MAX,
-            f64::INFINITY,
-            f64::NAN,
-            -1.0,
-        ];
         for d in durations {
-            for f in factors {
-                assert_eq!(scale(d, f), scale_u128(d, f), "{d:?} * {f}");
+            for k in [0, 1, 999, 1_000, 1_001, 1_500, 2_000, 1_000_000, u32::MAX] {
+                let (got, exact) = (scale(d, k), scale_u128(d, k));
+                // Exact unless d·k leaves Duration's range before the division.
+                match d.checked_mul(k) {
+                    Some(_) => assert_eq!(got, exact, "{d:?} * {k}"),
+                    None => assert!(exact.abs_diff(got) <= Duration::from_nanos(u64::from(k))),
+                }
             }
         }
         for k in [0u128, 1, 15, 31, u64::MAX as u128, u128::MAX] {
@@ -292,10 +312,10 @@ mod tests {
         Duration::from_millis(millis)
     }
 
-    fn params(ack_timeout_ms: u64, arf: f64, mr: u8) -> TransmissionParameters {
+    fn params(ack_timeout_ms: u64, arf: u32, mr: u8) -> TransmissionParameters {
         TransmissionParameters {
             ack_timeout: ms(ack_timeout_ms),
-            ack_random_factor: arf,
+            ack_random_factor: RandomFactor::from_thousandths(arf),
             max_retransmit: mr,
             ..TransmissionParameters::default()
         }
@@ -318,7 +338,7 @@ mod tests {
 
     #[test]
     fn p2_ack_timeout_one_second() {
-        let p = params(1_000, 1.5, 4);
+        let p = params(1_000, 1_500, 4);
         assert_eq!(p.max_transmit_span(), ms(22_500));
         assert_eq!(p.max_transmit_wait(), ms(46_500));
         assert_eq!(p.processing_delay(), ms(1_000));
@@ -329,7 +349,7 @@ mod tests {
 
     #[test]
     fn p3_random_factor_two_three_retransmissions() {
-        let p = params(2_000, 2.0, 3);
+        let p = params(2_000, 2_000, 3);
         assert_eq!(p.max_transmit_span(), ms(28_000));
         assert_eq!(p.max_transmit_wait(), ms(60_000));
         assert_eq!(p.max_rtt(), ms(202_000));
@@ -337,10 +357,15 @@ mod tests {
         assert_eq!(p.non_lifetime(), ms(128_000));
     }
 
+    /// The 32-bit draw `unit` of the way through [0, 1].
+    fn draw(unit: f64) -> u32 {
+        (unit * f64::from(u32::MAX)).round() as u32
+    }
+
     #[test]
     fn p4_schedule_maximum_draw() {
         let p = TransmissionParameters::default();
-        let initial = p.dither(p.ack_timeout, 1.0);
+        let initial = p.dither(p.ack_timeout, u32::MAX);
         assert_eq!(initial, ms(3_000));
         let s = retransmission_schedule(initial, &p);
         assert_eq!(s.len(), 5);
@@ -354,7 +379,7 @@ mod tests {
     #[test]
     fn p5_schedule_intermediate_draw() {
         let p = TransmissionParameters::default();
-        let initial = p.dither(p.ack_timeout, 0.4);
+        let initial = p.dither(p.ack_timeout, draw(0.4));
         assert_eq!(initial, ms(2_400));
         let s = retransmission_schedule(initial, &p);
         assert_eq!(s.give_up_at(), ms(74_400));
@@ -368,21 +393,14 @@ mod tests {
         let cases = [
             (
                 TransmissionParameters {
-                    ack_random_factor: 0.99,
+                    ack_random_factor: RandomFactor::from_thousandths(999),
                     ..ok
                 },
                 InvalidParameter::AckRandomFactorBelowOne,
             ),
             (
                 TransmissionParameters {
-                    ack_random_factor: f64::NAN,
-                    ..ok
-                },
-                InvalidParameter::AckRandomFactorBelowOne,
-            ),
-            (
-                TransmissionParameters {
-                    ack_random_factor: f64::INFINITY,
+                    ack_random_factor: RandomFactor::from_thousandths(0),
                     ..ok
                 },
                 InvalidParameter::AckRandomFactorBelowOne,
@@ -410,7 +428,7 @@ mod tests {
             assert_eq!(p.validate(), Err(err));
         }
         let exactly_one = TransmissionParameters {
-            ack_random_factor: 1.0,
+            ack_random_factor: RandomFactor::ONE,
             ..ok
         };
         assert_eq!(exactly_one.validate(), Ok(()));
@@ -420,7 +438,7 @@ mod tests {
     fn extreme_values_saturate() {
         let p = TransmissionParameters {
             ack_timeout: Duration::MAX,
-            ack_random_factor: 1e300,
+            ack_random_factor: RandomFactor::from_thousandths(u32::MAX),
             max_retransmit: u8::MAX,
             max_latency: Duration::MAX,
             ..TransmissionParameters::default()
@@ -434,17 +452,44 @@ mod tests {
         assert_eq!(s.len(), 256);
         assert_eq!(s.give_up_at(), Duration::MAX);
         assert_eq!(s.last(), Some(Duration::MAX));
-        let nan = TransmissionParameters {
-            ack_random_factor: f64::NAN,
-            ..TransmissionParameters::default()
-        };
-        assert_eq!(nan.max_transmit_span(), Duration::ZERO);
+        assert_eq!(p.dither(Duration::MAX, u32::MAX), Duration::MAX);
         let defaults = TransmissionParameters::default();
-        assert_eq!(defaults.dither(ms(1), f64::NAN), ms(1));
-        assert_eq!(defaults.dither(ms(2), 7.0), ms(3));
+        assert_eq!(defaults.dither(ms(1), 0), ms(1));
+        assert_eq!(defaults.dither(ms(2), u32::MAX), ms(3));
+        assert_eq!(defaults.dither(Duration::MAX, u32::MAX), Duration::MAX);
         assert_eq!(
             retransmission_schedule(Duration::ZERO, &p).give_up_at(),
             Duration::ZERO
         );
+    }
+
+    #[test]
+    fn dithering_spreads_uniformly_without_floating_point() {
+        let p = TransmissionParameters::default();
+        let base = ms(2_000);
+        // Draws at 0, ¼, ½, ¾ and 1 of the way land at those points of [2 s, 3 s].
+        for (unit, want) in [
+            (0.0, 2_000),
+            (0.25, 2_250),
+            (0.5, 2_500),
+            (0.75, 2_750),
+            (1.0, 3_000),
+        ] {
+            let got = p.dither(base, draw(unit));
+            assert!(
+                got.abs_diff(ms(want)) <= Duration::from_nanos(1),
+                "{unit}: {got:?}"
+            );
+        }
+        // Every draw stays inside [base, base·ACK_RANDOM_FACTOR].
+        for d in [0, 1, 12_345, u32::MAX / 2, u32::MAX - 1, u32::MAX] {
+            let got = p.dither(base, d);
+            assert!((ms(2_000)..=ms(3_000)).contains(&got), "{d}: {got:?}");
+        }
+        assert_eq!(RandomFactor::ONE.to_string(), "1.0");
+        assert_eq!(RandomFactor::from_thousandths(1_500).to_string(), "1.5");
+        assert_eq!(RandomFactor::from_thousandths(1_250).to_string(), "1.25");
+        assert_eq!(RandomFactor::from_thousandths(2_001).to_string(), "2.001");
+        assert_eq!(RandomFactor::from_thousandths(1_500).as_f64(), 1.5);
     }
 }

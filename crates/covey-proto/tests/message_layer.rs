@@ -41,7 +41,7 @@ fn get(path: &'static str) -> [covey_core::CoapOption<'static>; 1] {
 
 fn fixed_timeout_config() -> Config {
     let mut c = Config::default();
-    c.transmission.ack_random_factor = 1.0;
+    c.transmission.ack_random_factor = covey_proto::RandomFactor::ONE;
     c
 }
 

@@ -383,7 +383,7 @@ mod tests {
         }
         let zero = TransmissionParameters {
             ack_timeout: Duration::ZERO,
-            ack_random_factor: f64::NAN,
+            ack_random_factor: crate::transmission_parameters::RandomFactor::ONE,
             ..p
         };
         for a in Algorithm::ALL {

@@ -225,12 +225,7 @@ impl Endpoint {
         // RFC 7252 §8.2: answer at a random instant within the leisure period.
         let size = self.incoming.bytes(key).len();
         let leisure = self.config.leisure_for(size);
-        let delay = crate::transmission_parameters::TransmissionParameters {
-            ack_random_factor: 2.0,
-            ..self.config.transmission
-        }
-        .dither(leisure, self.rng.next_f64())
-        .saturating_sub(leisure);
+        let delay = crate::transmission_parameters::fraction(leisure, self.rng.next_u32());
         self.set_timer_for(TimerKind::Incoming, key, now + delay);
         Ok(())
     }

@@ -141,7 +141,7 @@ impl Transmissions {
         let Some((peer, destination)) = self.slab.get(key).map(|t| (t.peer, t.destination)) else {
             return;
         };
-        let draw = cx.rng.next_f64();
+        let draw = cx.rng.next_u32();
         cx.peers.hold(peer);
         cx.peers.touch(peer, now);
         let base_rto = match cx.peers.estimator_mut(peer) {

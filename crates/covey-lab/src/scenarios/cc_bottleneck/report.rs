@@ -578,7 +578,7 @@ fn markdown(outcome: &Outcome) -> String {
 fn default_initial_timeouts(p: &Params) -> (f64, f64) {
     let t = run::client_config(Algorithm::Default, p.max_retransmit).transmission;
     let low = t.ack_timeout.as_secs_f64();
-    (low, low * t.ack_random_factor)
+    (low, low * t.ack_random_factor.as_f64())
 }
 
 /// Explains the outcome from what the runs measured: the bottleneck's service time per

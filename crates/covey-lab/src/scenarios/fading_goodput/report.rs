@@ -242,7 +242,7 @@ fn markdown(outcome: &Outcome) -> String {
          {:?} dB × payloads {:?} B × {} seed(s), base seed {} (every point of a seed draws the \
          same random sequences); {} runs and {} Table 4 cells of {} datagrams.\n",
         p.ack_timeout().as_secs_f64(),
-        endpoint_config(p).transmission.ack_random_factor,
+        endpoint_config(p).transmission.ack_random_factor.as_f64(),
         p.max_retransmit,
         p.transactions,
         p.queue,

@@ -1,7 +1,7 @@
 //! One run of the experiment: a client and a server on one 802.15.4 hop under one error
 //! model at one SNR, 100 consecutive transactions of one payload size.
 
-use covey_proto::{Config, Instant, TransmissionParameters};
+use covey_proto::{Config, Instant, RandomFactor, TransmissionParameters};
 use covey_sim::media::fading::{PaperFadingModel, RayleighFadingLoss};
 use covey_sim::media::ieee802154::{Ieee802154Config, Ieee802154Medium, Topology};
 use covey_sim::media::{LossCause, Medium};
@@ -74,7 +74,7 @@ pub struct RunResult {
 pub fn endpoint_config(params: &Params) -> Config {
     let transmission = TransmissionParameters {
         ack_timeout: params.ack_timeout(),
-        ack_random_factor: 1.0,
+        ack_random_factor: RandomFactor::ONE,
         max_retransmit: params.max_retransmit,
         ..TransmissionParameters::default()
     };

@@ -323,7 +323,7 @@ fn d0_penalty(outcome: &Outcome, md: &mut String) {
         contiki.border_router_queued_packets,
         p.queue,
         timeout,
-        timeout * coap.ack_random_factor,
+        timeout * coap.ack_random_factor.as_f64(),
     );
     md.push_str(
         " The border router's radio is a CC2520 whose 128-byte RX FIFO the CPU reads only \
