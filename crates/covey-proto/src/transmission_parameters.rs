@@ -220,14 +220,30 @@ fn pow2_minus_one(n: u32) -> u128 {
     1u128.checked_shl(n).map_or(u128::MAX, |p| p - 1)
 }
 
-/// `d · k`, saturating at `Duration::MAX`.
+/// `d · k`, saturating at `Duration::MAX`: Horner's rule over `k`'s 32-bit limbs in the
+/// duration's own checked arithmetic, without 128-bit products or division (which a node's
+/// CPU does in software).
 fn mul_int(d: Duration, k: u128) -> Duration {
-    if let (Ok(n), Ok(k)) = (u64::try_from(d.as_nanos()), u64::try_from(k)) {
-        if let Some(product) = n.checked_mul(k) {
-            return Duration::from_nanos(product); // the common case, in 64 bits
+    let limbs = [
+        (k >> 96) as u32,
+        (k >> 64) as u32,
+        (k >> 32) as u32,
+        k as u32,
+    ];
+    let mut product = Duration::ZERO;
+    for limb in limbs {
+        let next = product
+            .checked_mul(1 << 16)
+            .and_then(|p| p.checked_mul(1 << 16))
+            .zip(d.checked_mul(limb))
+            .and_then(|(high, low)| high.checked_add(low));
+        match next {
+            Some(p) => product = p,
+            // Every term is non-negative: an overflow now is one at the end too.
+            None => return Duration::MAX,
         }
     }
-    from_nanos_u128(d.as_nanos().saturating_mul(k))
+    product
 }
 
 /// `d · thousandths / 1000` to the nanosecond, saturating at `Duration::MAX`; in the
@@ -252,24 +268,24 @@ pub(crate) fn fraction(d: Duration, draw: u32) -> Duration {
     }
 }
 
-/// A duration of `nanos` nanoseconds, saturating at `Duration::MAX`.
-fn from_nanos_u128(nanos: u128) -> Duration {
-    if let Ok(n) = u64::try_from(nanos) {
-        return Duration::from_nanos(n); // no 128-bit division
-    }
-    let secs = nanos / 1_000_000_000;
-    let sub = (nanos % 1_000_000_000) as u32;
-    match u64::try_from(secs) {
-        Ok(secs) => Duration::new(secs, sub),
-        Err(_) => Duration::MAX,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::string::ToString;
     use std::vec::Vec;
+
+    /// A duration of `nanos` nanoseconds, saturating at `Duration::MAX`.
+    fn from_nanos_u128(nanos: u128) -> Duration {
+        if let Ok(n) = u64::try_from(nanos) {
+            return Duration::from_nanos(n); // no 128-bit division
+        }
+        let secs = nanos / 1_000_000_000;
+        let sub = (nanos % 1_000_000_000) as u32;
+        match u64::try_from(secs) {
+            Ok(secs) => Duration::new(secs, sub),
+            Err(_) => Duration::MAX,
+        }
+    }
 
     /// `d · k / 1000` in 128-bit nanoseconds, saturating.
     fn scale_u128(d: Duration, k: u32) -> Duration {
@@ -298,13 +314,23 @@ mod tests {
                 }
             }
         }
-        for k in [0u128, 1, 15, 31, u64::MAX as u128, u128::MAX] {
-            let d = Duration::from_millis(2_000);
-            let reference = d.as_nanos().saturating_mul(k);
-            let expected = u64::try_from(reference / 1_000_000_000).map_or(Duration::MAX, |s| {
-                Duration::new(s, (reference % 1_000_000_000) as u32)
-            });
-            assert_eq!(mul_int(d, k), expected);
+        let factors = [
+            0u128,
+            1,
+            15,
+            31,
+            u32::MAX as u128 + 1,
+            u64::MAX as u128,
+            (1 << 64) + 5,
+            1 << 95,
+            1 << 96,
+            u128::MAX,
+        ];
+        for d in durations {
+            for k in factors {
+                let expected = from_nanos_u128(d.as_nanos().saturating_mul(k));
+                assert_eq!(mul_int(d, k), expected, "{d:?} * {k}");
+            }
         }
     }
 

@@ -11,8 +11,6 @@
 //!   multicast entity's members (the same resource as covey-group's, for a mote);
 //! - `/.well-known/core`: the others in CoRE link format (RFC 6690).
 
-use core::fmt::Write as _;
-
 use core::net::{IpAddr, Ipv6Addr};
 use covey_core::{Code, ContentFormat, OptionNumber};
 use covey_proto::{App, AppContext, Event, GroupError, IncomingId, Instant, Response};
@@ -74,18 +72,21 @@ impl MoteResources {
                 None => error(cx, id, Code::BAD_REQUEST, b"send 0 or 1"),
             },
             (Resource::Stats, Code::GET) => {
-                let _ = write!(
-                    text,
-                    "heap_used={}\nheap_peak={}\nstack_peak={}\nstatic_ram={}\nuptime_ms={}\n\
-                     frames_dropped={}\nline_paused={}\n",
-                    heap::HEAP.used(),
-                    heap::HEAP.peak(),
-                    stack::peak(),
-                    stack::static_bytes(),
-                    millis(cx.now),
-                    slip_line::dropped(),
-                    uart::pauses(),
-                );
+                let stats: [(&[u8], u64); 7] = [
+                    (b"heap_used", heap::HEAP.used() as u64),
+                    (b"heap_peak", heap::HEAP.peak() as u64),
+                    (b"stack_peak", stack::peak() as u64),
+                    (b"static_ram", stack::static_bytes() as u64),
+                    (b"uptime_ms", millis(cx.now)),
+                    (b"frames_dropped", u64::from(slip_line::dropped())),
+                    (b"line_paused", u64::from(uart::pauses())),
+                ];
+                for (key, value) in stats {
+                    let _ = text.push(key)
+                        && text.push(b"=")
+                        && text.decimal(value)
+                        && text.push(b"\n");
+                }
                 reply(cx, id, None, ContentFormat::TEXT_PLAIN, text.bytes());
             }
             (Resource::Membership, Code::GET) => {
@@ -213,12 +214,13 @@ impl App for MoteResources {
 
 /// `group` as eight hexadecimal groups and a newline (`ff05:0:0:0:0:0:0:fd`): valid IPv6 text
 /// without the `::` shortening, whose formatting code would cost the mote kilobytes.
-fn write_address<const N: usize>(text: &mut Text<N>, group: &Ipv6Addr) -> core::fmt::Result {
-    for (i, segment) in group.segments().iter().enumerate() {
-        let separator = if i == 0 { "" } else { ":" };
-        write!(text, "{separator}{segment:x}")?;
+fn write_address<const N: usize>(text: &mut Text<N>, group: &Ipv6Addr) -> bool {
+    for (i, segment) in group.segments().into_iter().enumerate() {
+        if (i > 0 && !text.push(b":")) || !text.hex(segment) {
+            return false;
+        }
     }
-    text.write_str("\n")
+    text.push(b"\n")
 }
 
 fn millis(now: Instant) -> u64 {
@@ -227,9 +229,9 @@ fn millis(now: Instant) -> u64 {
 
 /// The simulated reading at `now`: 21.5 °C, stepping by a tenth every sample through a
 /// 2-degree sawtooth, in integers (no floating point on the mote).
-fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> core::fmt::Result {
-    let tenths = 205 + (millis(now) / SAMPLE_MS % 20) as u32;
-    write!(text, "{}.{}", tenths / 10, tenths % 10)
+fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> bool {
+    let tenths = 205 + millis(now) / SAMPLE_MS % 20;
+    text.decimal(tenths / 10) && text.push(b".") && text.decimal(tenths % 10)
 }
 
 fn reply(

@@ -17,14 +17,51 @@ impl<const N: usize> Text<N> {
     pub fn bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
+
+    /// Appends `s`; false (and nothing appended) when it does not fit.
+    pub fn push(&mut self, s: &[u8]) -> bool {
+        let end = self.len + s.len();
+        match self.buf.get_mut(self.len..end) {
+            Some(slot) => {
+                slot.copy_from_slice(s);
+                self.len = end;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Appends `n` in decimal. Digits are written by hand: `core::fmt`'s machinery would
+    /// cost the mote kilobytes of flash.
+    pub fn decimal(&mut self, n: u64) -> bool {
+        self.digits(n, 10)
+    }
+
+    /// Appends `n` in lower-case hexadecimal without leading zeros.
+    pub fn hex(&mut self, n: u16) -> bool {
+        self.digits(u64::from(n), 16)
+    }
+
+    fn digits(&mut self, mut n: u64, radix: u64) -> bool {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b"0123456789abcdef"[(n % radix) as usize];
+            n /= radix;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[start..])
+    }
 }
 
+/// For the panic message (`panic-message` feature) only.
 impl<const N: usize> core::fmt::Write for Text<N> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let end = self.len + s.len();
-        let slot = self.buf.get_mut(self.len..end).ok_or(core::fmt::Error)?;
-        slot.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
+        self.push(s.as_bytes())
+            .then_some(())
+            .ok_or(core::fmt::Error)
     }
 }

@@ -234,12 +234,9 @@ impl Endpoint {
                 self.send_empty(remote, MessageType::Reset, message.message_id(), false);
                 return;
             }
-            let mut diagnostic = DiagnosticText::new();
-            let _ = core::fmt::write(
-                &mut diagnostic,
-                format_args!("unrecognised critical option {}", number.0),
-            );
-            self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic.as_bytes());
+            let mut text = [0; UNRECOGNISED_TEXT_LEN];
+            let diagnostic = unrecognised_option_text(number.0, &mut text);
+            self.reply_now(now, target, Code::BAD_OPTION, &[], diagnostic);
             return;
         }
         if scan.proxy.is_some() {
@@ -406,31 +403,44 @@ impl Endpoint {
     }
 }
 
-/// A short diagnostic payload built without allocating.
-struct DiagnosticText {
-    buf: [u8; 64],
-    len: usize,
+const UNRECOGNISED_PREFIX: &[u8] = b"unrecognised critical option ";
+const UNRECOGNISED_TEXT_LEN: usize = UNRECOGNISED_PREFIX.len() + 5;
+
+/// `unrecognised critical option N`, the 4.02's diagnostic, written in `buf` by hand: a
+/// node's flash would otherwise carry `core::fmt`'s machinery for this one number.
+fn unrecognised_option_text(number: u16, buf: &mut [u8; UNRECOGNISED_TEXT_LEN]) -> &[u8] {
+    let (prefix, digits) = buf.split_at_mut(UNRECOGNISED_PREFIX.len());
+    prefix.copy_from_slice(UNRECOGNISED_PREFIX);
+    let width = match number {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1_000..=9_999 => 4,
+        _ => 5,
+    };
+    let mut n = number;
+    for digit in digits[..width].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    &buf[..UNRECOGNISED_PREFIX.len() + width]
 }
 
-impl DiagnosticText {
-    fn new() -> DiagnosticText {
-        DiagnosticText {
-            buf: [0; 64],
-            len: 0,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diagnostic_names_any_option_number() {
+        for (number, want) in [
+            (0u16, &b"unrecognised critical option 0"[..]),
+            (9, b"unrecognised critical option 9"),
+            (10, b"unrecognised critical option 10"),
+            (2_049, b"unrecognised critical option 2049"),
+            (65_535, b"unrecognised critical option 65535"),
+        ] {
+            let mut buf = [0; UNRECOGNISED_TEXT_LEN];
+            assert_eq!(unrecognised_option_text(number, &mut buf), want);
         }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-}
-
-impl core::fmt::Write for DiagnosticText {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let end = (self.len + s.len()).min(self.buf.len());
-        let n = end - self.len;
-        self.buf[self.len..end].copy_from_slice(&s.as_bytes()[..n]);
-        self.len = end;
-        Ok(())
     }
 }
