@@ -6,15 +6,17 @@ use core::net::SocketAddr;
 
 /// The hasher builder every engine table uses: foldhash, where the target has atomics (its
 /// crate needs them even for fixed seeds).
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(target_has_atomic = "ptr", feature = "hash-tables"))]
 pub(crate) type SeededState = foldhash::fast::FixedState;
 
 /// The hasher builder every engine table uses: SipHash-1-3 keyed by the seed on targets
-/// without atomics (MSP430), slower than foldhash but as hard to flood.
-#[cfg(not(target_has_atomic = "ptr"))]
+/// without atomics (MSP430), slower than foldhash but as hard to flood; and on a node whose
+/// tables are scanned (no `hash-tables`), where only digests and fingerprints are hashed and
+/// SipHash, which the Echo MACs need anyway, saves foldhash's code.
+#[cfg(not(all(target_has_atomic = "ptr", feature = "hash-tables")))]
 pub(crate) type SeededState = sip_state::SipState;
 
-#[cfg(not(target_has_atomic = "ptr"))]
+#[cfg(not(all(target_has_atomic = "ptr", feature = "hash-tables")))]
 mod sip_state {
     use siphasher::sip::SipHasher13;
 
@@ -45,13 +47,25 @@ mod sip_state {
 }
 
 /// A hash map with the engine's hasher.
+#[cfg(feature = "hash-tables")]
 pub(crate) type Map<K, V> = hashbrown::HashMap<K, V, SeededState>;
+
+/// Without the `hash-tables` feature (a node's few entries), a vector scanned in order.
+#[cfg(not(feature = "hash-tables"))]
+pub(crate) type Map<K, V> = crate::storage::linear_map::LinearMap<K, V>;
 
 /// An empty map that grows as entries arrive; the tables using it bound their entries, and
 /// once grown to hold them, removals leave tombstones that in-place rehashing cleans, so
 /// steady state does not reallocate.
+#[cfg(feature = "hash-tables")]
 pub(crate) fn seeded_map<K, V>(seed: u64) -> Map<K, V> {
     Map::with_hasher(SeededState::with_seed(seed))
+}
+
+/// An empty map (a vector needs no seed).
+#[cfg(not(feature = "hash-tables"))]
+pub(crate) fn seeded_map<K: PartialEq, V>(_seed: u64) -> Map<K, V> {
+    Map::new()
 }
 
 /// A seeded 64-bit digest of a key. Large tables key their maps by it (16-byte entries

@@ -5,9 +5,9 @@
 use crate::event::IncomingId;
 use crate::hash::{digest, SeededState};
 use crate::message::reply_cache::ReplyRef;
+use crate::storage::digest_table::DigestTable;
 use crate::Instant;
 use alloc::collections::VecDeque;
-use hashbrown::HashTable;
 
 /// What was done with the first copy of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ struct Entry {
 #[derive(Debug)]
 pub(crate) struct DedupCache {
     /// Low 32 bits of the sequence number of every live entry (the queue never holds 2^32).
-    index: HashTable<u32>,
+    index: DigestTable,
     digests: SeededState,
     /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
     /// A replaced entry stays as `None` until it reaches the front.
@@ -73,7 +73,7 @@ impl DedupCache {
     /// are found by the low 32 bits of their sequence number).
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
         DedupCache {
-            index: HashTable::new(),
+            index: DigestTable::new(),
             digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
             entries: VecDeque::new(),
             capacity,
@@ -117,16 +117,16 @@ impl DedupCache {
         let (entries, oldest) = (&mut self.entries, self.oldest);
         // The new entry is not indexed yet, so a match is the key's previous entry (a
         // reused message ID), which is dead from here on.
-        match self.index.find_entry(d, |&s| {
+        match self.index.find_mut(d, |&s| {
             entry_at(entries, oldest, s).is_some_and(|e| e.digest == d)
         }) {
-            Ok(mut previous) => {
-                let replaced = core::mem::replace(previous.get_mut(), sequence as u32);
+            Some(previous) => {
+                let replaced = core::mem::replace(previous, sequence as u32);
                 if let Some(slot) = entries.get_mut(position(oldest, replaced)) {
                     *slot = None;
                 }
             }
-            Err(_) => {
+            None => {
                 self.index.insert_unique(d, sequence as u32, |&s| {
                     entry_at(entries, oldest, s).map_or(0, |e| e.digest)
                 });
@@ -167,9 +167,7 @@ impl DedupCache {
         self.oldest += 1;
         if let Some(e) = front {
             // Only this entry's own index slot goes: a replaced one was re-pointed.
-            if let Ok(slot) = self.index.find_entry(e.digest, |&s| s == sequence) {
-                slot.remove();
-            }
+            self.index.remove(e.digest, |&s| s == sequence);
         }
     }
 

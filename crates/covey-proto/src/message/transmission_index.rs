@@ -6,8 +6,8 @@
 
 use crate::hash::{digest, MidKey, SeededState};
 use crate::message::transmission::Transmission;
+use crate::storage::digest_table::DigestTable;
 use crate::storage::slab::{Slab, SlabKey};
-use hashbrown::HashTable;
 
 /// The (destination, message ID) of the transmission at slab index `entry`.
 fn transmission(transmissions: &Slab<Transmission>, entry: u32) -> Option<MidKey> {
@@ -18,14 +18,14 @@ fn transmission(transmissions: &Slab<Transmission>, entry: u32) -> Option<MidKey
 /// The index of transmissions by message ID.
 #[derive(Debug)]
 pub(crate) struct TransmissionIndex {
-    table: HashTable<u32>,
+    table: DigestTable,
     digests: SeededState,
 }
 
 impl TransmissionIndex {
     pub fn new(seed: u64) -> TransmissionIndex {
         TransmissionIndex {
-            table: HashTable::new(),
+            table: DigestTable::new(),
             digests: SeededState::with_seed(seed),
         }
     }
@@ -46,9 +46,7 @@ impl TransmissionIndex {
     pub fn remove(&mut self, key: SlabKey, mid: MidKey) {
         let d = digest(&self.digests, &mid);
         let entry = key.index() as u32;
-        if let Ok(found) = self.table.find_entry(d, |&e| e == entry) {
-            found.remove();
-        }
+        self.table.remove(d, |&e| e == entry);
     }
 
     /// The transmission of message `mid` (destination and message ID).

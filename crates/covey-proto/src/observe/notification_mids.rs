@@ -8,9 +8,9 @@
 use crate::hash::{digest, MidKey, SeededState};
 use crate::message::peer::PeerTable;
 use crate::observe::observer::Observer;
+use crate::storage::digest_table::DigestTable;
 use crate::storage::slab::{Slab, SlabKey};
 use core::net::SocketAddr;
-use hashbrown::HashTable;
 
 /// Which of an observer's notification message IDs an entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,14 +55,14 @@ fn notification(observers: &Slab<Observer>, peers: &PeerTable, entry: u32) -> Op
 /// The index of notification message IDs.
 #[derive(Debug)]
 pub(crate) struct NotificationMids {
-    table: HashTable<u32>,
+    table: DigestTable,
     digests: SeededState,
 }
 
 impl NotificationMids {
     pub fn new(seed: u64) -> NotificationMids {
         NotificationMids {
-            table: HashTable::new(),
+            table: DigestTable::new(),
             digests: SeededState::with_seed(seed),
         }
     }
@@ -88,9 +88,7 @@ impl NotificationMids {
     pub fn remove(&mut self, key: SlabKey, role: MidRole, remote: SocketAddr, mid: u16) {
         let d = digest(&self.digests, &MidKey::new(remote, mid));
         let entry = role.entry(key);
-        if let Ok(found) = self.table.find_entry(d, |&e| e == entry) {
-            found.remove();
-        }
+        self.table.remove(d, |&e| e == entry);
     }
 
     /// The observer that notification `mid` to `remote` went to.

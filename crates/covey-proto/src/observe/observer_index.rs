@@ -5,15 +5,15 @@
 use crate::hash::{digest, AddrKey, SeededState};
 use crate::message::peer::PeerTable;
 use crate::observe::observer::Observer;
+use crate::storage::digest_table::DigestTable;
 use crate::storage::slab::{Slab, SlabKey};
 use core::net::SocketAddr;
 use covey_core::Token;
-use hashbrown::HashTable;
 
 /// The index of registered observers.
 #[derive(Debug)]
 pub(crate) struct ObserverIndex {
-    table: HashTable<u32>,
+    table: DigestTable,
     digests: SeededState,
 }
 
@@ -30,7 +30,7 @@ fn registration(
 impl ObserverIndex {
     pub fn new(seed: u64) -> ObserverIndex {
         ObserverIndex {
-            table: HashTable::new(),
+            table: DigestTable::new(),
             digests: SeededState::with_seed(seed),
         }
     }
@@ -74,8 +74,6 @@ impl ObserverIndex {
     /// Forgets observer `key`, registered by `remote` with `token`.
     pub fn remove(&mut self, key: SlabKey, remote: SocketAddr, token: Token) {
         let d = Self::digest(&self.digests, remote, token);
-        if let Ok(entry) = self.table.find_entry(d, |&i| i as usize == key.index()) {
-            entry.remove();
-        }
+        self.table.remove(d, |&i| i as usize == key.index());
     }
 }

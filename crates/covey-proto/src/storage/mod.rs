@@ -3,7 +3,10 @@
 
 pub mod buffer_pool;
 pub mod datagram_buf;
+pub mod digest_table;
 pub mod fair_share;
+#[cfg(any(test, not(feature = "hash-tables")))]
+pub mod linear_map;
 pub mod slab;
 pub mod timer_layout;
 pub mod timer_queue;
