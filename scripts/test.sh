@@ -74,7 +74,7 @@ cargo fmt --all -- --check
 
 log "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-# The engine as a node's server builds it (firmware/covey-mote): no client side, no fair shares.
+# The engine as a node's server builds it (firmware/covey-mote): none of its default features.
 cargo clippy -p covey-proto --no-default-features --quiet -- -D warnings
 
 # The mote's firmware (firmware/covey-mote, its own workspace) for Cortex-M3; the mote tests

@@ -473,46 +473,46 @@ impl Endpoint {
         }
     }
 
-    /// What happens to a client exchange when its CON transmission (a request or a ping)
-    /// ends.
+    /// What happens to request exchange `key` when its CON transmission `t` ends.
     pub(crate) fn on_request_transmission_ended(
         &mut self,
         now: Instant,
+        key: SlabKey,
         t: Transmission,
         end: TransmissionEnd,
     ) {
-        match t.owner {
-            TransmissionOwner::Request(key) => match end {
-                TransmissionEnd::Acknowledged => {
-                    let timeout = self.config.response_timeout;
-                    if let Some(ex) = self.exchanges.get_mut(key) {
-                        ex.state = ExchangeState::AwaitingResponse;
-                        ex.retransmissions = t.retransmissions;
-                        self.set_timer_for(TimerKind::Exchange, key, now + timeout);
-                    }
-                }
-                TransmissionEnd::Reset => self.fail_after_transmission(now, key, Failure::Reset),
-                TransmissionEnd::TimedOut => {
-                    if let Some(peer) = self.exchanges.get(key).map(|e| e.peer) {
-                        self.peers.mark_unresponsive(peer, now);
-                    }
-                    self.fail_after_transmission(now, key, Failure::Timeout)
-                }
-            },
-            TransmissionOwner::Ping(key) => {
+        match end {
+            TransmissionEnd::Acknowledged => {
+                let timeout = self.config.response_timeout;
                 if let Some(ex) = self.exchanges.get_mut(key) {
                     ex.state = ExchangeState::AwaitingResponse;
-                }
-                match end {
-                    TransmissionEnd::TimedOut => self.fail_exchange(now, key, Failure::Timeout),
-                    _ => {
-                        if let Some(ex) = self.finish_exchange(now, key) {
-                            self.push_event_for(ex.owner, Event::Pong(RequestId(key)));
-                        }
-                    }
+                    ex.retransmissions = t.retransmissions;
+                    self.set_timer_for(TimerKind::Exchange, key, now + timeout);
                 }
             }
-            _ => {}
+            TransmissionEnd::Reset => self.fail_after_transmission(now, key, Failure::Reset),
+            TransmissionEnd::TimedOut => {
+                if let Some(peer) = self.exchanges.get(key).map(|e| e.peer) {
+                    self.peers.mark_unresponsive(peer, now);
+                }
+                self.fail_after_transmission(now, key, Failure::Timeout)
+            }
+        }
+    }
+
+    /// What happens to exchange `key` when its ping (an empty CON) ends: a pong, or a
+    /// timeout.
+    pub(crate) fn on_ping_ended(&mut self, now: Instant, key: SlabKey, end: TransmissionEnd) {
+        if let Some(ex) = self.exchanges.get_mut(key) {
+            ex.state = ExchangeState::AwaitingResponse;
+        }
+        match end {
+            TransmissionEnd::TimedOut => self.fail_exchange(now, key, Failure::Timeout),
+            _ => {
+                if let Some(ex) = self.finish_exchange(now, key) {
+                    self.push_event_for(ex.owner, Event::Pong(RequestId(key)));
+                }
+            }
         }
     }
 

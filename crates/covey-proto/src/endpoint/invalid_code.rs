@@ -2,12 +2,15 @@
 //! 1, 3, 6 or 7): format errors (RFC 7252 §4.2, §4.3) that end the request they answer.
 
 use crate::endpoint::Endpoint;
+#[cfg(feature = "client")]
 use crate::event::Failure;
+#[cfg(feature = "client")]
 use crate::message::transmission::{TransmissionEnd, TransmissionOwner};
 use crate::Instant;
 use core::net::SocketAddr;
 use covey_core::{MessageType, Token};
 
+#[cfg(feature = "client")]
 impl Endpoint {
     /// A message from `remote` whose code is no response code was rejected (and counted);
     /// the request it answers, matched by message ID for an ACK and by token otherwise,
@@ -46,5 +49,19 @@ impl Endpoint {
         if let Some(key) = exchange {
             self.fail_exchange(now, key, Failure::InvalidResponseCode);
         }
+    }
+}
+
+#[cfg(not(feature = "client"))]
+impl Endpoint {
+    /// A server-only endpoint (no `client` feature) has no request such an answer could end.
+    pub(crate) fn fail_on_invalid_code(
+        &mut self,
+        _now: Instant,
+        _remote: SocketAddr,
+        _kind: MessageType,
+        _message_id: u16,
+        _token: Option<Token>,
+    ) {
     }
 }

@@ -12,7 +12,6 @@ mod echo_challenge;
 mod edhoc;
 mod incoming;
 mod incoming_share;
-#[cfg(feature = "client")]
 mod invalid_code;
 mod notification;
 #[cfg(feature = "oscore")]

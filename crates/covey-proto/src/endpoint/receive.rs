@@ -74,10 +74,7 @@ impl Endpoint {
                         let token = datagram
                             .get(4..4 + usize::from(h.token_length))
                             .and_then(Token::new);
-                        #[cfg(feature = "client")]
                         self.fail_on_invalid_code(now, remote, h.message_type, h.message_id, token);
-                        #[cfg(not(feature = "client"))]
-                        let _ = token;
                     }
                 }
                 return;
@@ -109,11 +106,8 @@ impl Endpoint {
         }
         if !reset && !code.is_empty() && !code.is_response() {
             self.stats.drop(DropCause::FormatError);
-            #[cfg(feature = "client")]
-            {
-                let (mid, token) = (message.message_id(), Some(message.token()));
-                self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
-            }
+            let (mid, token) = (message.message_id(), Some(message.token()));
+            self.fail_on_invalid_code(now, remote, MessageType::Acknowledgement, mid, token);
             return;
         }
         let Some(tx) = self.transmissions.find(remote, message.message_id()) else {
@@ -178,11 +172,8 @@ impl Endpoint {
             if confirmable && !multicast {
                 self.send_empty(remote, MessageType::Reset, message.message_id(), false);
             }
-            #[cfg(feature = "client")]
-            {
-                let (kind, mid) = (message.message_type(), message.message_id());
-                self.fail_on_invalid_code(now, remote, kind, mid, Some(message.token()));
-            }
+            let (kind, mid) = (message.message_type(), message.message_id());
+            self.fail_on_invalid_code(now, remote, kind, mid, Some(message.token()));
             return;
         }
         let dedup_key = MidKey::new(remote, message.message_id());

@@ -103,9 +103,9 @@ impl Endpoint {
     ) {
         match t.owner {
             #[cfg(feature = "client")]
-            TransmissionOwner::Request(_) | TransmissionOwner::Ping(_) => {
-                self.on_request_transmission_ended(now, t, end)
-            }
+            TransmissionOwner::Request(key) => self.on_request_transmission_ended(now, key, t, end),
+            #[cfg(feature = "client")]
+            TransmissionOwner::Ping(key) => self.on_ping_ended(now, key, end),
             TransmissionOwner::SeparateResponse => {}
             TransmissionOwner::AddressCheck(incoming) => self.on_address_check_ended(now, incoming),
             TransmissionOwner::Notification(observer) => {
