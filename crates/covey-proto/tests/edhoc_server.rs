@@ -101,13 +101,36 @@ fn start(
     client: &mut Endpoint,
     server: &mut Endpoint,
 ) -> (InitiatorAwaitingMessage2, (Code, Vec<u8>)) {
-    let (initiator, payload_1) = Initiator::start(&initiator()).unwrap();
+    start_offering(now, client, server, |_| true)
+}
+
+/// [`start`] with a C_I (drawn at random by the Initiator) that `wanted` accepts.
+fn start_offering(
+    now: Instant,
+    client: &mut Endpoint,
+    server: &mut Endpoint,
+    wanted: impl Fn(&[u8]) -> bool,
+) -> (InitiatorAwaitingMessage2, (Code, Vec<u8>)) {
+    let (initiator, payload_1) = (0..10_000)
+        .map(|_| Initiator::start(&initiator()).unwrap())
+        .find(|(initiator, _)| wanted(initiator.c_i()))
+        .expect("a C_I out of 48 comes up in 10 000 draws");
     let answer = post_edhoc(now, client, server, &payload_1);
     (initiator, answer)
 }
 
 fn handshake(now: Instant, client: &mut Endpoint, server: &mut Endpoint) -> Established {
-    let (initiator, (code, message_2)) = start(now, client, server);
+    handshake_offering(now, client, server, |_| true)
+}
+
+/// [`handshake`] with a C_I that `wanted` accepts.
+fn handshake_offering(
+    now: Instant,
+    client: &mut Endpoint,
+    server: &mut Endpoint,
+    wanted: impl Fn(&[u8]) -> bool,
+) -> Established {
+    let (initiator, (code, message_2)) = start_offering(now, client, server, wanted);
     assert_eq!(code, Code::CHANGED);
     let trusted = TrustedPeers::new([unhex(CRED_R).as_slice()]).unwrap();
     let (payload_3, awaiting) = initiator.receive_message_2(&message_2, &trusted).unwrap();
@@ -432,6 +455,31 @@ fn a_new_session_replaces_the_least_recently_used_edhoc_context() {
 #[test]
 fn a_49th_session_takes_over_the_least_recently_used_connection_identifier() {
     let now = Instant::ZERO;
+    let (mut client, mut server, ids) = every_c_r_taken(now);
+    let first = ids[0].clone();
+    let established = handshake_offering(now, &mut client, &mut server, |c_i| {
+        ids[1..].iter().any(|id| id == c_i)
+    });
+    assert_eq!(
+        established.sender_id, first,
+        "the least recently used C_R, the first"
+    );
+    assert_eq!(server.edhoc_peer_kid(&first), Some("2b"));
+}
+
+/// The C_R used least recently is the 49th Initiator's own C_I, which C_R must differ from
+/// (RFC 9528 §3.3.2): the session takes over the next least recently used one.
+#[test]
+fn a_49th_session_whose_c_i_is_the_oldest_c_r_takes_over_the_next_one() {
+    let now = Instant::ZERO;
+    let (mut client, mut server, ids) = every_c_r_taken(now);
+    let established = handshake_offering(now, &mut client, &mut server, |c_i| c_i == ids[0]);
+    assert_eq!(established.sender_id, ids[1], "the second oldest C_R");
+    assert_eq!(server.edhoc_peer_kid(&ids[1]), Some("2b"));
+}
+
+/// A client and a server whose contexts hold all 48 one-byte C_Rs, and those C_Rs oldest first.
+fn every_c_r_taken(now: Instant) -> (Endpoint, Endpoint, Vec<Vec<u8>>) {
     // Room for more contexts than there are one-byte C_Rs.
     let config = Config {
         max_oscore_contexts: 64,
@@ -439,17 +487,14 @@ fn a_49th_session_takes_over_the_least_recently_used_connection_identifier() {
     };
     let mut server = server_with(config, 4, CRED_I);
     let mut client = Endpoint::new(Config::default(), 1).unwrap();
-    let mut ids = Vec::new();
+    let mut ids: Vec<Vec<u8>> = Vec::new();
     for _ in 0..48 {
-        ids.push(handshake(now, &mut client, &mut server).sender_id);
+        // The last free C_R must not be C_I: offer one already taken.
+        let wanted = |c_i: &[u8]| ids.len() < 47 || ids.iter().any(|id| id == c_i);
+        let established = handshake_offering(now, &mut client, &mut server, wanted);
+        ids.push(established.sender_id);
     }
-    let first = ids[0].clone();
-    let established = handshake(now, &mut client, &mut server);
-    assert_eq!(
-        established.sender_id, first,
-        "the least recently used C_R, the first"
-    );
-    assert_eq!(server.edhoc_peer_kid(&first), Some("2b"));
+    (client, server, ids)
 }
 
 /// The engine's own EDHOC + OSCORE request (RFC 9668 §3.2): the first message carries the

@@ -132,14 +132,23 @@ impl Endpoint {
                         && !pending.iter().any(|p| p.c_r == id)
                 };
                 let mut answer = Responder::respond(&table.config.own, message_1, unused);
-                if matches!(answer, Err(covey_edhoc::EdhocError::NoFreeConnectionId)) {
-                    // Every C_R is taken: the EDHOC context used least recently gives its
-                    // up, and is replaced once this session completes.
-                    if let Some(oldest) = self.least_recent_edhoc_context(table) {
-                        let oldest = self.oscore.get(oldest).map(|c| c.recipient_id().to_vec());
-                        let reusable = |id: &[u8]| unused(id) || oldest.as_deref() == Some(id);
-                        answer = Responder::respond(&table.config.own, message_1, reusable);
-                    }
+                // Every C_R is taken: the EDHOC context used least recently gives its up, and
+                // is replaced once this session completes. Its C_R may be the Initiator's C_I,
+                // which C_R must differ from (RFC 9528 §3.3.2); the next one is then taken.
+                let mut passed_over: Vec<Vec<u8>> = Vec::new();
+                while matches!(answer, Err(covey_edhoc::EdhocError::NoFreeConnectionId))
+                    && passed_over.len() < 2
+                {
+                    let Some(oldest) = self.least_recent_edhoc_context(table, &passed_over) else {
+                        break;
+                    };
+                    let Some(oldest) = self.oscore.get(oldest).map(|c| c.recipient_id().to_vec())
+                    else {
+                        break;
+                    };
+                    let reusable = |id: &[u8]| unused(id) || id == oldest.as_slice();
+                    answer = Responder::respond(&table.config.own, message_1, reusable);
+                    passed_over.push(oldest);
                 }
                 match answer {
                     Err(e @ covey_edhoc::EdhocError::NoFreeConnectionId) => {
@@ -166,12 +175,17 @@ impl Endpoint {
     }
 
     /// The context EDHOC set up that verified a request least recently, of those no
-    /// session in progress is about to replace.
-    fn least_recent_edhoc_context(&self, table: &EdhocResponderTable) -> Option<usize> {
+    /// session in progress is about to replace and whose Recipient ID is not in `passed_over`.
+    fn least_recent_edhoc_context(
+        &self,
+        table: &EdhocResponderTable,
+        passed_over: &[Vec<u8>],
+    ) -> Option<usize> {
         self.oscore.least_recent(|c| {
             let id = c.recipient_id();
             table.peers.iter().any(|(peer, _)| peer == id)
                 && !table.pending.iter().any(|p| p.c_r == id)
+                && !passed_over.iter().any(|p| p == id)
         })
     }
 
@@ -206,9 +220,10 @@ impl Endpoint {
         let context = established.security_context().map_err(|_| no_room())?;
         let replaced = match self.oscore.serving_with(&established.recipient_id) {
             Some(same_id) => Some(same_id),
-            None if self.oscore.is_full() => {
-                Some(self.least_recent_edhoc_context(table).ok_or_else(no_room)?)
-            }
+            None if self.oscore.is_full() => Some(
+                self.least_recent_edhoc_context(table, &[])
+                    .ok_or_else(no_room)?,
+            ),
             None => None,
         };
         match replaced {
