@@ -27,9 +27,11 @@ pub struct AmplificationLimit {
 }
 
 impl Default for AmplificationLimit {
+    /// RFC 9175's limits, on wherever the build has them (the `address-validation` feature):
+    /// a node's build without it gets a default it can run, and refuses only a limit asked for.
     fn default() -> AmplificationLimit {
         AmplificationLimit {
-            enabled: true,
+            enabled: cfg!(feature = "address-validation"),
             factor: 3,
             echo_lifetime: Duration::from_secs(60),
             verified_lifetime: Duration::from_secs(600),

@@ -185,6 +185,10 @@ pub enum ConfigError {
     /// `congestion_control` names an algorithm this build of the engine leaves out (a
     /// node's, without the `rto-estimators` feature).
     AlgorithmNotBuilt(Algorithm),
+    /// `amplification` is enabled, but this build of the engine leaves address validation
+    /// out (a node's, without the `address-validation` feature): set it to
+    /// `AmplificationLimit::off()`.
+    AmplificationLimitNotBuilt,
 }
 
 impl fmt::Display for ConfigError {
@@ -217,6 +221,10 @@ impl fmt::Display for ConfigError {
             ConfigError::AlgorithmNotBuilt(a) => write!(
                 f,
                 "congestion control {a} is not in this build (its rto-estimators feature is off)"
+            ),
+            ConfigError::AmplificationLimitNotBuilt => f.write_str(
+                "the amplification limit is not in this build (its address-validation feature \
+                 is off): turn amplification off",
             ),
         }
     }
@@ -326,6 +334,9 @@ impl Config {
             .map_err(ConfigError::Transmission)?;
         if !self.congestion_control.is_built() {
             return Err(ConfigError::AlgorithmNotBuilt(self.congestion_control));
+        }
+        if self.amplification.enabled && !cfg!(feature = "address-validation") {
+            return Err(ConfigError::AmplificationLimitNotBuilt);
         }
         let at_least = |field, value: usize, min: u64| match value as u64 >= min {
             true => Ok(()),
@@ -496,8 +507,7 @@ mod tests {
     #[test]
     fn each_rule_refuses_a_bad_value_with_its_message() {
         let ok = Config::default;
-        let amp = AmplificationLimit::default;
-        let cases: [(Config, &str); 25] = [
+        let cases: [(Config, &str); 21] = [
             (
                 Config {
                     transmission: TransmissionParameters {
@@ -666,6 +676,19 @@ mod tests {
                 },
                 "target_rate is 0, but must be 1 to 4294967295",
             ),
+        ];
+        for (config, message) in cases {
+            let error = config.validate().expect_err(message);
+            assert_eq!(error.to_string(), message);
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "address-validation")]
+    fn each_amplification_rule_refuses_a_bad_value_with_its_message() {
+        let ok = Config::default;
+        let amp = AmplificationLimit::default;
+        let cases: [(Config, &str); 4] = [
             (
                 Config {
                     amplification: AmplificationLimit { factor: 0, ..amp() },
@@ -728,6 +751,26 @@ mod tests {
                 Err(ConfigError::ZeroDuration { .. })
             ));
         }
+    }
+
+    /// A build without address validation runs its default, and refuses a limit asked for
+    /// rather than run without it.
+    #[test]
+    #[cfg(not(feature = "address-validation"))]
+    fn an_amplification_limit_is_refused_where_it_is_not_built() {
+        assert!(Config::default().validate().is_ok());
+        let asked = Config {
+            amplification: AmplificationLimit {
+                enabled: true,
+                ..AmplificationLimit::default()
+            },
+            ..Config::default()
+        };
+        let error = asked.validate().unwrap_err();
+        assert_eq!(error, ConfigError::AmplificationLimitNotBuilt);
+        assert!(error
+            .to_string()
+            .contains("address-validation feature is off"));
     }
 
     #[test]

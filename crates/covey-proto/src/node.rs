@@ -125,7 +125,9 @@ impl<P: Apps + core::fmt::Debug> core::fmt::Debug for Node<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AppContext, Config, Event, NullHost, Request, RequestParams, Response};
+    use crate::{AppContext, Config, Event, Response};
+    #[cfg(feature = "client")]
+    use crate::{NullHost, Request, RequestParams};
     use alloc::boxed::Box;
     use covey_core::Code;
 
@@ -142,6 +144,7 @@ mod tests {
     }
 
     /// One GET from a node without Apps to `server`; returns the client node's events.
+    #[cfg(feature = "client")]
     fn get_from(server: &mut Node<AppSet<dyn App>>) -> alloc::vec::Vec<Event> {
         let (c, s) = ("[::1]:1".parse().unwrap(), "[::1]:2".parse().unwrap());
         let mut client = Node::new(
@@ -168,6 +171,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "client")]
     fn apps_answer_after_each_input_and_without_apps_events_stay_for_poll_event() {
         let apps = AppSet::<dyn App>::new().with(Box::new(Hello));
         let mut server = Node::new(Endpoint::new(Config::default(), 2).unwrap(), apps);

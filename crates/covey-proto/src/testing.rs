@@ -4,8 +4,10 @@
 
 use crate::{
     App, AppContext, AppSet, Config, Duration, Endpoint, Event, GroupError, Host, Instant,
-    LocalAddr, LogLevel, PeerIdentity, Request, RequestError, RequestId, RequestParams,
+    LocalAddr, LogLevel, PeerIdentity,
 };
+#[cfg(feature = "client")]
+use crate::{Request, RequestError, RequestId, RequestParams};
 use core::ops::{Deref, DerefMut};
 use std::boxed::Box;
 use std::cell::RefCell;
@@ -338,6 +340,7 @@ impl Network {
     }
 
     /// Node `i` sends `request` to `to` now, and its datagrams go on the wire at once.
+    #[cfg(feature = "client")]
     pub fn request(
         &mut self,
         i: usize,

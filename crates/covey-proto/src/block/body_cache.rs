@@ -167,7 +167,8 @@ impl BodyCache {
     }
 }
 
-#[cfg(test)]
+// Its one test is of fair shares.
+#[cfg(all(test, feature = "fair-share"))]
 mod tests {
     use super::*;
     use alloc::{format, vec};

@@ -10,7 +10,7 @@
 
 use crate::endpoint::Endpoint;
 use crate::event::IncomingId;
-use crate::exchange::address_verification::{EchoValue, ECHO_LEN};
+use crate::exchange::address_validation::{EchoValue, ECHO_LEN};
 use crate::exchange::incoming_exchange::{IncomingState, ResponseTarget};
 use crate::message::wire::Outgoing;
 use crate::request::Response;

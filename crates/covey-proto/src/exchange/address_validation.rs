@@ -6,7 +6,8 @@
 
 use crate::amplification_limit::AmplificationLimit;
 use crate::exchange::address_credit::AddressCredit;
-use crate::exchange::address_verification::{AddressVerification, EchoValue};
+use crate::exchange::address_verification::AddressVerification;
+pub(crate) use crate::exchange::address_verification::{EchoValue, ECHO_LEN};
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::SocketAddr;

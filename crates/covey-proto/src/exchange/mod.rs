@@ -3,8 +3,14 @@
 //! the application, and address validation (RFC 9175). The endpoint composes them
 //! (endpoint/client.rs, respond.rs, incoming.rs and their neighbours).
 
+#[cfg(feature = "address-validation")]
 pub(crate) mod address_credit;
+#[cfg(feature = "address-validation")]
 pub(crate) mod address_validation;
+#[cfg(not(feature = "address-validation"))]
+#[path = "no_address_validation.rs"]
+pub(crate) mod address_validation;
+#[cfg(feature = "address-validation")]
 pub(crate) mod address_verification;
 #[cfg(feature = "client")]
 pub(crate) mod client_exchange;

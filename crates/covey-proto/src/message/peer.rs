@@ -343,6 +343,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "client")]
     fn an_unresponsive_peer_waits_for_its_probe_budget_until_heard_from() {
         let (mut peers, k) = table(1);
         let now = Instant::from_secs(5);

@@ -239,7 +239,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "client"))]
 mod reencode_tests {
     use super::*;
     use std::vec::Vec;
