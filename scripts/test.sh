@@ -95,9 +95,13 @@ rustup target list --installed | grep -qx thumbv7m-none-eabi || rustup target ad
   # The 6LoWPAN build is measured (tests/mote.rs), not run.
   cargo clippy --release --quiet --features sixlowpan --target-dir target/sixlowpan -- -D warnings
   cargo build --release --quiet --features sixlowpan --target-dir target/sixlowpan
+  # The server build (no multicast groups, no address validation) is measured and flooded.
+  cargo clippy --release --quiet --no-default-features --target-dir target/server -- -D warnings
+  cargo build --release --quiet --no-default-features --target-dir target/server
 )
 export COVEY_MOTE_ELF="$PWD/firmware/covey-mote/target/thumbv7m-none-eabi/release/covey-mote"
 export COVEY_MOTE_SIXLOWPAN_ELF="$PWD/firmware/covey-mote/target/sixlowpan/thumbv7m-none-eabi/release/covey-mote"
+export COVEY_MOTE_SERVER_ELF="$PWD/firmware/covey-mote/target/server/thumbv7m-none-eabi/release/covey-mote"
 # The no_std crates a node can use, OSCORE's included, build for it on their own.
 CARGO_TARGET_DIR=target/thumbv7m cargo build --quiet --target thumbv7m-none-eabi \
   -p covey-core -p covey-proto -p covey-slip -p covey-oscore

@@ -5,17 +5,21 @@
 //! `PREFIX::2` as its address (or the interface ID the bridge sends after the prefix, when it
 //! serves several motes) and `PREFIX::1` (the host's end of the line) as its router, and
 //! serves the resources of [`resources`] on port 5683 with [`Config::mote`], joining the
-//! multicast groups its `/mc` resource is asked to ([`groups`]). The main
-//! loop moves bytes from the UART into smoltcp, datagrams from smoltcp into the engine and
-//! back, and sleeps (WFI) until the next byte or millisecond tick.
+//! multicast groups its `/mc` resource is asked to (`groups`, with the `multicast` feature;
+//! without it, the server build, no groups and no address validation). The main loop moves
+//! bytes from the UART into smoltcp, datagrams from smoltcp into the engine and back, and
+//! sleeps (WFI) until the next byte or millisecond tick.
 #![no_std]
 #![no_main]
 
 extern crate alloc;
 
 mod clock;
+#[cfg(feature = "multicast")]
 mod groups;
 mod heap;
+#[cfg(feature = "multicast")]
+mod membership;
 mod resources;
 mod slip_line;
 mod stack;
@@ -31,7 +35,6 @@ use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketSet, SocketStor
 use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
 use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 
-use groups::MoteGroups;
 use resources::MoteResources;
 use slip_line::SlipLine;
 
@@ -93,7 +96,11 @@ fn main() -> ! {
     let seed =
         u64::from_be_bytes(prefix) ^ u64::from_be_bytes(octets[8..].try_into().unwrap()) ^ now;
     let mut node = new_node(seed);
-    let mut groups = MoteGroups::new();
+    #[cfg(feature = "multicast")]
+    let mut groups = groups::MoteGroups::new();
+    // The server build joins no groups: a host that refuses them.
+    #[cfg(not(feature = "multicast"))]
+    let mut groups = covey_proto::NullHost;
     node.start(Instant::from_millis(clock::now_ms()), &mut groups);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
 
@@ -123,6 +130,7 @@ fn main() -> ! {
         if node.poll_timeout().is_some_and(|due| due <= now) {
             node.handle_timeout(now, &mut groups);
         }
+        #[cfg(feature = "multicast")]
         groups.apply(&mut iface);
         // One datagram at a time, so smoltcp's one-packet send buffer never refuses one.
         while let Some(t) = node.poll_transmit(now, &mut datagram[..]) {

@@ -6,21 +6,24 @@
 //! - `/mote/stats`: the footprint as `key=value` lines (heap in use and peak, stack peak,
 //!   static RAM, uptime, frames dropped, times the
 //!   serial line was held back), so a test reads it over CoAP;
-//! - `/mc`: the multicast groups the mote joined, one per line; `POST ?act=add` or `?act=del`
-//!   with the 16 bytes of an IPv6 group joins or leaves it, as the Entity Manager manages a
-//!   multicast entity's members (the same resource as covey-group's, for a mote);
+//! - `/mc` (with the `multicast` feature): the multicast groups the mote joined
+//!   (`membership`);
 //! - `/.well-known/core`: the others in CoRE link format (RFC 6690).
 
-use core::net::{IpAddr, Ipv6Addr};
 use covey_core::{Code, ContentFormat, OptionNumber};
-use covey_proto::{App, AppContext, Event, GroupError, IncomingId, Instant, Response};
+use covey_proto::{App, AppContext, Event, IncomingId, Instant, Response};
 
 use crate::text::Text;
 use crate::{heap, slip_line, stack, uart};
 
 /// The links `/.well-known/core` lists.
+#[cfg(feature = "multicast")]
 const LINKS: &[u8] = b"</sensors/temp>;rt=\"temperature-c\";if=\"sensor\";obs;ct=0,\
 </actuators/led>;if=\"actuator\";ct=0,</mote/stats>;ct=0,</mc>;rt=\"core.mc\"";
+/// The server build's: the same without `/mc`.
+#[cfg(not(feature = "multicast"))]
+const LINKS: &[u8] = b"</sensors/temp>;rt=\"temperature-c\";if=\"sensor\";obs;ct=0,\
+</actuators/led>;if=\"actuator\";ct=0,</mote/stats>;ct=0";
 
 /// The observe resource number of `/sensors/temp`.
 const TEMP: u64 = 1;
@@ -89,15 +92,8 @@ impl MoteResources {
                 }
                 reply(cx, id, None, ContentFormat::TEXT_PLAIN, text.bytes());
             }
-            (Resource::Membership, Code::GET) => {
-                for group in cx.groups() {
-                    if let IpAddr::V6(group) = group {
-                        let _ = write_address(&mut text, &group);
-                    }
-                }
-                reply(cx, id, None, ContentFormat::TEXT_PLAIN, text.bytes());
-            }
-            (Resource::Membership, Code::POST) => change_membership(cx, id),
+            #[cfg(feature = "multicast")]
+            (Resource::Membership, code) => crate::membership::serve(cx, id, code),
             (Resource::Unknown, _) => error(cx, id, Code::NOT_FOUND, b""),
             _ => error(cx, id, Code::METHOD_NOT_ALLOWED, b""),
         }
@@ -114,6 +110,7 @@ fn read_request(cx: &AppContext<'_>, id: IncomingId) -> Option<(Resource, Code, 
         (Some(b"sensors"), Some(b"temp"), None) => Resource::Temperature,
         (Some(b"actuators"), Some(b"led"), None) => Resource::Led,
         (Some(b"mote"), Some(b"stats"), None) => Resource::Stats,
+        #[cfg(feature = "multicast")]
         (Some(b"mc"), None, None) => Resource::Membership,
         _ => Resource::Unknown,
     };
@@ -132,59 +129,9 @@ enum Resource {
     Temperature,
     Led,
     Stats,
+    #[cfg(feature = "multicast")]
     Membership,
     Unknown,
-}
-
-/// `POST /mc?act=add|del` with a group's 16 bytes: joins or leaves it, for an address that
-/// showed it receives there (Echo, RFC 9175), so a spoofed request changes nothing.
-fn change_membership(cx: &mut AppContext<'_>, id: IncomingId) {
-    let Some(request) = cx.endpoint.request(id) else {
-        return;
-    };
-    let join = match request.message.uri_query().next() {
-        Some("act=add") => Some(true),
-        Some("act=del") => Some(false),
-        _ => None,
-    };
-    let octets = <[u8; 16]>::try_from(request.payload()).ok();
-    let Some(join) = join else {
-        return error(
-            cx,
-            id,
-            Code::BAD_REQUEST,
-            b"query must be act=add or act=del",
-        );
-    };
-    let Some(octets) = octets else {
-        return error(
-            cx,
-            id,
-            Code::BAD_REQUEST,
-            b"payload must be an IPv6 address's 16 bytes",
-        );
-    };
-    let group = IpAddr::V6(Ipv6Addr::from(octets));
-    if !group.is_multicast() {
-        return error(cx, id, Code::BAD_REQUEST, b"not a multicast address");
-    }
-    if cx.endpoint.challenge_unverified(cx.now, id) {
-        return;
-    }
-    let (result, done) = match join {
-        true => (cx.join_group(group), Code::CHANGED),
-        false => (cx.leave_group(group), Code::DELETED),
-    };
-    match result {
-        Ok(()) => {
-            let _ = cx.endpoint.respond(cx.now, id, &Response::new(done));
-        }
-        Err(GroupError::TooManyGroups) => {
-            error(cx, id, Code::SERVICE_UNAVAILABLE, b"too many groups joined")
-        }
-        Err(GroupError::NotJoined) => error(cx, id, Code::NOT_FOUND, b"not a member"),
-        Err(_) => error(cx, id, Code::BAD_REQUEST, b"cannot join that group"),
-    }
 }
 
 impl App for MoteResources {
@@ -212,17 +159,6 @@ impl App for MoteResources {
     }
 }
 
-/// `group` as eight hexadecimal groups and a newline (`ff05:0:0:0:0:0:0:fd`): valid IPv6 text
-/// without the `::` shortening, whose formatting code would cost the mote kilobytes.
-fn write_address<const N: usize>(text: &mut Text<N>, group: &Ipv6Addr) -> bool {
-    for (i, segment) in group.segments().into_iter().enumerate() {
-        if (i > 0 && !text.push(b":")) || !text.hex(segment) {
-            return false;
-        }
-    }
-    text.push(b"\n")
-}
-
 fn millis(now: Instant) -> u64 {
     now.as_nanos() / 1_000_000
 }
@@ -234,7 +170,7 @@ fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> bool {
     text.decimal(tenths / 10) && text.push(b".") && text.decimal(tenths % 10)
 }
 
-fn reply(
+pub(crate) fn reply(
     cx: &mut AppContext<'_>,
     id: IncomingId,
     observed: Option<u64>,
@@ -256,7 +192,7 @@ fn reply(
     };
 }
 
-fn error(cx: &mut AppContext<'_>, id: IncomingId, code: Code, diagnostic: &[u8]) {
+pub(crate) fn error(cx: &mut AppContext<'_>, id: IncomingId, code: Code, diagnostic: &[u8]) {
     let _ = cx
         .endpoint
         .respond(cx.now, id, &Response::with_payload(code, diagnostic));

@@ -37,7 +37,8 @@ impl<const N: usize> Text<N> {
         self.digits(n, 10)
     }
 
-    /// Appends `n` in lower-case hexadecimal without leading zeros.
+    /// Appends `n` in lower-case hexadecimal without leading zeros (`/mc`'s addresses).
+    #[cfg(feature = "multicast")]
     pub fn hex(&mut self, n: u16) -> bool {
         self.digits(u64::from(n), 16)
     }
