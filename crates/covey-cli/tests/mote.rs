@@ -30,13 +30,13 @@ const NEEDS: &str = "needs root, qemu-system-arm and the mote firmware (scripts/
 /// 81 496 B, and with its tables scanned instead of hashed (no `hash-tables`) to 73 472 B.
 const FLASH_CEILING: u64 = 75 * 1024;
 const SIXLOWPAN_FLASH_CEILING: u64 = 98 * 1024;
-const STATIC_RAM_CEILING: u64 = 8 * 1024;
+const STATIC_RAM_CEILING: u64 = 5 * 1024;
 const HEAP_BUDGET: u64 = 10 * 1024;
 const STACK_BUDGET: u64 = 8 * 1024;
 /// The server build's (`--no-default-features`: no multicast groups, no address validation),
 /// today's figures with a few hundred bytes of room.
-const SERVER_FLASH_CEILING: u64 = 59 * 1024;
-const SERVER_STATIC_RAM_CEILING: u64 = 6 * 1024;
+const SERVER_FLASH_CEILING: u64 = 60 * 1024;
+const SERVER_STATIC_RAM_CEILING: u64 = 5 * 1024;
 const SERVER_HEAP_BUDGET: u64 = 6 * 1024;
 const SERVER_STACK_BUDGET: u64 = 6 * 1024;
 

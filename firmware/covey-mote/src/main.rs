@@ -42,10 +42,8 @@ use slip_line::SlipLine;
 const COAP_PORT: u16 = 5683;
 /// How often the prefix is asked for until the host answers.
 const PREFIX_RETRY_MS: u64 = 1_000;
-/// Datagrams smoltcp queues for the engine.
-const RX_DATAGRAMS: usize = 4;
 /// The largest CoAP message: `Config::mote`'s `max_message_size`.
-const DATAGRAM: usize = 576;
+pub const DATAGRAM: usize = 576;
 
 #[entry]
 fn main() -> ! {
@@ -77,10 +75,11 @@ fn main() -> ! {
         .routes_mut()
         .add_default_ipv6_route(Ipv6Addr::from(router));
 
-    let rx_meta = cortex_m::singleton!(: [PacketMetadata; RX_DATAGRAMS] = [PacketMetadata::EMPTY; RX_DATAGRAMS]).unwrap();
-    // Room for two largest messages: a longer datagram is dropped by smoltcp, as the engine
-    // would refuse it.
-    let rx_data = cortex_m::singleton!(: [u8; 2 * DATAGRAM] = [0; 2 * DATAGRAM]).unwrap();
+    // Room for one largest message (a longer datagram is dropped by smoltcp, as the engine
+    // would refuse it): the line hands smoltcp one packet a poll, and the loop below takes
+    // it before the next, so the queue is empty whenever one arrives.
+    let rx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
+    let rx_data = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     let tx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
     let tx_data = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     let mut socket = udp::Socket::new(

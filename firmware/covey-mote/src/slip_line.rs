@@ -15,6 +15,11 @@ use crate::uart;
 /// tunslip6 host's TUN device sends by default.
 pub const MTU: usize = 1280;
 
+/// The largest packet the mote sends: its largest CoAP message in UDP and IPv6 (RFC 8200 §3,
+/// RFC 768). smoltcp drops a larger one it would make (an echo reply to a ping of more than
+/// 576 bytes of data, an ICMPv6 error quoting more than that), as it drops one beyond the MTU.
+const TX_MTU: usize = 40 + 8 + crate::DATAGRAM;
+
 /// Frames dropped since start: too long, badly escaped, or neither a packet nor `!P`.
 static DROPPED: AtomicU32 = AtomicU32::new(0);
 
@@ -35,7 +40,7 @@ pub struct SlipLine {
     /// A `!P` answer's address (its prefix, and the interface ID when the host sent one),
     /// not yet taken.
     address: Option<[u8; 16]>,
-    tx: [u8; MTU],
+    tx: [u8; TX_MTU],
 }
 
 impl SlipLine {
@@ -45,7 +50,7 @@ impl SlipLine {
             decoder: Decoder::new(),
             packet_ready: false,
             address: None,
-            tx: [0; MTU],
+            tx: [0; TX_MTU],
         }
     }
 
@@ -134,7 +139,7 @@ impl Device for SlipLine {
         #[cfg(not(feature = "sixlowpan"))]
         {
             caps.medium = Medium::Ip;
-            caps.max_transmission_unit = MTU;
+            caps.max_transmission_unit = TX_MTU;
         }
         caps
     }
@@ -153,12 +158,12 @@ impl phy::RxToken for RxToken<'_> {
 
 /// The transmit buffer, lent to smoltcp; the packet it writes goes out as one SLIP frame.
 pub struct TxToken<'a> {
-    buf: &'a mut [u8; MTU],
+    buf: &'a mut [u8; TX_MTU],
 }
 
 impl phy::TxToken for TxToken<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let len = len.min(MTU);
+        let len = len.min(TX_MTU);
         let result = f(&mut self.buf[..len]);
         SlipLine::send_frame(&self.buf[..len]);
         result
