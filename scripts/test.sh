@@ -76,11 +76,12 @@ log "lint"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The engine as a node's server builds it (firmware/covey-mote): none of its default features.
 cargo clippy -p covey-proto --no-default-features --quiet -- -D warnings
-# Its unit tests in that build, with and without address validation (the mote's full build
-# has it, its server build not); warnings fail, as clippy's would.
+# Its unit tests in that build, linted and run, with and without address validation (the
+# mote's full build has it, its server build not).
 for features in testing testing,address-validation; do
-  RUSTFLAGS="-D warnings" CARGO_TARGET_DIR=target/server-only \
-    cargo test -p covey-proto --no-default-features --features "$features" --lib --quiet
+  cargo clippy -p covey-proto --no-default-features --features "$features" --lib \
+    --profile test --quiet -- -D warnings
+  cargo test -p covey-proto --no-default-features --features "$features" --lib --quiet
 done
 
 # The mote's firmware (firmware/covey-mote, its own workspace) for Cortex-M3; the mote tests
