@@ -14,6 +14,8 @@ use core::net::SocketAddr;
 /// Message IDs are reused block by block: 16 blocks of 4096.
 const MID_BLOCKS: usize = 16;
 const MID_BLOCK_SHIFT: u32 = 12;
+// One bit of `Peer::blocks_used` per block.
+const _: () = assert!(MID_BLOCKS <= u16::BITS as usize);
 
 /// State kept for one remote endpoint.
 #[derive(Debug)]
@@ -22,8 +24,11 @@ struct Peer {
     estimator: PeerEstimator,
     next_mid: u16,
     current_block: Option<usize>,
-    /// Last time a MID of each block was handed out.
-    block_last_used: [Option<Instant>; MID_BLOCKS],
+    /// Last time a MID of each block was handed out, for the blocks `blocks_used` marks
+    /// (an `Option` each would double the array: `Instant` has no spare value).
+    block_last_used: [Instant; MID_BLOCKS],
+    /// Bit `b`: block `b` has handed out a MID.
+    blocks_used: u16,
     /// Exchanges, transmissions and observations that point at this peer.
     refs: usize,
     last_used: Instant,
@@ -41,15 +46,16 @@ impl Peer {
     fn allocate_mid(&mut self, now: Instant, reuse: Duration) -> Option<u16> {
         let mid = self.next_mid;
         let block = (mid >> MID_BLOCK_SHIFT) as usize;
+        let bit = 1u16 << block;
         if self.current_block != Some(block) {
-            if let Some(last) = self.block_last_used[block] {
-                if now.saturating_duration_since(last) < reuse {
-                    return None;
-                }
+            let last = self.block_last_used[block];
+            if self.blocks_used & bit != 0 && now.saturating_duration_since(last) < reuse {
+                return None;
             }
             self.current_block = Some(block);
         }
-        self.block_last_used[block] = Some(now);
+        self.block_last_used[block] = now;
+        self.blocks_used |= bit;
         self.next_mid = mid.wrapping_add(1);
         Some(mid)
     }
@@ -101,7 +107,8 @@ impl PeerTable {
             estimator: config.congestion_control.estimator(&config.transmission),
             next_mid: first_mid,
             current_block: None,
-            block_last_used: [None; MID_BLOCKS],
+            block_last_used: [Instant::ZERO; MID_BLOCKS],
+            blocks_used: 0,
             refs: 0,
             last_used: now,
             unresponsive: false,
