@@ -24,14 +24,16 @@ pub struct ResponderAwaitingMessage3<R: RngCore + CryptoRng = OsRng> {
 }
 
 impl Responder {
-    /// Processes message_1 and builds message_2, choosing a C_R for which `c_r_free` holds
-    /// and that differs from C_I (RFC 9528 Appendix A.1: the OSCORE IDs must differ).
+    /// Processes message_1 and builds message_2, choosing a C_R that differs from C_I (RFC
+    /// 9528 Appendix A.1: the OSCORE IDs must differ) by `c_r_rank`: `Some(0)` for a free
+    /// one, `Some(n)` for one that may be taken over (the lowest first), `None` for one that
+    /// may not.
     pub fn respond(
         own: &OwnIdentity,
         message_1: &[u8],
-        c_r_free: impl Fn(&[u8]) -> bool,
+        c_r_rank: impl Fn(&[u8]) -> Option<u64>,
     ) -> Result<(ResponderAwaitingMessage3, Vec<u8>), EdhocError> {
-        Responder::respond_with_rng(OsRng, own, message_1, c_r_free)
+        Responder::respond_with_rng(OsRng, own, message_1, c_r_rank)
     }
 
     /// [`respond`](Self::respond) with the ephemeral key drawn from `rng`: RFC 9529's traces
@@ -40,7 +42,7 @@ impl Responder {
         rng: R,
         own: &OwnIdentity,
         message_1: &[u8],
-        c_r_free: impl Fn(&[u8]) -> bool,
+        c_r_rank: impl Fn(&[u8]) -> Option<u64>,
     ) -> Result<(ResponderAwaitingMessage3<R>, Vec<u8>), EdhocError> {
         let message_1 = EdhocMessageBuffer::new_from_slice(message_1)
             .map_err(|_| EdhocError::TooLong("message_1"))?;
@@ -53,7 +55,7 @@ impl Responder {
         let (state, c_i, _ead_1) = responder
             .process_message_1(&message_1)
             .map_err(|e| EdhocError::protocol("message_1", e))?;
-        let c_r = choose_c_r(c_i.as_slice(), c_r_free)?;
+        let c_r = choose_c_r(c_i.as_slice(), c_r_rank)?;
         let (state, message_2) = state
             .prepare_message_2(CredentialTransfer::ByReference, Some(c_r), &None)
             .map_err(|e| EdhocError::protocol("message_2", e))?;
@@ -66,9 +68,11 @@ impl Responder {
     }
 }
 
-/// Picks one of the 48 one-byte connection identifiers (-24..=23) that is free.
-fn choose_c_r(c_i: &[u8], c_r_free: impl Fn(&[u8]) -> bool) -> Result<ConnId, EdhocError> {
+/// Picks one of the 48 one-byte connection identifiers (-24..=23) other than C_I: the first
+/// free one (rank 0) from a random start, else the one of lowest rank.
+fn choose_c_r(c_i: &[u8], c_r_rank: impl Fn(&[u8]) -> Option<u64>) -> Result<ConnId, EdhocError> {
     let start = lakers::generate_connection_identifier(&mut crate::crypto());
+    let mut best: Option<(u64, u8)> = None;
     // Walk all 48 values from a random start so the search is bounded.
     for step in 0..48i16 {
         let value = (i16::from(start) + 24 + step).rem_euclid(48) - 24;
@@ -77,13 +81,20 @@ fn choose_c_r(c_i: &[u8], c_r_free: impl Fn(&[u8]) -> bool) -> Result<ConnId, Ed
         } else {
             0x1f + value.unsigned_abs() as u8
         };
-        if [raw] != c_i && c_r_free(&[raw]) {
-            if let Some(c_r) = ConnId::from_slice(&[raw]) {
-                return Ok(c_r);
+        if [raw] == c_i {
+            continue;
+        }
+        match c_r_rank(&[raw]) {
+            Some(0) => {
+                best = Some((0, raw));
+                break;
             }
+            Some(rank) if best.is_none_or(|(lowest, _)| rank < lowest) => best = Some((rank, raw)),
+            _ => {}
         }
     }
-    Err(EdhocError::NoFreeConnectionId)
+    best.and_then(|(_, raw)| ConnId::from_slice(&[raw]))
+        .ok_or(EdhocError::NoFreeConnectionId)
 }
 
 impl<R: RngCore + CryptoRng> ResponderAwaitingMessage3<R> {

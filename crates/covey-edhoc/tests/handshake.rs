@@ -40,7 +40,7 @@ fn handshake_gives_both_sides_one_oscore_context() {
     let EdhocRequest::Message1(message_1) = parse_request(&payload_1).unwrap() else {
         panic!("message_1 not framed after CBOR true");
     };
-    let (responder, message_2) = Responder::respond(&own_r, message_1, |_| true).unwrap();
+    let (responder, message_2) = Responder::respond(&own_r, message_1, |_| Some(0)).unwrap();
     let (payload_3, awaiting) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();
@@ -73,7 +73,7 @@ fn handshake_gives_both_sides_one_oscore_context() {
 fn a_tampered_message_4_is_refused() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
     let (initiator, payload_1) = message_1_payload(&own_i);
-    let (responder, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+    let (responder, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| Some(0)).unwrap();
     let (payload_3, awaiting) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();
@@ -105,7 +105,7 @@ fn two_handshakes_give_different_secrets() {
     let mut secrets = Vec::new();
     for _ in 0..2 {
         let (initiator, payload_1) = message_1_payload(&own_i);
-        let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+        let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| Some(0)).unwrap();
         let (_, awaiting) = initiator
             .receive_message_2(&message_2, &trusting(CRED_R))
             .unwrap();
@@ -122,7 +122,7 @@ fn two_handshakes_give_different_secrets() {
 fn initiator_refuses_an_untrusted_responder() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_OTHER, R));
     let (initiator, payload_1) = message_1_payload(&own_i);
-    let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+    let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| Some(0)).unwrap();
     let error = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap_err();
@@ -137,7 +137,7 @@ fn initiator_refuses_an_untrusted_responder() {
 fn responder_refuses_an_untrusted_initiator() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
     let (initiator, payload_1) = message_1_payload(&own_i);
-    let (responder, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+    let (responder, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| Some(0)).unwrap();
     let (payload_3, _) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();
@@ -152,7 +152,7 @@ fn a_wrong_private_key_fails_verification() {
     // The Responder claims CRED_R but signs with I's key: message_2's MAC cannot verify.
     let (own_i, impostor) = (identity(CRED_I, I), identity(CRED_R, I));
     let (initiator, payload_1) = message_1_payload(&own_i);
-    let (_, message_2) = Responder::respond(&impostor, &payload_1[1..], |_| true).unwrap();
+    let (_, message_2) = Responder::respond(&impostor, &payload_1[1..], |_| Some(0)).unwrap();
     let error = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap_err();
@@ -172,23 +172,42 @@ fn responder_avoids_taken_and_initiator_connection_identifiers() {
     } else {
         0x05
     };
-    let (responder, _) = Responder::respond(&own_r, &payload_1[1..], |id| id == [free]).unwrap();
+    let (responder, _) =
+        Responder::respond(&own_r, &payload_1[1..], |id| (id == [free]).then_some(0)).unwrap();
     assert_eq!(responder.c_r(), [free]);
     // The only identifier the table leaves free is the Initiator's own C_I: refused.
     let c_i = initiator.c_i().to_vec();
-    let error = Responder::respond(&own_r, &payload_1[1..], |id| id == c_i).unwrap_err();
+    let error =
+        Responder::respond(&own_r, &payload_1[1..], |id| (id == c_i).then_some(0)).unwrap_err();
     assert_eq!(error, EdhocError::NoFreeConnectionId);
-    let error = Responder::respond(&own_r, &payload_1[1..], |_| false).unwrap_err();
+    let error = Responder::respond(&own_r, &payload_1[1..], |_| None).unwrap_err();
     assert!(error
         .to_string()
         .contains("no EDHOC connection identifier is free"));
+}
+
+/// With none free, the identifier of lowest rank is taken over, unless it is C_I (which C_R
+/// must differ from, RFC 9528 §3.3.2): then the next lowest.
+#[test]
+fn responder_takes_over_the_lowest_ranked_identifier_other_than_c_i() {
+    let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
+    let (initiator, payload_1) = message_1_payload(&own_i);
+    // The one-byte identifiers 0x00..=0x17 rank by value, the rest after them.
+    let rank = |id: &[u8]| Some(1 + u64::from(id[0]));
+    let (responder, _) = Responder::respond(&own_r, &payload_1[1..], rank).unwrap();
+    let lowest = if initiator.c_i() == [0x00] {
+        0x01
+    } else {
+        0x00
+    };
+    assert_eq!(responder.c_r(), [lowest]);
 }
 
 #[test]
 fn garbage_is_refused_without_panic() {
     let own_r = identity(CRED_R, R);
     for garbage in [&[][..], &[0x03], &[0xff; 40], &[0x03, 0x02, 0x58, 0x20]] {
-        assert!(Responder::respond(&own_r, garbage, |_| true).is_err());
+        assert!(Responder::respond(&own_r, garbage, |_| Some(0)).is_err());
     }
     assert!(parse_request(&[]).is_err());
     assert!(parse_request(&[0xa0, 1]).is_err());
@@ -199,7 +218,7 @@ fn garbage_is_refused_without_panic() {
 fn exported_context_matches_a_derivation_from_the_secrets() {
     let (own_i, own_r) = (identity(CRED_I, I), identity(CRED_R, R));
     let (initiator, payload_1) = message_1_payload(&own_i);
-    let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| true).unwrap();
+    let (_, message_2) = Responder::respond(&own_r, &payload_1[1..], |_| Some(0)).unwrap();
     let (_, awaiting) = initiator
         .receive_message_2(&message_2, &trusting(CRED_R))
         .unwrap();

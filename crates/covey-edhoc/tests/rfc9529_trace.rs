@@ -53,7 +53,7 @@ fn the_responder_reproduces_rfc_9529_chapter_3() {
     // The trace's C_R is -8, CBOR 0x27.
     let (responder, message_2) =
         Responder::respond_with_rng(TraceRng(unhex(Y)), &own, &unhex(MESSAGE_1), |id| {
-            id == [0x27]
+            (id == [0x27]).then_some(0)
         })
         .unwrap();
     assert_eq!(message_2, unhex(MESSAGE_2));

@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use covey_core::{CoapOption, Code, Message, OptionNumber};
 use covey_edhoc::transport::{parse_request, split_combined_payload, EdhocRequest};
 use covey_edhoc::{OwnIdentity, Responder, ResponderAwaitingMessage3, TrustedPeers};
+use covey_oscore::SecurityContext;
 
 /// Content-Format application/edhoc+cbor-seq (RFC 9528 §10.9).
 const EDHOC_CBOR_SEQ: &[u8] = &[64];
@@ -124,33 +125,25 @@ impl Endpoint {
                     );
                 }
                 let oscore = &self.oscore;
-                let pending = &table.pending;
-                let unused = |id: &[u8]| {
-                    !(0..)
+                let table_ref = &*table;
+                // A free C_R first; when every one is taken, the C_R of the EDHOC context used
+                // least recently, which gives it up and is replaced once this session
+                // completes (the Responder passes over C_I, which C_R must differ from).
+                let rank = |id: &[u8]| {
+                    if table_ref.pending.iter().any(|p| p.c_r == id) {
+                        None
+                    } else if (0..)
                         .map_while(|i| oscore.get(i))
-                        .any(|c| c.recipient_id() == id)
-                        && !pending.iter().any(|p| p.c_r == id)
+                        .all(|c| c.recipient_id() != id)
+                    {
+                        Some(0)
+                    } else {
+                        oscore
+                            .last_verified(id, |c| replaceable(table_ref, c))
+                            .map(|stamp| stamp.saturating_add(1))
+                    }
                 };
-                let mut answer = Responder::respond(&table.config.own, message_1, unused);
-                // Every C_R is taken: the EDHOC context used least recently gives its up, and
-                // is replaced once this session completes. Its C_R may be the Initiator's C_I,
-                // which C_R must differ from (RFC 9528 §3.3.2); the next one is then taken.
-                let mut passed_over: Vec<Vec<u8>> = Vec::new();
-                while matches!(answer, Err(covey_edhoc::EdhocError::NoFreeConnectionId))
-                    && passed_over.len() < 2
-                {
-                    let Some(oldest) = self.least_recent_edhoc_context(table, &passed_over) else {
-                        break;
-                    };
-                    let Some(oldest) = self.oscore.get(oldest).map(|c| c.recipient_id().to_vec())
-                    else {
-                        break;
-                    };
-                    let reusable = |id: &[u8]| unused(id) || id == oldest.as_slice();
-                    answer = Responder::respond(&table.config.own, message_1, reusable);
-                    passed_over.push(oldest);
-                }
-                match answer {
+                match Responder::respond(&table.config.own, message_1, rank) {
                     Err(e @ covey_edhoc::EdhocError::NoFreeConnectionId) => {
                         (Code::SERVICE_UNAVAILABLE, e.to_string().into_bytes())
                     }
@@ -175,18 +168,9 @@ impl Endpoint {
     }
 
     /// The context EDHOC set up that verified a request least recently, of those no
-    /// session in progress is about to replace and whose Recipient ID is not in `passed_over`.
-    fn least_recent_edhoc_context(
-        &self,
-        table: &EdhocResponderTable,
-        passed_over: &[Vec<u8>],
-    ) -> Option<usize> {
-        self.oscore.least_recent(|c| {
-            let id = c.recipient_id();
-            table.peers.iter().any(|(peer, _)| peer == id)
-                && !table.pending.iter().any(|p| p.c_r == id)
-                && !passed_over.iter().any(|p| p == id)
-        })
+    /// session in progress is about to replace.
+    fn least_recent_edhoc_context(&self, table: &EdhocResponderTable) -> Option<usize> {
+        self.oscore.least_recent(|c| replaceable(table, c))
     }
 
     /// Verifies `message_3` of the session waiting under `c_r` and adds its OSCORE context,
@@ -220,10 +204,9 @@ impl Endpoint {
         let context = established.security_context().map_err(|_| no_room())?;
         let replaced = match self.oscore.serving_with(&established.recipient_id) {
             Some(same_id) => Some(same_id),
-            None if self.oscore.is_full() => Some(
-                self.least_recent_edhoc_context(table, &[])
-                    .ok_or_else(no_room)?,
-            ),
+            None if self.oscore.is_full() => {
+                Some(self.least_recent_edhoc_context(table).ok_or_else(no_room)?)
+            }
             None => None,
         };
         match replaced {
@@ -275,4 +258,11 @@ impl Endpoint {
         let (_, ciphertext) = split_combined_payload(message.payload()).ok()?;
         rebuilt(message, &[OptionNumber::EDHOC], ciphertext)
     }
+}
+
+/// Whether context `c` is one EDHOC set up that no session in progress is about to replace:
+/// it may give its place, and its C_R, to a new session.
+fn replaceable(table: &EdhocResponderTable, c: &SecurityContext) -> bool {
+    let id = c.recipient_id();
+    table.peers.iter().any(|(peer, _)| peer == id) && !table.pending.iter().any(|p| p.c_r == id)
 }

@@ -186,6 +186,20 @@ impl OscoreContexts {
             .min_by_key(|&i| self.held[i].last_verified)
     }
 
+    /// When the serving context with Recipient ID `id` that `chosen` picks last verified a
+    /// request, in stamp order (older is lower).
+    #[cfg(feature = "edhoc")]
+    pub fn last_verified(
+        &self,
+        id: &[u8],
+        chosen: impl Fn(&SecurityContext) -> bool,
+    ) -> Option<u64> {
+        self.held
+            .iter()
+            .find(|h| h.challenge.is_some() && h.context.recipient_id() == id && chosen(&h.context))
+            .map(|h| h.last_verified)
+    }
+
     /// The serving context whose Recipient ID is `id` (and no ID Context).
     #[cfg(feature = "edhoc")]
     pub fn serving_with(&self, id: &[u8]) -> Option<usize> {
