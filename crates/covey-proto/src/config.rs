@@ -297,13 +297,15 @@ impl Config {
     /// A profile for a sensor node's firmware (`firmware/covey-mote`): the constrained
     /// profile with messages of at most 576 bytes, so a payload of up to 512 bytes goes in one
     /// message (TinyCoAP's Table 3 compares stacks at a 500-byte maximum payload) and larger
-    /// ones block-wise in 512-byte blocks, and a buffer pool that keeps 1 KiB. The reply
-    /// cache and pool are what scale with the message size.
+    /// ones block-wise in 512-byte blocks, and a buffer pool that keeps no free buffers: the
+    /// mote's first-fit allocator reuses a freed block itself, and 1 KiB of idle buffers is a
+    /// tenth of a TelosB-class node's RAM. The reply cache and pool are what scale with the
+    /// message size.
     pub fn mote() -> Config {
         Config {
             max_message_size: 576,
             block_szx: 5,
-            pool_retain_bytes: 1024,
+            pool_retain_bytes: 0,
             ..Config::constrained()
         }
     }

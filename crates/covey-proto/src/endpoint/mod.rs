@@ -225,6 +225,7 @@ impl Endpoint {
 
     /// Runs every timer due at `now`: retransmissions, response deadlines, piggyback
     /// windows and leisure delays.
+    #[inline(never)]
     pub fn handle_timeout(&mut self, now: Instant) {
         self.messages.expire(now);
         self.expire_block_state(now);
@@ -245,6 +246,7 @@ impl Endpoint {
 
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
+    #[inline(never)]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         // A round's notifications take turns with the other queued datagrams: one of those,
         // then a few notifications, so a round to every observer does not hold back

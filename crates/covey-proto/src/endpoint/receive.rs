@@ -16,6 +16,7 @@ use covey_core::{Header, Message, MessageType, ParseErrorKind, Token};
 impl Endpoint {
     /// Feeds one received datagram from `remote` into the endpoint and says what became of
     /// it. Replies leave from `local.socket` when the driver names it.
+    #[inline(never)]
     pub fn handle_datagram(
         &mut self,
         now: Instant,

@@ -1,6 +1,8 @@
 //! Replies kept to answer duplicate CONs: the last `capacity` replies, stored back to back
 //! (a two-byte length, then the datagram) in chunks of bytes that are reused oldest first.
-//! A 30-byte ACK costs 32 bytes here, where a buffer of its own cost over 100.
+//! A 30-byte ACK costs 32 bytes here, where a buffer of its own cost over 100. A cache too
+//! small to share a chunk of largest replies among several (a mote's four) makes each chunk
+//! at the size of the reply that opens it instead, so its replies are held at their size.
 
 use crate::message::wire::{encode_into, Outgoing};
 use alloc::boxed::Box;
@@ -45,6 +47,8 @@ pub(crate) struct ReplyCache {
     capacity: u64,
     /// The largest datagram kept.
     max_reply: usize,
+    /// The least a chunk is made at: room for several largest replies, or, when a chunk
+    /// would hold only one, none (each chunk then as large as the reply that opens it).
     chunk_bytes: usize,
     max_chunks: usize,
     /// Replies written so far.
@@ -62,13 +66,19 @@ impl ReplyCache {
         // for at most a quarter of them at their largest: on a small cache (a mote's four
         // replies) a chunk of `capacity` largest datagrams would mostly hold slack, while
         // small replies pack densely into chunks of one and are reused as the ring turns.
+        // A chunk for one largest reply would mostly hold slack: chunks are then made at
+        // the size their first reply needs, and take later replies while they fit.
         let per_chunk = (CHUNK_TARGET / record).clamp(1, capacity.div_ceil(4));
         ReplyCache {
             chunks: Vec::new(),
             order: VecDeque::new(),
             capacity: capacity as u64,
             max_reply,
-            chunk_bytes: per_chunk * record,
+            chunk_bytes: if per_chunk == 1 {
+                0
+            } else {
+                per_chunk * record
+            },
             max_chunks: capacity.div_ceil(per_chunk) + 1,
             written: 0,
         }
@@ -111,17 +121,21 @@ impl ReplyCache {
         } else {
             None
         };
+        let size = need.max(self.chunk_bytes);
         let index = match reuse {
             Some(i) => {
                 let c = &mut self.chunks[i as usize];
                 // Whatever referred to this chunk is stale from here on.
                 c.generation = c.generation.wrapping_add(1);
                 c.used = 0;
+                if c.bytes.len() < need {
+                    c.bytes = vec![0; size].into_boxed_slice();
+                }
                 i
             }
             None => {
                 self.chunks.push(Chunk {
-                    bytes: vec![0; self.chunk_bytes].into_boxed_slice(),
+                    bytes: vec![0; size].into_boxed_slice(),
                     used: 0,
                     generation: 0,
                     newest: 0,
@@ -150,7 +164,7 @@ impl ReplyCache {
     /// Bytes held in chunks.
     #[cfg(test)]
     fn held_bytes(&self) -> usize {
-        self.chunks.len() * self.chunk_bytes
+        self.chunks.iter().map(|c| c.bytes.len()).sum()
     }
 }
 
@@ -214,6 +228,39 @@ mod tests {
         // filled, where 1 000 buffers of their own would take 64 KiB and more.
         assert!(
             cache.held_bytes() <= 2 * cache.chunk_bytes,
+            "{} B held",
+            cache.held_bytes()
+        );
+    }
+
+    #[test]
+    fn a_small_cache_holds_its_replies_at_their_size() {
+        // A mote's cache: four replies of up to 576 bytes, where a chunk would hold one.
+        let mut cache = ReplyCache::new(4, 576);
+        let mut refs = Vec::new();
+        for mid in 0..100u16 {
+            refs.push(cache.encode(&ack(mid, b"21.5")).unwrap());
+        }
+        // Five 15-byte records (the prefix, a 9-byte header and token, the payload marker and
+        // 4 bytes; the encoder's bound adds no more) where chunks of 578 took 1 156 B.
+        assert!(
+            cache.held_bytes() <= 5 * 32,
+            "{} B held",
+            cache.held_bytes()
+        );
+        for (mid, r) in refs.iter().enumerate().skip(96) {
+            assert_eq!(message_id(cache.get(*r).unwrap()), mid as u16);
+        }
+        // A large reply grows the chunk it reuses; the small ones around it stay.
+        let big = [1u8; 500];
+        let r = cache.encode(&ack(100, &big)).unwrap();
+        assert_eq!(cache.get(r).unwrap().len(), 4 + 4 + 1 + 500);
+        for mid in 101..104u16 {
+            refs.push(cache.encode(&ack(mid, b"21.5")).unwrap());
+        }
+        assert_eq!(message_id(cache.get(r).unwrap()), 100);
+        assert!(
+            cache.held_bytes() <= 4 * 32 + 2 + 509 + 32,
             "{} B held",
             cache.held_bytes()
         );
