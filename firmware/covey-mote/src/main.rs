@@ -15,6 +15,8 @@
 extern crate alloc;
 
 mod clock;
+#[cfg(not(feature = "smoltcp-interface"))]
+mod direct_network;
 #[cfg(feature = "multicast")]
 mod groups;
 mod heap;
@@ -22,21 +24,24 @@ mod heap;
 mod membership;
 mod resources;
 mod slip_line;
+#[cfg(feature = "smoltcp-interface")]
+mod smoltcp_network;
 mod stack;
 mod text;
 mod uart;
 
-use core::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
+use core::net::Ipv6Addr;
 
 use cortex_m_rt::entry;
-use covey_proto::{Config, Endpoint, LocalAddr, Lone};
+use covey_proto::{Config, Endpoint, Lone};
 use covey_proto::{Instant, Node};
-use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketSet, SocketStorage};
-use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
-use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 
+#[cfg(not(feature = "smoltcp-interface"))]
+use direct_network::Network;
 use resources::MoteResources;
 use slip_line::SlipLine;
+#[cfg(feature = "smoltcp-interface")]
+use smoltcp_network::Network;
 
 /// The CoAP port (RFC 7252 §6.1).
 const COAP_PORT: u16 = 5683;
@@ -56,44 +61,12 @@ fn main() -> ! {
     let line: &'static mut SlipLine = cortex_m::singleton!(: SlipLine = SlipLine::new()).unwrap();
     SlipLine::send_frame(b"\rcovey-mote: asking for a prefix\n");
     let octets = ask_address(line);
-    let prefix: [u8; 8] = octets[..8].try_into().unwrap();
-    let address = Ipv6Addr::from(octets);
-    let mut router = [0u8; 16];
-    router[..8].copy_from_slice(&prefix);
-    router[15] = 1;
-
     let now = clock::now_ms();
-    let mut iface = Interface::new(
-        interface_config(&prefix),
-        line,
-        smoltcp::time::Instant::from_millis(now as i64),
-    );
-    iface.update_ip_addrs(|addrs| {
-        let _ = addrs.push(IpCidr::new(IpAddress::Ipv6(address), 64));
-    });
-    let _ = iface
-        .routes_mut()
-        .add_default_ipv6_route(Ipv6Addr::from(router));
+    let mut network = Network::new(line, Ipv6Addr::from(octets), COAP_PORT, now);
 
-    // Room for one largest message (a longer datagram is dropped by smoltcp, as the engine
-    // would refuse it): the line hands smoltcp one packet a poll, and the loop below takes
-    // it before the next, so the queue is empty whenever one arrives.
-    let rx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
-    let rx_data = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
-    let tx_meta = cortex_m::singleton!(: [PacketMetadata; 1] = [PacketMetadata::EMPTY; 1]).unwrap();
-    let tx_data = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
-    let mut socket = udp::Socket::new(
-        PacketBuffer::new(&mut rx_meta[..], &mut rx_data[..]),
-        PacketBuffer::new(&mut tx_meta[..], &mut tx_data[..]),
-    );
-    socket.bind(COAP_PORT).unwrap();
-    let storage =
-        cortex_m::singleton!(: [SocketStorage<'static>; 1] = [SocketStorage::EMPTY; 1]).unwrap();
-    let mut sockets = SocketSet::new(&mut storage[..]);
-    let udp_handle = sockets.add(socket);
-
-    let seed =
-        u64::from_be_bytes(prefix) ^ u64::from_be_bytes(octets[8..].try_into().unwrap()) ^ now;
+    let seed = u64::from_be_bytes(octets[..8].try_into().unwrap())
+        ^ u64::from_be_bytes(octets[8..].try_into().unwrap())
+        ^ now;
     let mut node = new_node(seed);
     #[cfg(feature = "multicast")]
     let mut groups = groups::MoteGroups::new();
@@ -103,46 +76,26 @@ fn main() -> ! {
     node.start(Instant::from_millis(clock::now_ms()), &mut groups);
     SlipLine::send_frame(b"\rcovey-mote: serving CoAP on port 5683\n");
 
-    let datagram = cortex_m::singleton!(: [u8; DATAGRAM] = [0; DATAGRAM]).unwrap();
     loop {
-        line.pump();
-        // One clock read a turn, for smoltcp and the engine alike.
+        // One clock read a turn, for the network and the engine alike.
         let ms = clock::now_ms();
-        let net_now = smoltcp::time::Instant::from_millis(ms as i64);
-        iface.poll(net_now, line, &mut sockets);
-
+        network.poll(ms);
         let now = Instant::from_millis(ms);
-        let socket = sockets.get_mut::<udp::Socket>(udp_handle);
-        while let Ok((data, meta)) = socket.recv() {
-            let IpAddress::Ipv6(from) = meta.endpoint.addr;
-            let remote = SocketAddr::V6(SocketAddrV6::new(from, meta.endpoint.port, 0, 0));
-            // A request to a group: answered as RFC 7252 §8 says (NON, after a leisure,
-            // no error responses).
-            let local = match meta.local_address {
-                Some(IpAddress::Ipv6(to)) if to.is_multicast() => {
-                    LocalAddr::multicast(core::net::IpAddr::V6(to))
-                }
-                _ => LocalAddr::UNICAST,
-            };
+        network.receive(ms, |remote, local, data| {
             node.handle_datagram(now, remote, local, data, &mut groups);
-        }
+        });
         if node.poll_timeout().is_some_and(|due| due <= now) {
             node.handle_timeout(now, &mut groups);
         }
         #[cfg(feature = "multicast")]
-        groups.apply(&mut iface);
-        // One datagram at a time, so smoltcp's one-packet send buffer never refuses one.
-        while let Some(t) = node.poll_transmit(now, &mut datagram[..]) {
-            if let SocketAddr::V6(to) = t.destination {
-                let to = IpEndpoint::new(IpAddress::Ipv6(*to.ip()), to.port());
-                let socket = sockets.get_mut::<udp::Socket>(udp_handle);
-                let _ = socket.send_slice(&datagram[..t.size], to);
-                iface.poll(net_now, line, &mut sockets);
-            }
-        }
+        network.apply(&mut groups);
+        network.send_all(ms, |buf| {
+            node.poll_transmit(now, buf)
+                .map(|t| (t.destination, t.size))
+        });
 
         cortex_m::interrupt::free(|_| {
-            if !line.busy() {
+            if !network.busy() {
                 // Wakes on the next interrupt (a byte, the millisecond tick) even while masked.
                 cortex_m::asm::wfi();
             }
@@ -157,27 +110,6 @@ fn main() -> ! {
 fn new_node(seed: u64) -> Node<Lone<MoteResources>> {
     let endpoint = Endpoint::new(Config::mote(), seed).unwrap();
     Node::new(endpoint, Lone(MoteResources::new()))
-}
-
-/// The interface: IP packets on the line, or with `sixlowpan` an IEEE 802.15.4 node with an
-/// extended address made from the prefix (no radio hardware to read one from).
-fn interface_config(prefix: &[u8; 8]) -> InterfaceConfig {
-    #[cfg(not(feature = "sixlowpan"))]
-    {
-        let _ = prefix;
-        InterfaceConfig::new(HardwareAddress::Ip)
-    }
-    #[cfg(feature = "sixlowpan")]
-    {
-        use smoltcp::wire::{Ieee802154Address, Ieee802154Pan};
-        let mut extended = *prefix;
-        extended[7] ^= 2;
-        let mut config = InterfaceConfig::new(HardwareAddress::Ieee802154(
-            Ieee802154Address::Extended(extended),
-        ));
-        config.pan_id = Some(Ieee802154Pan(0xabcd));
-        config
-    }
 }
 
 /// Sends `?P` every second until the host answers with a prefix; returns the address.

@@ -1,24 +1,21 @@
-//! The network interface: IPv6 packets in SLIP frames on UART0, as smoltcp's `Device`
-//! (medium IP: no link header). Contiki's tunslip6 conventions on top: the mote asks the
+//! The serial line: IPv6 packets in SLIP frames on UART0 (no link header), one frame in and
+//! one out at a time. Contiki's tunslip6 conventions on top: the mote asks the
 //! host for its /64 with a `?P` frame and gets `!P` and 8 bytes back; a frame that starts
 //! with `\r` is a line of text the host prints (Contiki's `DEBUG_LINE_MARKER`).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use covey_slip::{Decoded, Decoder};
-use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
-use smoltcp::time::Instant;
 
 use crate::uart;
 
-/// The largest IPv6 packet the line carries: the IPv6 minimum MTU (RFC 8200 §5), what a
-/// tunslip6 host's TUN device sends by default.
-pub const MTU: usize = 1280;
-
-/// The largest packet the mote sends: its largest CoAP message in UDP and IPv6 (RFC 8200 §3,
-/// RFC 768). smoltcp drops a larger one it would make (an echo reply to a ping of more than
-/// 576 bytes of data, an ICMPv6 error quoting more than that), as it drops one beyond the MTU.
-const TX_MTU: usize = 40 + 8 + crate::DATAGRAM;
+/// The largest packet the mote sends or takes in: its largest CoAP message in UDP and IPv6
+/// (RFC 8200 §3, RFC 768). A longer frame is dropped as it arrives, as the engine would
+/// refuse the datagram in it; so is a ping of more than 576 bytes of data, whose echo reply
+/// would not fit, and an ICMPv6 error quotes no more than that. RFC 8200 §5 asks a node to
+/// take 1 280-byte packets; a mote's buffer is its largest message, as Contiki's
+/// `UIP_CONF_BUFFER_SIZE` is on a Tmote Sky.
+pub const MTU: usize = 40 + 8 + crate::DATAGRAM;
 
 /// Frames dropped since start: too long, badly escaped, or neither a packet nor `!P`.
 static DROPPED: AtomicU32 = AtomicU32::new(0);
@@ -32,7 +29,7 @@ fn count_dropped() {
     DROPPED.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The SLIP line and the frame that arrived last, held until smoltcp takes it.
+/// The SLIP line and the frame that arrived last, held until the network layer takes it.
 pub struct SlipLine {
     decoder: Decoder<MTU>,
     /// The decoder holds a complete IP packet not yet taken.
@@ -40,7 +37,7 @@ pub struct SlipLine {
     /// A `!P` answer's address (its prefix, and the interface ID when the host sent one),
     /// not yet taken.
     address: Option<[u8; 16]>,
-    tx: [u8; TX_MTU],
+    tx: [u8; MTU],
 }
 
 impl SlipLine {
@@ -50,11 +47,11 @@ impl SlipLine {
             decoder: Decoder::new(),
             packet_ready: false,
             address: None,
-            tx: [0; TX_MTU],
+            tx: [0; MTU],
         }
     }
 
-    /// Moves received bytes into the decoder until a frame for smoltcp is complete.
+    /// Moves received bytes into the decoder until a packet is complete.
     pub fn pump(&mut self) {
         while !self.packet_ready {
             let Some(byte) = uart::get() else { return };
@@ -104,68 +101,25 @@ impl SlipLine {
     pub fn send_frame(frame: &[u8]) {
         covey_slip::encode(frame, uart::put);
     }
-}
 
-impl Device for SlipLine {
-    type RxToken<'a> = RxToken<'a>;
-    type TxToken<'a> = TxToken<'a>;
-
-    fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
+    /// The packet that arrived, once, and the transmit buffer beside it (a reply is made
+    /// from the packet in place).
+    pub fn take_packet(&mut self) -> Option<(&[u8], &mut [u8; MTU])> {
         if !self.packet_ready {
             return None;
         }
         self.packet_ready = false;
-        let SlipLine { decoder, tx, .. } = self;
-        Some((
-            RxToken {
-                packet: decoder.frame(),
-            },
-            TxToken { buf: tx },
-        ))
+        Some((self.decoder.frame(), &mut self.tx))
     }
 
-    fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
-        Some(TxToken { buf: &mut self.tx })
+    /// The transmit buffer, for a packet [`send_tx`](Self::send_tx) then sends.
+    pub fn tx(&mut self) -> &mut [u8; MTU] {
+        &mut self.tx
     }
 
-    fn capabilities(&self) -> DeviceCapabilities {
-        let mut caps = DeviceCapabilities::default();
-        #[cfg(feature = "sixlowpan")]
-        {
-            // An IEEE 802.15.4 frame (aMaxPhyPacketSize, 802.15.4-2006 §6.4.1).
-            caps.medium = Medium::Ieee802154;
-            caps.max_transmission_unit = 127;
-        }
-        #[cfg(not(feature = "sixlowpan"))]
-        {
-            caps.medium = Medium::Ip;
-            caps.max_transmission_unit = TX_MTU;
-        }
-        caps
-    }
-}
-
-/// A received packet, lent to smoltcp.
-pub struct RxToken<'a> {
-    packet: &'a [u8],
-}
-
-impl phy::RxToken for RxToken<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(self.packet)
-    }
-}
-
-/// The transmit buffer, lent to smoltcp; the packet it writes goes out as one SLIP frame.
-pub struct TxToken<'a> {
-    buf: &'a mut [u8; TX_MTU],
-}
-
-impl phy::TxToken for TxToken<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let len = len.min(TX_MTU);
-        let result = f(&mut self.buf[..len]);
-        SlipLine::send_frame(&self.buf[..len]);
-        result
+    /// Sends the transmit buffer's first `len` bytes as a frame.
+    #[cfg(not(feature = "smoltcp-interface"))]
+    pub fn send_tx(&self, len: usize) {
+        SlipLine::send_frame(&self.tx[..len.min(MTU)]);
     }
 }
