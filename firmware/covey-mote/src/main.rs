@@ -24,6 +24,7 @@ mod heap;
 mod membership;
 mod resources;
 mod slip_line;
+mod small_mem;
 #[cfg(feature = "smoltcp-interface")]
 mod smoltcp_network;
 mod stack;
