@@ -132,7 +132,8 @@ impl BodyCache {
         Some(c)
     }
 
-    /// Whether a body is kept for transfer `key`.
+    /// Whether a body is kept for transfer `key` (asked before a held response is sent).
+    #[cfg(any(feature = "address-validation", all(test, feature = "fair-share")))]
     pub fn contains(&self, key: &(SocketAddr, u64)) -> bool {
         self.map.contains_key(key)
     }

@@ -71,12 +71,14 @@ impl BlockTransfers {
         self.bodies.insert(now, key, head, body, verified);
     }
 
-    /// Whether a body is kept for transfer `key`.
+    /// Whether a body is kept for transfer `key` (a response held for an address check).
+    #[cfg(feature = "address-validation")]
     pub fn has_body(&self, key: &TransferKey) -> bool {
         self.bodies.contains(key)
     }
 
-    /// Removes and returns the body of transfer `key`.
+    /// Removes and returns the body of transfer `key` (a response held for an address check).
+    #[cfg(feature = "address-validation")]
     pub fn take_body(&mut self, key: &TransferKey) -> Option<CachedBody> {
         self.bodies.take(key)
     }

@@ -34,7 +34,9 @@ pub(crate) struct Block2Choice {
     pub block: Option<Block>,
     /// Whether an Echo value goes with it.
     pub echo: bool,
-    /// Whether it fits the budget (a cut to the smallest block may still not).
+    /// Whether it fits the budget (a cut to the smallest block may still not); an address
+    /// check is tried when it does not.
+    #[cfg(feature = "address-validation")]
     pub fits: bool,
 }
 
@@ -193,6 +195,7 @@ impl Endpoint {
         let uncut = Block2Choice {
             block: requested,
             echo: false,
+            #[cfg(feature = "address-validation")]
             fits: true,
         };
         if budget == usize::MAX {
@@ -255,6 +258,7 @@ impl Endpoint {
         Block2Choice {
             block,
             echo: with_echo.is_some(),
+            #[cfg(feature = "address-validation")]
             fits: fitting.is_some(),
         }
     }

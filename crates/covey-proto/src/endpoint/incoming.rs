@@ -9,10 +9,10 @@ use crate::endpoint::oscore_outer_block::OuterBlocks;
 use crate::endpoint::{Endpoint, LocalAddr, TimerKind};
 use crate::event::AppId;
 use crate::event::{Event, IncomingId};
+#[cfg(feature = "address-validation")]
+use crate::exchange::incoming_exchange::AddressCheck;
 use crate::exchange::incoming_exchange::ObserveRequest;
-use crate::exchange::incoming_exchange::{
-    AddressCheck, IncomingExchange, IncomingState, ResponseTarget,
-};
+use crate::exchange::incoming_exchange::{IncomingExchange, IncomingState, ResponseTarget};
 #[cfg(feature = "oscore")]
 use crate::exchange::oscore_contexts::OscoreBinding;
 use crate::message::dedup::{DedupKey, DedupState};
@@ -58,6 +58,7 @@ impl Endpoint {
                 let remote = inc.remote;
                 self.queue_datagram(remote, OutSource::Incoming(key));
             }
+            #[cfg(feature = "address-validation")]
             IncomingState::Waiting if matches!(inc.address_check, AddressCheck::Pending(_)) => {
                 // The ping checking the sender went unanswered for the piggyback window: the
                 // response goes now, cut to the budget, still piggy-backed for a CON (some
@@ -339,6 +340,7 @@ impl Endpoint {
             block1,
             block2,
             observe,
+            #[cfg(feature = "address-validation")]
             address_check: AddressCheck::None,
             #[cfg(feature = "oscore")]
             oscore: target.oscore,

@@ -2,6 +2,7 @@
 //! separate otherwise, with the engine's Observe and Block options added, and once per group
 //! member after a leisure delay for multicast requests.
 
+#[cfg(feature = "address-validation")]
 use crate::endpoint::address_check::PING_LEN;
 use crate::endpoint::{Endpoint, RespondError, TimerKind};
 use crate::event::IncomingId;
@@ -118,6 +119,7 @@ impl Endpoint {
             target.token.as_bytes(),
             block2,
         );
+        #[cfg(feature = "address-validation")]
         if choice.block != block2 && extra.is_empty() {
             // Too large for what the sender may still get: it waits for a ping's answer,
             // unless the ping would leave no room for a cut that fits without it.

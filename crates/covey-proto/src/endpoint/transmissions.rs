@@ -107,6 +107,7 @@ impl Endpoint {
             #[cfg(feature = "client")]
             TransmissionOwner::Ping(key) => self.on_ping_ended(now, key, end),
             TransmissionOwner::SeparateResponse => {}
+            #[cfg(feature = "address-validation")]
             TransmissionOwner::AddressCheck(incoming) => self.on_address_check_ended(now, incoming),
             TransmissionOwner::Notification(observer) => {
                 self.on_notification_ended(now, observer, end == TransmissionEnd::Acknowledged)

@@ -4,6 +4,7 @@
 #[cfg(feature = "oscore")]
 use crate::exchange::oscore_contexts::OscoreBinding;
 use crate::message::dedup::DedupHandle;
+#[cfg(feature = "address-validation")]
 use crate::storage::slab::SlabKey;
 use alloc::vec::Vec;
 use core::net::{IpAddr, SocketAddr};
@@ -49,6 +50,7 @@ pub(crate) struct IncomingExchange {
     /// The request's Observe option.
     pub observe: ObserveRequest,
     /// Whether its sender's address was checked with a ping before a large response.
+    #[cfg(feature = "address-validation")]
     pub address_check: AddressCheck,
     /// The security context and Partial IV of a request that came OSCORE-protected.
     #[cfg(feature = "oscore")]
@@ -56,6 +58,7 @@ pub(crate) struct IncomingExchange {
 }
 
 /// Where the check of an unverified sender's address stands (see `address_check`).
+#[cfg(feature = "address-validation")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AddressCheck {
     /// Not tried.

@@ -227,7 +227,10 @@ impl Transmissions {
         };
         let peer = t.peer;
         // An address check is not repeated: its response goes cut to the budget instead.
+        #[cfg(feature = "address-validation")]
         let repeat = !matches!(t.owner, TransmissionOwner::AddressCheck(_));
+        #[cfg(not(feature = "address-validation"))]
+        let repeat = true;
         if repeat && t.retransmissions < max_retransmit {
             t.retransmissions += 1;
             let attempt = t.retransmissions as usize;

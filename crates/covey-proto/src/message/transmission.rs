@@ -20,6 +20,7 @@ pub(crate) enum TransmissionOwner {
     Notification(SlabKey),
     /// A ping (empty CON) checking an unverified client's address while the response to
     /// its request (the incoming key) waits.
+    #[cfg(feature = "address-validation")]
     AddressCheck(SlabKey),
 }
 

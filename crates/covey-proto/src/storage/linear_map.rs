@@ -33,7 +33,9 @@ impl<K: PartialEq, V> LinearMap<K, V> {
         self.position(key).map(|i| &mut self.entries[i].1)
     }
 
-    /// Whether `key` has a value.
+    /// Whether `key` has a value (asked by the tables of the client and of address
+    /// validation).
+    #[cfg(any(feature = "client", feature = "address-validation", test))]
     pub fn contains_key(&self, key: &K) -> bool {
         self.position(key).is_some()
     }
