@@ -261,7 +261,7 @@ impl Config {
     /// A profile for constrained nodes (the lab's motes, small boards): a handful of peers
     /// and exchanges, 1 152-byte datagrams so a 1 024-byte payload fits one message
     /// (block-wise beyond), and small tables, the amplification limit's included. Holds about
-    /// 3 KiB of heap when idle and under 9 KiB once its tables are full (after requests from
+    /// 3 KiB of heap when idle and under 7 KiB once its tables are full (after requests from
     /// a thousand ports), on a 64-bit host.
     pub fn constrained() -> Config {
         Config {
@@ -300,7 +300,8 @@ impl Config {
     /// ones block-wise in 512-byte blocks, and a buffer pool that keeps no free buffers: the
     /// mote's first-fit allocator reuses a freed block itself, and 1 KiB of idle buffers is a
     /// tenth of a TelosB-class node's RAM. The reply cache and pool are what scale with the
-    /// message size.
+    /// message size. Holds under 6 KiB of heap once its tables are full (after requests from
+    /// a thousand ports) on a 64-bit host, and about 4 KiB on the mote.
     pub fn mote() -> Config {
         Config {
             max_message_size: 576,
