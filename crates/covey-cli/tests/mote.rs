@@ -335,8 +335,9 @@ fn the_server_build_serves_its_resources_on_its_direct_ipv6_path() {
 }
 
 /// Checks what a mote at `base` serves: a reading (covey), discovery (libcoap), the
-/// actuator, 4.04, Observe; and what its IPv6 layer answers itself: an echo request, and
-/// port unreachable for a datagram to another port.
+/// actuator, 4.04, Observe; and what its IPv6 layer does itself: drop a datagram with a zero
+/// or wrong UDP checksum, answer an echo request, and port unreachable for a datagram to
+/// another port.
 fn serves_its_resources(motes: &Motes, base: &str) {
     // A reading, from covey and from libcoap's client.
     let out = motes.covey(&["get", &format!("{base}/sensors/temp")]);
@@ -375,12 +376,19 @@ fn serves_its_resources(motes: &Motes, base: &str) {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         stdout(&out).lines().collect::<Vec<_>>(),
-        ["echo reply", "port unreachable"]
+        [
+            "zero checksum: dropped",
+            "wrong checksum: dropped",
+            "right checksum: answered",
+            "echo reply",
+            "port unreachable"
+        ]
     );
 }
 
-/// Pings the mote (an ICMPv6 echo request with 60 bytes of data, RFC 4443 §4.1) and sends a
-/// datagram to a port it does not serve; prints what came back for each.
+/// Pings the mote (an ICMPv6 echo request with 60 bytes of data, RFC 4443 §4.1), sends a
+/// datagram to a port it does not serve, and GETs with a zero, a wrong and the right UDP
+/// checksum; prints what came back for each.
 const NETWORK_PROBE: &str = r#"
 import socket, struct, sys, time
 target = sys.argv[1]
@@ -408,6 +416,35 @@ except ConnectionRefusedError:
     closed = "port unreachable"
 except socket.timeout:
     closed = "no answer"
+# A GET in UDP with a zero checksum, a wrong one, then the right one, from a raw socket
+# (the kernel leaves a raw UDP socket's checksum alone): IPv6 requires one (RFC 8200 §8.1),
+# so only the last is answered, to the socket bound at the source port.
+probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+probe.connect((target, 5683))
+source = socket.inet_pton(socket.AF_INET6, probe.getsockname()[0])
+listener = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+listener.bind(("::", 0))
+listener.settimeout(3)
+port = listener.getsockname()[1]
+raw = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_UDP)
+def checksum(data):
+    data += b"\0" * (len(data) % 2)
+    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF or 0xFFFF
+for mid, kind in ((0x7001, "zero"), (0x7002, "wrong"), (0x7003, "right")):
+    get = bytes([0x42, 0x01]) + struct.pack("!H", mid) + b"\x07\x07" + b"\xb7sensors\x04temp"
+    length = 8 + len(get)
+    pseudo = source + socket.inet_pton(socket.AF_INET6, target) + struct.pack("!IxxxB", length, 17)
+    right = checksum(pseudo + struct.pack("!HHHH", port, 5683, length, 0) + get)
+    value = {"zero": 0, "wrong": right ^ 0x5555, "right": right}[kind]
+    raw.sendto(struct.pack("!HHHH", port, 5683, length, value) + get, (target, 0))
+    try:
+        listener.recv(64)
+        print(kind + " checksum: answered")
+    except socket.timeout:
+        print(kind + " checksum: dropped")
 print(echo)
 print(closed)
 "#;
