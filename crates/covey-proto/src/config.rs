@@ -300,7 +300,7 @@ impl Config {
     /// ones block-wise in 512-byte blocks, and a buffer pool that keeps no free buffers: the
     /// mote's first-fit allocator reuses a freed block itself, and 1 KiB of idle buffers is a
     /// tenth of a TelosB-class node's RAM. The reply cache and pool are what scale with the
-    /// message size. Holds under 6 KiB of heap once its tables are full (after requests from
+    /// message size. Holds under 6.5 KiB of heap once its tables are full (after requests from
     /// a thousand ports) on a 64-bit host, and about 4 KiB on the mote.
     pub fn mote() -> Config {
         Config {
