@@ -105,7 +105,7 @@ export COVEY_MOTE_SIXLOWPAN_ELF="$PWD/firmware/covey-mote/target/sixlowpan/thumb
 export COVEY_MOTE_SERVER_ELF="$PWD/firmware/covey-mote/target/server/thumbv7m-none-eabi/release/covey-mote"
 # The no_std crates a node can use, OSCORE's included, build for it on their own.
 CARGO_TARGET_DIR=target/thumbv7m cargo build --quiet --target thumbv7m-none-eabi \
-  -p covey-core -p covey-proto -p covey-slip -p covey-oscore
+  -p covey-core -p covey-proto -p covey-slip -p covey-ipv6-udp -p covey-oscore
 
 # The engine on a 16-bit CPU (TelosB's MSP430): it compiles for msp430-none-elf with core and
 # alloc built from source (nightly's rust-src); there is no MSP430 linker here to go further.
@@ -163,7 +163,7 @@ grep -q "test result: ok. [1-9]" target/test-output.txt
 log "fuzz smoke (${FUZZ_SECONDS:=10} s per target)"
 # cargo fuzz needs nightly (checked at the start); cargo-fuzz goes into ~/.cargo/bin.
 command -v cargo-fuzz >/dev/null || cargo install --quiet --locked cargo-fuzz
-for target in message uri link_format slip oscore; do
+for target in message uri link_format slip ipv6_udp oscore; do
   scratch=$(mktemp -d)
   # New inputs go to the scratch corpus; the committed seeds are only read.
   if ! cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- \
