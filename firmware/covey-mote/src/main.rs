@@ -1,5 +1,5 @@
 //! Covey on a sensor node: the sans-IO engine (covey-proto) as Cortex-M3 firmware, serving
-//! CoAP over IPv6/UDP (smoltcp) on a SLIP serial line, for QEMU's lm3s6965evb.
+//! CoAP over IPv6/UDP on a SLIP serial line, for QEMU's lm3s6965evb.
 //!
 //! At start the mote asks the host for its /64 (`?P`, as Contiki's tunslip6 answers), takes
 //! `PREFIX::2` as its address (or the interface ID the bridge sends after the prefix, when it
@@ -7,7 +7,8 @@
 //! serves the resources of [`resources`] on port 5683 with [`Config::mote`], joining the
 //! multicast groups its `/mc` resource is asked to (`groups`, with the `multicast` feature;
 //! without it, the server build, no groups and no address validation). The main loop moves
-//! bytes from the UART into smoltcp, datagrams from smoltcp into the engine and back, and
+//! bytes from the UART into the network layer (smoltcp's interface in the full build,
+//! `direct_network` in the server build), datagrams from it into the engine and back, and
 //! sleeps (WFI) until the next byte or millisecond tick.
 #![no_std]
 #![no_main]
