@@ -3,7 +3,7 @@
 
 use core::net::{Ipv6Addr, SocketAddrV6};
 
-use covey_ipv6_udp::{DropCause, Node, Received, IPV6_HEADER, UDP_PAYLOAD};
+use covey_ipv6_udp::{has_zero_udp_checksum, DropCause, Node, Received, IPV6_HEADER, UDP_PAYLOAD};
 use proptest::prelude::*;
 use smoltcp::wire::{Icmpv6Packet, IpProtocol, Ipv6Packet};
 
@@ -80,11 +80,15 @@ fn zero_and_wrong_udp_checksums_are_dropped() {
         mote().receive(&packet, &mut tx, true),
         Received::Dropped(DropCause::BadChecksum)
     );
+    assert!(!has_zero_udp_checksum(&packet));
     packet[checksum..checksum + 2].copy_from_slice(&[0, 0]);
     assert_eq!(
         mote().receive(&packet, &mut tx, true),
         Received::Dropped(DropCause::ZeroChecksum)
     );
+    // The check a stack that accepts zero is given first; an echo request is not UDP.
+    assert!(has_zero_udp_checksum(&packet));
+    assert!(!has_zero_udp_checksum(&echo_request(b"ping")));
 }
 
 #[test]

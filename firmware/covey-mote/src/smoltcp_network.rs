@@ -7,13 +7,10 @@ use core::net::{Ipv6Addr, SocketAddr, SocketAddrV6};
 use covey_proto::LocalAddr;
 use smoltcp::iface::SocketStorage;
 use smoltcp::iface::{Config as InterfaceConfig, Interface, SocketHandle, SocketSet};
-use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
-use smoltcp::wire::{
-    HardwareAddress, IpAddress, IpCidr, IpEndpoint, IpProtocol, Ipv6Packet, UdpPacket,
-};
-
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::socket::udp::{self, PacketBuffer, PacketMetadata};
 use smoltcp::time::Instant;
+use smoltcp::wire::{HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 
 use crate::slip_line::{SlipLine, MTU};
 use crate::DATAGRAM;
@@ -162,7 +159,9 @@ impl Device for SlipLine {
 
     fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
         let (packet, buf) = self.take_packet()?;
-        if has_zero_udp_checksum(packet) {
+        // smoltcp 0.14 takes a zero UDP checksum as "none" over IPv6 too, which RFC 8200
+        // §8.1 forbids; with 6LoWPAN the frame is compressed and smoltcp's IPHC decides.
+        if !cfg!(feature = "sixlowpan") && covey_ipv6_udp::has_zero_udp_checksum(packet) {
             return None;
         }
         Some((RxToken { packet }, TxToken { buf }))
@@ -187,22 +186,6 @@ impl Device for SlipLine {
         }
         caps
     }
-}
-
-/// Whether `packet` is UDP in IPv6 with a zero checksum, which RFC 8200 §8.1 requires a
-/// receiver to discard. smoltcp 0.14 takes it as "no checksum", as over IPv4: its UDP parser
-/// means to refuse it over IPv6, but `verify_checksum` has accepted zero since smoltcp's
-/// pull request 632, so that branch is never reached. The server build's direct path checks
-/// it itself. (With 6LoWPAN the frame is compressed and smoltcp's IPHC decides.)
-fn has_zero_udp_checksum(packet: &[u8]) -> bool {
-    if cfg!(feature = "sixlowpan") {
-        return false;
-    }
-    let Ok(ip) = Ipv6Packet::new_checked(packet) else {
-        return false;
-    };
-    ip.next_header() == IpProtocol::Udp
-        && UdpPacket::new_checked(ip.payload()).is_ok_and(|udp| udp.checksum() == 0)
 }
 
 /// A received packet, lent to smoltcp.

@@ -227,6 +227,7 @@ impl Endpoint {
 
     /// Runs every timer due at `now`: retransmissions, response deadlines, piggyback
     /// windows and leisure delays.
+    // Not inlined, as `handle_datagram`: its locals stay out of the driver's loop frame.
     #[inline(never)]
     pub fn handle_timeout(&mut self, now: Instant) {
         self.messages.expire(now);
@@ -248,6 +249,7 @@ impl Endpoint {
 
     /// The next datagram to send, written into `buf` (which should hold
     /// `max_message_size` bytes; a datagram that does not fit is dropped and counted).
+    // Not inlined, as `handle_datagram`: its locals stay out of the driver's loop frame.
     #[inline(never)]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         // A round's notifications take turns with the other queued datagrams: one of those,
