@@ -450,8 +450,12 @@ impl Config {
         }
         match (self.group_size, self.target_rate) {
             (Some(g), Some(r)) if r > 0 && size > 0 => {
-                let nanos = (size as u128 * g as u128 * 1_000_000_000) / r as u128;
-                Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+                // Whole seconds, then the remainder's nanoseconds: exact in u64 (the
+                // remainder is below r, a u32), where one u128 division costs a mote
+                // about 750 B of flash.
+                let bytes = (size as u64).saturating_mul(g.into());
+                let (r, seconds) = (u64::from(r), bytes / u64::from(r));
+                Duration::new(seconds, ((bytes % r) * 1_000_000_000 / r) as u32)
             }
             _ => self.transmission.default_leisure,
         }

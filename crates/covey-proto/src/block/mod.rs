@@ -5,8 +5,10 @@
 mod body_cache;
 mod slicing;
 mod transfers;
+#[cfg(feature = "block1-uploads")]
 mod uploads;
 
 pub(crate) use slicing::slice_block2;
 pub(crate) use transfers::{BlockTransfers, TransferKey};
+#[cfg(feature = "block1-uploads")]
 pub(crate) use uploads::UploadStep;

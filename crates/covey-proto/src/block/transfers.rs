@@ -5,12 +5,17 @@
 //! peer's transfer may take an unverified peer's place in a full table).
 
 use super::body_cache::{BodyCache, CachedBody};
+#[cfg(feature = "block1-uploads")]
 use super::uploads::{UploadStep, Uploads};
 use crate::config::Config;
+use crate::hash::SeededState;
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
+use core::hash::BuildHasher;
 use core::net::SocketAddr;
-use covey_core::{Block, Message};
+#[cfg(feature = "block1-uploads")]
+use covey_core::Block;
+use covey_core::{Message, OptionNumber};
 
 /// A transfer: the client's address and a digest of the request that names it.
 pub(crate) type TransferKey = (SocketAddr, u64);
@@ -18,9 +23,13 @@ pub(crate) type TransferKey = (SocketAddr, u64);
 /// Uploads and response bodies of the block-wise transfers in progress.
 #[derive(Debug)]
 pub(crate) struct BlockTransfers {
+    /// Keys the requests that name a transfer.
+    names: SeededState,
+    #[cfg(feature = "block1-uploads")]
     uploads: Uploads,
     bodies: BodyCache,
     /// How long an upload may idle (EXCHANGE_LIFETIME).
+    #[cfg(feature = "block1-uploads")]
     upload_idle: Duration,
 }
 
@@ -33,19 +42,39 @@ impl BlockTransfers {
         bodies_seed: u64,
         upload_idle: Duration,
     ) -> BlockTransfers {
+        #[cfg(not(feature = "block1-uploads"))]
+        let _ = upload_idle;
         BlockTransfers {
+            names: SeededState::with_seed(uploads_seed ^ 0x5bd1_e995),
+            #[cfg(feature = "block1-uploads")]
             uploads: Uploads::new(config, uploads_seed),
             bodies: BodyCache::new(config, bodies_seed),
+            #[cfg(feature = "block1-uploads")]
             upload_idle,
         }
     }
 
-    /// The transfer request `message` from `remote` belongs to.
+    /// The transfer request `message` from `remote` belongs to: its method and the options
+    /// that name the target resource and the body (Uri-*, Request-Tag).
     pub fn key(&self, remote: SocketAddr, message: &Message<'_>) -> TransferKey {
-        self.uploads.key(remote, message)
+        let mut h = self.names.hash_one(message.code().0);
+        for o in message.options() {
+            if matches!(
+                o.number,
+                OptionNumber::URI_HOST
+                    | OptionNumber::URI_PORT
+                    | OptionNumber::URI_PATH
+                    | OptionNumber::URI_QUERY
+                    | OptionNumber::REQUEST_TAG
+            ) {
+                h = h.rotate_left(5) ^ self.names.hash_one((o.number.0, o.value));
+            }
+        }
+        (remote, h)
     }
 
     /// Takes one Block1 block of upload `key`; see [`Uploads::receive`].
+    #[cfg(feature = "block1-uploads")]
     pub fn receive_block1(
         &mut self,
         now: Instant,
@@ -95,17 +124,19 @@ impl BlockTransfers {
 
     /// When the next idle upload or kept body is to be forgotten.
     pub fn next_expiry(&self) -> Option<Instant> {
-        [
-            self.uploads.next_expiry(self.upload_idle),
-            self.bodies.next_expiry(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        #[cfg(feature = "block1-uploads")]
+        let uploads = self.uploads.next_expiry(self.upload_idle);
+        #[cfg(not(feature = "block1-uploads"))]
+        let uploads = None;
+        [uploads, self.bodies.next_expiry()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Forgets uploads idle too long and bodies past their lifetime.
     pub fn expire(&mut self, now: Instant) {
+        #[cfg(feature = "block1-uploads")]
         self.uploads.expire(now, self.upload_idle);
         self.bodies.expire(now);
     }

@@ -2,13 +2,12 @@
 //! bytes.
 
 use crate::config::Config;
-use crate::hash::{seeded_map, Map, SeededState};
+use crate::hash::{seeded_map, Map};
 use crate::storage::fair_share::{heaviest_unverified, judge, ShareLimits, Source, Verdict};
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
-use core::hash::BuildHasher;
 use core::net::SocketAddr;
-use covey_core::{Block, Message, OptionNumber};
+use covey_core::Block;
 
 /// One upload being reassembled.
 #[derive(Debug)]
@@ -38,7 +37,6 @@ pub(crate) enum UploadStep {
 #[derive(Debug)]
 pub(crate) struct Uploads {
     map: Map<(SocketAddr, u64), Upload>,
-    hasher: SeededState,
     bytes: usize,
     max_uploads: usize,
     max_bytes: usize,
@@ -53,7 +51,6 @@ impl Uploads {
     pub fn new(config: &Config, seed: u64) -> Uploads {
         Uploads {
             map: seeded_map(seed),
-            hasher: SeededState::with_seed(seed ^ 0x5bd1_e995),
             bytes: 0,
             max_uploads: config.max_uploads,
             max_bytes: config.max_reassembly_bytes,
@@ -62,25 +59,6 @@ impl Uploads {
             slot_share: ShareLimits::new(&config.fair_share, config.max_uploads),
             byte_share: ShareLimits::new(&config.fair_share, config.max_reassembly_bytes),
         }
-    }
-
-    /// Identifies the upload a request belongs to: its method and the options that name
-    /// the target resource and the body (Uri-*, Request-Tag).
-    pub fn key(&self, remote: SocketAddr, message: &Message<'_>) -> (SocketAddr, u64) {
-        let mut h = self.hasher.hash_one(message.code().0);
-        for o in message.options() {
-            if matches!(
-                o.number,
-                OptionNumber::URI_HOST
-                    | OptionNumber::URI_PORT
-                    | OptionNumber::URI_PATH
-                    | OptionNumber::URI_QUERY
-                    | OptionNumber::REQUEST_TAG
-            ) {
-                h = h.rotate_left(5) ^ self.hasher.hash_one((o.number.0, o.value));
-            }
-        }
-        (remote, h)
     }
 
     /// Takes one Block1 block of the upload `key`; `verified` tells a peer that proved its

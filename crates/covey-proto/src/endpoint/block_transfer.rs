@@ -1,13 +1,12 @@
-//! The endpoint's side of block-wise transfers (RFC 7959): taking Block1 uploads in and
-//! answering 2.31, 4.08 and 4.13 along the way, slicing responses with this endpoint's block
-//! size, serving later blocks from the kept body, and the timer on which idle uploads and
-//! kept bodies expire even on a server with nothing else to do. The transfers themselves are
-//! the block layer's [`BlockTransfers`](crate::block::BlockTransfers).
+//! The endpoint's side of block-wise transfers (RFC 7959): the key that names a transfer,
+//! slicing responses with this endpoint's block size, serving later blocks from the kept
+//! body, and the timer on which idle uploads and kept bodies expire even on a server with
+//! nothing else to do. Block1 uploads come in through `block1_upload.rs`; the transfers
+//! themselves are the block layer's [`BlockTransfers`](crate::block::BlockTransfers).
 
 use super::Endpoint;
-use crate::block::{slice_block2, TransferKey, UploadStep};
+use crate::block::{slice_block2, TransferKey};
 use crate::event::IncomingId;
-use crate::exchange::incoming_exchange::ResponseTarget;
 use crate::message::wire::Outgoing;
 use crate::request::Response;
 use crate::storage::datagram_buf::DatagramBuf;
@@ -15,7 +14,7 @@ use crate::storage::slab::SlabKey;
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{uint, Block, CoapOption, Code, Message, MessageType, OptionNumber};
+use covey_core::{Block, CoapOption, Message, MessageType, OptionNumber};
 
 impl Endpoint {
     /// The block-wise transfer request `message` from `remote` belongs to. A request
@@ -48,82 +47,6 @@ impl Endpoint {
         let inc = self.incoming.get(key)?;
         let request = Message::parse(self.incoming.bytes(key)).ok()?;
         Some(self.transfer_key(inc.remote, &request, inc.target().oscore_context()))
-    }
-
-    /// Takes Block1 block `b` of a request in: the whole body once the last block arrived,
-    /// else `None` after answering (2.31 Continue, or 4.08, 4.00, 4.13 as RFC 7959 says).
-    pub(crate) fn receive_block1(
-        &mut self,
-        now: Instant,
-        target: ResponseTarget,
-        multicast: bool,
-        message: &Message<'_>,
-        b: Block,
-        size1: Option<u32>,
-    ) -> Option<Vec<u8>> {
-        let key = self.transfer_key(target.remote, message, target.oscore_context());
-        let step = {
-            let verified = self.address_validation.verifier(now);
-            self.block_transfers
-                .receive_block1(now, key, b, message.payload(), size1, &verified)
-        };
-        self.arm_block_expiry();
-        match step {
-            UploadStep::Continue(ack) => {
-                let mut value = [0u8; 4];
-                let options = [CoapOption {
-                    number: OptionNumber::BLOCK1,
-                    value: ack.encode(&mut value),
-                }];
-                self.reply_now(now, target, Code::CONTINUE, &options, &[]);
-                None
-            }
-            UploadStep::Complete(whole) => Some(whole),
-            UploadStep::Incomplete => {
-                self.reply_error(
-                    now,
-                    target,
-                    multicast,
-                    Code::REQUEST_ENTITY_INCOMPLETE,
-                    b"missing block",
-                );
-                None
-            }
-            UploadStep::BadBlock => {
-                self.reply_error(
-                    now,
-                    target,
-                    multicast,
-                    Code::BAD_REQUEST,
-                    b"block payload is not the block size",
-                );
-                None
-            }
-            UploadStep::Busy => {
-                self.stats.drop(crate::stats::DropCause::Overload);
-                if !multicast {
-                    self.reply_busy(now, target);
-                }
-                None
-            }
-            UploadStep::TooLarge(limit) => {
-                let mut value = [0u8; 4];
-                let options = [CoapOption {
-                    number: OptionNumber::SIZE1,
-                    value: uint::encode(limit as u32, &mut value),
-                }];
-                if !multicast {
-                    self.reply_now(
-                        now,
-                        target,
-                        Code::REQUEST_ENTITY_TOO_LARGE,
-                        &options,
-                        b"request body too large",
-                    );
-                }
-                None
-            }
-        }
     }
 
     /// The Block2 slice of `payload` this endpoint sends for a request that asked for

@@ -288,6 +288,7 @@ impl Endpoint {
                 );
                 return;
             }
+            #[cfg(feature = "block1-uploads")]
             Some(Ok(b)) => {
                 let size1 = scan.size1.and_then(uint::decode);
                 let Some(whole) = self.receive_block1(now, target, multicast, message, b, size1)
@@ -296,6 +297,20 @@ impl Endpoint {
                 };
                 body = Some(whole);
                 block1 = Some(b);
+            }
+            // Without uploads, a body whole in block 0 is this request's own payload.
+            #[cfg(not(feature = "block1-uploads"))]
+            Some(Ok(b)) if b.num == 0 && !b.more => block1 = Some(b),
+            #[cfg(not(feature = "block1-uploads"))]
+            Some(Ok(_)) => {
+                self.reply_error(
+                    now,
+                    target,
+                    multicast,
+                    Code::BAD_OPTION,
+                    b"Block1 uploads of more than one block are not supported",
+                );
+                return;
             }
             None => {}
         }
@@ -431,6 +446,59 @@ fn unrecognised_option_text(number: u16, buf: &mut [u8; UNRECOGNISED_TEXT_LEN]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CON PUT of "on" to /led with Block1 `block`, in `buf`; its length.
+    #[cfg(not(feature = "block1-uploads"))]
+    fn put_with_block1(buf: &mut [u8], message_id: u16, block: Block) -> usize {
+        use covey_core::{MessageEncoder, OptionNumber};
+        let (token, mut value) = (message_id.to_be_bytes(), [0u8; 4]);
+        let mut put =
+            MessageEncoder::new(buf, MessageType::Confirmable, Code::PUT, message_id, &token)
+                .unwrap();
+        put.option(OptionNumber::URI_PATH, b"led").unwrap();
+        put.option(OptionNumber::BLOCK1, block.encode(&mut value))
+            .unwrap();
+        put.payload(b"on").unwrap();
+        put.finish()
+    }
+
+    #[test]
+    #[cfg(not(feature = "block1-uploads"))]
+    fn without_uploads_a_body_whole_in_block_zero_is_served_and_more_blocks_are_refused() {
+        use crate::{Config, Response};
+        let mut ep = Endpoint::new(Config::mote(), 7).unwrap();
+        let (remote, now) = ("[2001:db8::1]:5683".parse().unwrap(), Instant::from_secs(1));
+        let mut buf = [0u8; 600];
+
+        // Block 0 and no more: the request's own payload is the body, and the response
+        // carries the Block1 option back (RFC 7959 §2.3).
+        let whole = Block::new(0, false, 5).unwrap();
+        let n = put_with_block1(&mut buf, 1, whole);
+        ep.handle_datagram(now, remote, LocalAddr::UNICAST, &buf[..n]);
+        let Some(Event::Request(id)) = ep.poll_event() else {
+            panic!("the PUT is not delivered");
+        };
+        assert_eq!(ep.request(id).unwrap().message.payload(), b"on");
+        ep.respond(now, id, &Response::new(Code::CHANGED)).unwrap();
+        let t = ep.poll_transmit(now, &mut buf).unwrap();
+        let reply = Message::parse(&buf[..t.size]).unwrap();
+        assert_eq!(reply.code(), Code::CHANGED);
+        assert_eq!(reply.block1(), Some(whole));
+
+        // A first block of more: 4.02 Bad Option with a diagnostic, and no request.
+        let first = Block::new(0, true, 0).unwrap();
+        let n = put_with_block1(&mut buf, 2, first);
+        ep.handle_datagram(now, remote, LocalAddr::UNICAST, &buf[..n]);
+        assert!(ep.poll_event().is_none());
+        let t = ep.poll_transmit(now, &mut buf).unwrap();
+        let reply = Message::parse(&buf[..t.size]).unwrap();
+        assert_eq!(reply.code(), Code::BAD_OPTION);
+        assert_eq!(reply.message_id(), 2);
+        assert_eq!(
+            reply.payload(),
+            b"Block1 uploads of more than one block are not supported"
+        );
+    }
 
     #[test]
     fn the_diagnostic_names_any_option_number() {

@@ -4,6 +4,8 @@ mod address_budget;
 // Without address validation every budget is unlimited: no response waits for a ping.
 #[cfg(feature = "address-validation")]
 mod address_check;
+#[cfg(feature = "block1-uploads")]
+mod block1_upload;
 mod block_transfer;
 #[cfg(feature = "client")]
 mod client;

@@ -13,7 +13,8 @@ use covey_core::{uint, Block, CoapOption, Code, Header, MessageType, OptionNumbe
 
 impl Endpoint {
     /// Answers an oversized unicast CON request with 4.13, Size1 (the largest body this
-    /// endpoint assembles) and Block1 (the block size it prefers, RFC 7959 §2.9.3).
+    /// endpoint takes) and, where it takes Block1 uploads, Block1 (the block size it
+    /// prefers, RFC 7959 §2.9.3).
     /// The datagram may be cut short by the driver's buffer: only the header and token
     /// are read.
     pub(crate) fn answer_too_large(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8]) {
@@ -56,29 +57,44 @@ impl Endpoint {
             oscore: None,
         };
         let (mut size, mut block) = ([0u8; 4], [0u8; 4]);
-        let limit = u32::try_from(self.config.max_body_size).unwrap_or(u32::MAX);
+        let size1 = CoapOption {
+            number: OptionNumber::SIZE1,
+            value: uint::encode(self.largest_body(), &mut size),
+        };
         // The validated block_szx is 0 to 6, so the hint is always there.
         let hint = Block {
             num: 0,
             more: false,
             szx: self.config.block_szx,
         };
-        let options = [
-            CoapOption {
-                number: OptionNumber::BLOCK1,
-                value: hint.encode(&mut block),
-            },
-            CoapOption {
-                number: OptionNumber::SIZE1,
-                value: uint::encode(limit, &mut size),
-            },
-        ];
+        let block1 = CoapOption {
+            number: OptionNumber::BLOCK1,
+            value: hint.encode(&mut block),
+        };
+        let (options, diagnostic): (&[CoapOption<'_>], &[u8]) =
+            match cfg!(feature = "block1-uploads") {
+                true => (
+                    &[block1, size1],
+                    b"request larger than one message; send it block-wise",
+                ),
+                false => (&[size1], b"request larger than one message"),
+            };
         self.reply_now(
             now,
             target,
             Code::REQUEST_ENTITY_TOO_LARGE,
-            &options,
-            b"request larger than one message; send it block-wise",
+            options,
+            diagnostic,
         );
+    }
+
+    /// The largest request body this endpoint takes (Size1 of a 4.13): one message's, or
+    /// `max_body_size` reassembled from Block1 blocks.
+    fn largest_body(&self) -> u32 {
+        let largest = match cfg!(feature = "block1-uploads") {
+            true => self.config.max_body_size,
+            false => self.config.max_message_size,
+        };
+        u32::try_from(largest).unwrap_or(u32::MAX)
     }
 }

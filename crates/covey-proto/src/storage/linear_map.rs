@@ -28,7 +28,8 @@ impl<K: PartialEq, V> LinearMap<K, V> {
         self.position(key).map(|i| &self.entries[i].1)
     }
 
-    /// The value of `key`, to change.
+    /// The value of `key`, to change (by uploads and address credit).
+    #[cfg(any(feature = "block1-uploads", feature = "address-validation", test))]
     pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
         self.position(key).map(|i| &mut self.entries[i].1)
     }
