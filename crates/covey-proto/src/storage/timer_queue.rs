@@ -1,24 +1,36 @@
-//! An indexed min-heap of deadlines: each timer id has at most one deadline, which can be
-//! moved or cancelled in O(log n) without allocating. Timers due at the same instant fire
-//! in id order, so the order never hangs on the heap's shape (what else was set before).
+//! Deadlines by timer id: each id has at most one deadline, which can be moved or cancelled
+//! without allocating. Timers due at the same instant fire in id order, so the order never
+//! hangs on what else was set before. With the `hash-tables` feature an indexed min-heap
+//! (O(log n) for each change); without it (a node's score of timers) a vector of deadlines
+//! scanned for the earliest, half a kilobyte of flash smaller.
 
 use crate::Instant;
 use alloc::vec::Vec;
 
+/// The queue the engine's timers use.
+#[cfg(feature = "hash-tables")]
+pub type TimerQueue = HeapTimers;
+/// The queue the engine's timers use.
+#[cfg(not(feature = "hash-tables"))]
+pub type TimerQueue = ScannedTimers;
+
+#[cfg(any(test, feature = "hash-tables"))]
 const ABSENT: u32 = u32::MAX;
 
-/// Deadlines for the dense timer ids `0..capacity`.
+/// Deadlines for the dense timer ids `0..capacity` in an indexed min-heap.
+#[cfg(any(test, feature = "hash-tables"))]
 #[derive(Debug)]
-pub struct TimerQueue {
+pub struct HeapTimers {
     heap: Vec<(Instant, u32)>,
     position: Vec<u32>,
     capacity: usize,
 }
 
-impl TimerQueue {
+#[cfg(any(test, feature = "hash-tables"))]
+impl HeapTimers {
     /// A queue for ids `0..capacity`; its tables grow as higher ids are first set.
-    pub fn with_capacity(capacity: usize) -> TimerQueue {
-        TimerQueue {
+    pub fn with_capacity(capacity: usize) -> HeapTimers {
+        HeapTimers {
             heap: Vec::new(),
             position: Vec::new(),
             capacity,
@@ -129,45 +141,120 @@ impl TimerQueue {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use std::collections::BTreeMap;
+/// Deadlines for the dense timer ids `0..capacity`, scanned in id order.
+#[cfg(any(test, not(feature = "hash-tables")))]
+#[derive(Debug)]
+pub struct ScannedTimers {
+    deadlines: Vec<Option<Instant>>,
+    capacity: usize,
+}
 
-    #[test]
-    fn fires_in_deadline_order_and_supports_moves() {
-        let mut q = TimerQueue::with_capacity(4);
-        q.set(0, Instant::from_secs(5));
-        q.set(1, Instant::from_secs(2));
-        q.set(2, Instant::from_secs(9));
-        q.set(0, Instant::from_secs(1));
-        q.cancel(2);
-        assert_eq!(q.next_deadline(), Some(Instant::from_secs(1)));
-        assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(0));
-        assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(1));
-        assert_eq!(q.pop_expired(Instant::from_secs(100)), None);
-        q.set(7, Instant::ZERO); // out of range: ignored
-        assert_eq!(q.next_deadline(), None);
-    }
-
-    proptest! {
-        #[test]
-        fn behaves_like_a_map_of_deadlines(ops in proptest::collection::vec((0usize..8, 0u64..50, any::<bool>()), 0..200)) {
-            let mut q = TimerQueue::with_capacity(8);
-            let mut model: BTreeMap<usize, u64> = BTreeMap::new();
-            for (id, at, cancel) in ops {
-                if cancel { q.cancel(id); model.remove(&id); }
-                else { q.set(id, Instant::from_nanos(at)); model.insert(id, at); }
-                let min = model.values().min().copied();
-                prop_assert_eq!(q.next_deadline().map(|i| i.as_nanos()), min);
-            }
-            // Earliest first, and at equal deadlines the lower id first.
-            let mut expected: Vec<(u64, usize)> = model.iter().map(|(&id, &at)| (at, id)).collect();
-            expected.sort();
-            let fired: Vec<usize> =
-                core::iter::from_fn(|| q.pop_expired(Instant::from_nanos(100))).collect();
-            prop_assert_eq!(fired, expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>());
+#[cfg(any(test, not(feature = "hash-tables")))]
+impl ScannedTimers {
+    /// A queue for ids `0..capacity`; its table grows as higher ids are first set.
+    pub fn with_capacity(capacity: usize) -> ScannedTimers {
+        ScannedTimers {
+            deadlines: Vec::new(),
+            capacity,
         }
     }
+
+    /// Sets (or moves) timer `id` to fire at `at`.
+    pub fn set(&mut self, id: usize, at: Instant) {
+        if id >= self.capacity {
+            return;
+        }
+        if id >= self.deadlines.len() {
+            self.deadlines.resize(id + 1, None);
+        }
+        self.deadlines[id] = Some(at);
+    }
+
+    /// Cancels timer `id` if it is set.
+    pub fn cancel(&mut self, id: usize) {
+        if let Some(d) = self.deadlines.get_mut(id) {
+            *d = None;
+        }
+    }
+
+    /// The earliest deadline.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.earliest().map(|(_, at)| at)
+    }
+
+    /// Removes and returns the id of a timer whose deadline is at or before `now`.
+    pub fn pop_expired(&mut self, now: Instant) -> Option<usize> {
+        let (id, at) = self.earliest()?;
+        if at > now {
+            return None;
+        }
+        self.deadlines[id] = None;
+        Some(id)
+    }
+
+    /// The id and deadline of the earliest timer, the lowest id of those due together.
+    fn earliest(&self) -> Option<(usize, Instant)> {
+        let mut earliest: Option<(usize, Instant)> = None;
+        for (id, d) in self.deadlines.iter().enumerate() {
+            if let Some(at) = *d {
+                if earliest.is_none_or(|(_, e)| at < e) {
+                    earliest = Some((id, at));
+                }
+            }
+        }
+        earliest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The same tests for each queue.
+    macro_rules! timer_queue_tests {
+        ($name:ident, $queue:ident) => {
+            mod $name {
+                use super::super::*;
+                use proptest::prelude::*;
+                use std::collections::BTreeMap;
+
+                #[test]
+                fn fires_in_deadline_order_and_supports_moves() {
+                    let mut q = $queue::with_capacity(4);
+                    q.set(0, Instant::from_secs(5));
+                    q.set(1, Instant::from_secs(2));
+                    q.set(2, Instant::from_secs(9));
+                    q.set(0, Instant::from_secs(1));
+                    q.cancel(2);
+                    assert_eq!(q.next_deadline(), Some(Instant::from_secs(1)));
+                    assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(0));
+                    assert_eq!(q.pop_expired(Instant::from_secs(3)), Some(1));
+                    assert_eq!(q.pop_expired(Instant::from_secs(100)), None);
+                    q.set(7, Instant::ZERO); // out of range: ignored
+                    assert_eq!(q.next_deadline(), None);
+                }
+
+                proptest! {
+                    #[test]
+                    fn behaves_like_a_map_of_deadlines(ops in proptest::collection::vec((0usize..8, 0u64..50, any::<bool>()), 0..200)) {
+                        let mut q = $queue::with_capacity(8);
+                        let mut model: BTreeMap<usize, u64> = BTreeMap::new();
+                        for (id, at, cancel) in ops {
+                            if cancel { q.cancel(id); model.remove(&id); }
+                            else { q.set(id, Instant::from_nanos(at)); model.insert(id, at); }
+                            let min = model.values().min().copied();
+                            prop_assert_eq!(q.next_deadline().map(|i| i.as_nanos()), min);
+                        }
+                        // Earliest first, and at equal deadlines the lower id first.
+                        let mut expected: Vec<(u64, usize)> = model.iter().map(|(&id, &at)| (at, id)).collect();
+                        expected.sort();
+                        let fired: Vec<usize> =
+                            core::iter::from_fn(|| q.pop_expired(Instant::from_nanos(100))).collect();
+                        prop_assert_eq!(fired, expected.into_iter().map(|(_, id)| id).collect::<Vec<_>>());
+                    }
+                }
+            }
+        };
+    }
+
+    timer_queue_tests!(heap, HeapTimers);
+    timer_queue_tests!(scanned, ScannedTimers);
 }
