@@ -121,14 +121,14 @@ impl TransmissionParameters {
 
     /// MAX_TRANSMIT_SPAN: from the first transmission to the last retransmission (45 s).
     pub fn max_transmit_span(&self) -> Duration {
-        let factor = pow2_minus_one(u32::from(self.max_retransmit));
-        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor.0)
+        let span = times_pow2_minus_one(self.ack_timeout, u32::from(self.max_retransmit));
+        scale(span, self.ack_random_factor.0)
     }
 
     /// MAX_TRANSMIT_WAIT: from the first transmission until the sender gives up (93 s).
     pub fn max_transmit_wait(&self) -> Duration {
-        let factor = pow2_minus_one(u32::from(self.max_retransmit) + 1);
-        scale(mul_int(self.ack_timeout, factor), self.ack_random_factor.0)
+        let wait = times_pow2_minus_one(self.ack_timeout, u32::from(self.max_retransmit) + 1);
+        scale(wait, self.ack_random_factor.0)
     }
 
     /// PROCESSING_DELAY: time a node takes to turn a CON around into its ACK (= ACK_TIMEOUT).
@@ -184,10 +184,7 @@ pub fn retransmission_schedule(
 impl RetransmissionSchedule {
     /// When the sender gives up if no ACK arrived: `initial_timeout·(2^(MAX_RETRANSMIT+1) − 1)`.
     pub fn give_up_at(&self) -> Duration {
-        mul_int(
-            self.initial_timeout,
-            pow2_minus_one(u32::from(self.max_retransmit) + 1),
-        )
+        times_pow2_minus_one(self.initial_timeout, u32::from(self.max_retransmit) + 1)
     }
 
     fn remaining(&self) -> usize {
@@ -202,7 +199,7 @@ impl Iterator for RetransmissionSchedule {
         if self.next > u16::from(self.max_retransmit) {
             return None;
         }
-        let at = mul_int(self.initial_timeout, pow2_minus_one(u32::from(self.next)));
+        let at = times_pow2_minus_one(self.initial_timeout, u32::from(self.next));
         self.next += 1;
         Some(at)
     }
@@ -215,35 +212,18 @@ impl Iterator for RetransmissionSchedule {
 
 impl ExactSizeIterator for RetransmissionSchedule {}
 
-/// `2^n − 1`, saturating.
-fn pow2_minus_one(n: u32) -> u128 {
-    1u128.checked_shl(n).map_or(u128::MAX, |p| p - 1)
-}
-
-/// `d · k`, saturating at `Duration::MAX`: Horner's rule over `k`'s 32-bit limbs in the
-/// duration's own checked arithmetic, without 128-bit products or division (which a node's
-/// CPU does in software).
-fn mul_int(d: Duration, k: u128) -> Duration {
-    let limbs = [
-        (k >> 96) as u32,
-        (k >> 64) as u32,
-        (k >> 32) as u32,
-        k as u32,
-    ];
-    let mut product = Duration::ZERO;
-    for limb in limbs {
-        let next = product
-            .checked_mul(1 << 16)
-            .and_then(|p| p.checked_mul(1 << 16))
-            .zip(d.checked_mul(limb))
-            .and_then(|(high, low)| high.checked_add(low));
-        match next {
-            Some(p) => product = p,
-            // Every term is non-negative: an overflow now is one at the end too.
+/// `d · (2^n − 1)`, saturating at `Duration::MAX`: `d` doubled `n` times, less `d`, in the
+/// duration's own checked arithmetic (binary backoff's sums), without 128-bit products
+/// (which a node's CPU does in software).
+fn times_pow2_minus_one(d: Duration, n: u32) -> Duration {
+    let mut doubled = d;
+    for _ in 0..n {
+        match doubled.checked_mul(2) {
+            Some(twice) => doubled = twice,
             None => return Duration::MAX,
         }
     }
-    product
+    doubled - d
 }
 
 /// `d · thousandths / 1000` to the nanosecond, saturating at `Duration::MAX`; in the
@@ -314,22 +294,25 @@ mod tests {
                 }
             }
         }
-        let factors = [
-            0u128,
-            1,
-            15,
-            31,
-            u32::MAX as u128 + 1,
-            u64::MAX as u128,
-            (1 << 64) + 5,
-            1 << 95,
-            1 << 96,
-            u128::MAX,
-        ];
         for d in durations {
-            for k in factors {
-                let expected = from_nanos_u128(d.as_nanos().saturating_mul(k));
-                assert_eq!(mul_int(d, k), expected, "{d:?} * {k}");
+            for n in [
+                0, 1, 2, 4, 5, 31, 32, 33, 63, 64, 65, 96, 127, 128, 200, 256,
+            ] {
+                let k = 1u128.checked_shl(n).map_or(u128::MAX, |p| p - 1);
+                let exact = from_nanos_u128(d.as_nanos().saturating_mul(k));
+                let got = times_pow2_minus_one(d, n);
+                // Exact unless d·2^n leaves Duration's range: then the far future, within
+                // d of the exact value.
+                let doubled = 1u128
+                    .checked_shl(n)
+                    .and_then(|p| d.as_nanos().checked_mul(p));
+                match doubled.is_none_or(|nanos| nanos > Duration::MAX.as_nanos()) {
+                    true if !d.is_zero() => {
+                        assert_eq!(got, Duration::MAX, "{d:?} * (2^{n} - 1)");
+                        assert!(Duration::MAX - exact <= d, "{d:?} * (2^{n} - 1)");
+                    }
+                    _ => assert_eq!(got, exact, "{d:?} * (2^{n} - 1)"),
+                }
             }
         }
     }
