@@ -500,6 +500,79 @@ mod tests {
         );
     }
 
+    /// A CON GET of /temp with message ID and token `message_id`, in `buf`; its length.
+    #[cfg(not(feature = "fair-share"))]
+    fn get(buf: &mut [u8], message_id: u16) -> usize {
+        use covey_core::{MessageEncoder, OptionNumber};
+        let token = message_id.to_be_bytes();
+        let mut get =
+            MessageEncoder::new(buf, MessageType::Confirmable, Code::GET, message_id, &token)
+                .unwrap();
+        get.option(OptionNumber::URI_PATH, b"temp").unwrap();
+        get.finish()
+    }
+
+    /// The code, destination and payload of each datagram `ep` sends now.
+    #[cfg(not(feature = "fair-share"))]
+    fn sent(
+        ep: &mut Endpoint,
+        now: Instant,
+    ) -> alloc::vec::Vec<(Code, SocketAddr, alloc::vec::Vec<u8>)> {
+        let mut buf = [0u8; 600];
+        core::iter::from_fn(|| {
+            let t = ep.poll_transmit(now, &mut buf)?;
+            let m = Message::parse(&buf[..t.size]).unwrap();
+            Some((m.code(), t.destination, m.payload().to_vec()))
+        })
+        .collect()
+    }
+
+    #[test]
+    #[cfg(not(feature = "fair-share"))]
+    fn without_fair_shares_full_tables_refuse_newcomers_until_an_entry_leaves() {
+        use crate::stats::DropCause;
+        use crate::{AmplificationLimit, Config, Reception, Response};
+        // The mote's profile: four incoming requests, four peers; every address may be
+        // answered in full, as in the mote's server build.
+        let config = Config {
+            amplification: AmplificationLimit::off(),
+            ..Config::mote()
+        };
+        let mut ep = Endpoint::new(config, 7).unwrap();
+        let now = Instant::from_secs(1);
+        let peer = |port: u16| SocketAddr::new("2001:db8::1".parse().unwrap(), port);
+        let mut buf = [0u8; 64];
+        let mut send = |ep: &mut Endpoint, port: u16| {
+            let n = get(&mut buf, port);
+            ep.handle_datagram(now, peer(port), LocalAddr::UNICAST, &buf[..n])
+        };
+        let mut waiting = alloc::vec::Vec::new();
+        for port in 1..=4 {
+            assert_eq!(send(&mut ep, port), Reception::Accepted);
+            let Some(Event::Request(id)) = ep.poll_event() else {
+                panic!("request {port} is not delivered");
+            };
+            waiting.push(id);
+        }
+        // Full of requests nobody answered yet: a newcomer gets 5.03 and is not delivered.
+        let busy = (Code::SERVICE_UNAVAILABLE, peer(5), b"server busy".to_vec());
+        assert_eq!(send(&mut ep, 5), Reception::Rejected(DropCause::Overload));
+        assert!(ep.poll_event().is_none());
+        assert_eq!(sent(&mut ep, now), [busy]);
+
+        // One answered: its entry leaves, and its idle peer makes room for a new one.
+        ep.respond(now, waiting[0], &Response::new(Code::CONTENT))
+            .unwrap();
+        assert_eq!(
+            sent(&mut ep, now),
+            [(Code::CONTENT, peer(1), alloc::vec![])]
+        );
+        assert_eq!(send(&mut ep, 7), Reception::Accepted);
+        assert!(matches!(ep.poll_event(), Some(Event::Request(_))));
+        assert_eq!(send(&mut ep, 8), Reception::Rejected(DropCause::Overload));
+        assert_eq!(sent(&mut ep, now)[0].0, Code::SERVICE_UNAVAILABLE);
+    }
+
     #[test]
     fn the_diagnostic_names_any_option_number() {
         for (number, want) in [

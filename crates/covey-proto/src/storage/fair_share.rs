@@ -48,6 +48,7 @@ where
 
 /// How much of one table a peer and a source may hold once it is full (at least one entry,
 /// or one unit of whatever the table counts).
+#[cfg(feature = "fair-share")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ShareLimits {
     pub peer: usize,
@@ -58,6 +59,20 @@ pub(crate) struct ShareLimits {
     source_candidates: usize,
 }
 
+/// Without the `fair-share` feature there are no shares to hold.
+#[cfg(not(feature = "fair-share"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ShareLimits;
+
+#[cfg(not(feature = "fair-share"))]
+impl ShareLimits {
+    /// No limits: nobody is judged beyond a share.
+    pub fn new(_: &FairShare, _: usize) -> ShareLimits {
+        ShareLimits
+    }
+}
+
+#[cfg(feature = "fair-share")]
 impl ShareLimits {
     /// The limits for a table of `capacity` entries (or bytes), with the shares of a
     /// validated `Config` (1 to 100 %, the source's at least the peer's).
@@ -122,8 +137,11 @@ pub(crate) struct RefusalMemo {
 impl RefusalMemo {
     /// Whether `newcomer` is known to be beyond its share still.
     pub fn refuses(&self, newcomer: &SocketAddr) -> bool {
-        self.last
-            .is_some_and(|b| b.excess > 0 && b.holder.holds(newcomer))
+        // Without fair shares nobody is judged beyond one, so nothing is remembered.
+        cfg!(feature = "fair-share")
+            && self
+                .last
+                .is_some_and(|b| b.excess > 0 && b.holder.holds(newcomer))
     }
 
     /// Remembers a refusal.
@@ -254,6 +272,7 @@ fn exact<I: Iterator<Item = (SocketAddr, usize)>>(entries: I, holder: &Holder) -
 }
 
 /// Most candidates tracked by the heavy-hitter tally: enough for shares down to 7 %.
+#[cfg(feature = "fair-share")]
 const CANDIDATES: usize = 16;
 
 #[cfg(feature = "fair-share")]
