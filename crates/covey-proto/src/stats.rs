@@ -14,7 +14,8 @@ pub enum DropCause {
     Unmatched,
     /// A table (peers, exchanges, incoming, buffers, events) was full.
     Overload,
-    /// An error response to a multicast request, suppressed.
+    /// An error response to a multicast request, suppressed; without the `multicast`
+    /// feature, any datagram that came to a group.
     MulticastSuppressed,
     /// A stale or duplicate notification.
     StaleNotification,

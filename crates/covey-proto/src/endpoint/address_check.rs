@@ -38,7 +38,7 @@ impl Endpoint {
         let remote = inc.remote;
         if inc.address_check != AddressCheck::None
             || inc.from_cache
-            || inc.group.is_some()
+            || inc.group().is_some()
             || self.remaining_budget(now, remote) < PING_LEN
             // The held body must outlive the wait (at most the piggyback window).
             || self.config.block_cache_lifetime <= self.config.piggyback_window

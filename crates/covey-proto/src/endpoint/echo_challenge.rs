@@ -83,7 +83,7 @@ impl Endpoint {
         let Some(inc) = self.incoming.get(id.0) else {
             return false;
         };
-        if inc.group.is_some()
+        if inc.group().is_some()
             || inc.state != IncomingState::Waiting
             || self
                 .address_validation
@@ -220,7 +220,7 @@ impl Endpoint {
         let multicast = self
             .incoming
             .get(key)
-            .is_some_and(|inc| inc.group.is_some());
+            .is_some_and(|inc| inc.group().is_some());
         let overhead = self.cut_overhead(response, extra, token, requested, 0, false);
         let largest = requested.map_or(self.config.block_szx, |b| b.szx);
         let fit = |overhead: usize| {

@@ -97,7 +97,7 @@ impl Endpoint {
         dedup_key: DedupKey,
         fingerprint: u64,
     ) {
-        let group = local_addr.multicast_group;
+        let group = local_addr.group();
         let multicast = group.is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         if multicast && confirmable {
@@ -221,7 +221,7 @@ impl Endpoint {
         datagram: &[u8],
         target: ResponseTarget,
     ) {
-        let (group, local) = (local_addr.multicast_group, local_addr.socket);
+        let (group, local) = (local_addr.group(), local_addr.socket);
         let multicast = group.is_some();
         let (remote, confirmable, dedup) = (target.remote, target.confirmable, target.dedup);
         let scan = RequestOptions::scan(message);
@@ -343,6 +343,7 @@ impl Endpoint {
             message_id: message.message_id(),
             token: message.token(),
             confirmable,
+            #[cfg(feature = "multicast")]
             group,
             local,
             on_loopback: local_addr.on_loopback,
@@ -503,13 +504,43 @@ mod tests {
     /// A CON GET of /temp with message ID and token `message_id`, in `buf`; its length.
     #[cfg(not(feature = "fair-share"))]
     fn get(buf: &mut [u8], message_id: u16) -> usize {
+        get_of_type(buf, MessageType::Confirmable, message_id)
+    }
+
+    /// A GET of /temp of type `t` with message ID and token `message_id`, in `buf`; its
+    /// length.
+    #[cfg(any(not(feature = "fair-share"), not(feature = "multicast")))]
+    fn get_of_type(buf: &mut [u8], t: MessageType, message_id: u16) -> usize {
         use covey_core::{MessageEncoder, OptionNumber};
         let token = message_id.to_be_bytes();
-        let mut get =
-            MessageEncoder::new(buf, MessageType::Confirmable, Code::GET, message_id, &token)
-                .unwrap();
+        let mut get = MessageEncoder::new(buf, t, Code::GET, message_id, &token).unwrap();
         get.option(OptionNumber::URI_PATH, b"temp").unwrap();
         get.finish()
+    }
+
+    #[test]
+    #[cfg(not(feature = "multicast"))]
+    fn without_multicast_a_request_to_a_group_is_dropped_unanswered() {
+        use crate::stats::DropCause;
+        use crate::{Config, Reception};
+        let mut ep = Endpoint::new(Config::mote(), 7).unwrap();
+        let (now, mut buf) = (Instant::from_secs(1), [0u8; 64]);
+        let remote = "[2001:db8::1]:5683".parse().unwrap();
+        let group = LocalAddr::multicast("ff05::fd".parse().unwrap());
+        let n = get_of_type(&mut buf, MessageType::NonConfirmable, 1);
+        assert_eq!(
+            ep.handle_datagram(now, remote, group, &buf[..n]),
+            Reception::Rejected(DropCause::MulticastSuppressed)
+        );
+        assert!(ep.poll_event().is_none());
+        assert!(ep.poll_transmit(now, &mut buf).is_none());
+        // The same request by unicast is taken.
+        let n = get_of_type(&mut buf, MessageType::NonConfirmable, 2);
+        assert_eq!(
+            ep.handle_datagram(now, remote, LocalAddr::UNICAST, &buf[..n]),
+            Reception::Accepted
+        );
+        assert!(matches!(ep.poll_event(), Some(Event::Request(_))));
     }
 
     /// The code, destination and payload of each datagram `ep` sends now.

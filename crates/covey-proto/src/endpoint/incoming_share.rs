@@ -28,7 +28,7 @@ impl Endpoint {
             return false;
         };
         let target = inc.target();
-        let answer = inc.state == IncomingState::Waiting && inc.group.is_none();
+        let answer = inc.state == IncomingState::Waiting && inc.group().is_none();
         let local = inc.local;
         self.stats.drop(DropCause::Overload);
         if answer {

@@ -404,7 +404,7 @@ impl Endpoint {
                 if let Some(inc) = self.incoming.get(key) {
                     meta.source = LocalAddr {
                         socket: inc.local,
-                        multicast_group: inc.group,
+                        multicast_group: inc.group(),
                         ..LocalAddr::UNICAST
                     };
                 }
@@ -470,7 +470,7 @@ impl Endpoint {
         let message = Message::parse(bytes).ok()?;
         Some(Received {
             source: inc.remote,
-            group: inc.group,
+            group: inc.group(),
             local: inc.local,
             on_loopback: inc.on_loopback,
             destination: inc.destination,

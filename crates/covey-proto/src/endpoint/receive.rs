@@ -53,9 +53,14 @@ impl Endpoint {
             self.stats.drop(DropCause::SpoofedLoopback);
             return;
         }
+        if local.multicast_group.is_some() && !cfg!(feature = "multicast") {
+            // This build answers no group (it joined none).
+            self.stats.drop(DropCause::MulticastSuppressed);
+            return;
+        }
         self.address_validation
             .earn(now, remote, local.socket, datagram.len());
-        let multicast = local.multicast_group.is_some();
+        let multicast = local.group().is_some();
         if datagram.len() > self.config.max_message_size {
             self.stats.drop(DropCause::TooLarge);
             if !multicast {
@@ -157,7 +162,7 @@ impl Endpoint {
         message: &Message<'_>,
         datagram: &[u8],
     ) {
-        let multicast = local.multicast_group.is_some();
+        let multicast = local.group().is_some();
         let confirmable = message.message_type() == MessageType::Confirmable;
         let code = message.code();
         if code.is_empty() {

@@ -88,8 +88,12 @@ impl Endpoint {
             return Err(RespondError::UnknownRequest);
         }
         let mut target = inc.target();
-        let (multicast, block1, block2, from_cache) =
-            (inc.group.is_some(), inc.block1, inc.block2, inc.from_cache);
+        let (multicast, block1, block2, from_cache) = (
+            inc.group().is_some(),
+            inc.block1,
+            inc.block2,
+            inc.from_cache,
+        );
         let registration = inc.observe == ObserveRequest::Register
             && extra.iter().any(|o| o.number == OptionNumber::OBSERVE);
         if multicast && response.code.is_error() {

@@ -27,6 +27,7 @@ pub(crate) struct IncomingExchange {
     pub token: Token,
     pub confirmable: bool,
     /// The group address it was sent to, when it came by multicast.
+    #[cfg(feature = "multicast")]
     pub group: Option<IpAddr>,
     /// The local socket address it arrived on, if known.
     pub local: Option<SocketAddr>,
@@ -70,6 +71,15 @@ pub(crate) enum AddressCheck {
 }
 
 impl IncomingExchange {
+    /// The group address it was sent to, when it came by multicast (never without the
+    /// `multicast` feature).
+    pub fn group(&self) -> Option<IpAddr> {
+        #[cfg(feature = "multicast")]
+        return self.group;
+        #[cfg(not(feature = "multicast"))]
+        None
+    }
+
     /// Where its response goes.
     pub fn target(&self) -> ResponseTarget {
         ResponseTarget {

@@ -29,6 +29,16 @@ impl LocalAddr {
         destination: None,
     };
 
+    /// The group it came to, if it came by multicast and this build serves groups (the
+    /// `multicast` feature); always `None` without it, so the compiler leaves out what
+    /// answers groups.
+    pub(crate) fn group(&self) -> Option<IpAddr> {
+        #[cfg(feature = "multicast")]
+        return self.multicast_group;
+        #[cfg(not(feature = "multicast"))]
+        None
+    }
+
     /// Arrived on group address `group`.
     pub const fn multicast(group: IpAddr) -> LocalAddr {
         LocalAddr {
