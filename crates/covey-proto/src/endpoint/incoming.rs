@@ -31,11 +31,6 @@ impl Endpoint {
         }
     }
 
-    /// A delayed (multicast) response left through `poll_transmit`.
-    pub(crate) fn finish_delayed_response(&mut self, key: SlabKey) {
-        self.remove_incoming(key);
-    }
-
     pub(crate) fn on_incoming_timeout(&mut self, now: Instant, index: usize) {
         let Some(key) = self.incoming.key_at(index) else {
             return;
@@ -54,6 +49,7 @@ impl Endpoint {
             return;
         };
         match inc.state {
+            #[cfg(feature = "multicast")]
             IncomingState::DelayedResponse => {
                 let remote = inc.remote;
                 self.queue_datagram(remote, OutSource::Incoming(key));

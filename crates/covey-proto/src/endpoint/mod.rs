@@ -14,6 +14,8 @@ mod echo_answer;
 mod echo_challenge;
 #[cfg(feature = "edhoc")]
 mod edhoc;
+#[cfg(feature = "multicast")]
+mod group_response;
 mod incoming;
 mod incoming_share;
 mod invalid_code;
@@ -295,6 +297,7 @@ impl Endpoint {
                         OutSource::Slot(slot) => self.messages.slot(slot),
                         OutSource::Transmission(key) => self.transmissions.bytes(key),
                         OutSource::Reply(r) => self.messages.reply(r).unwrap_or(&[]),
+                        #[cfg(feature = "multicast")]
                         OutSource::Incoming(key) => self.incoming.bytes(key),
                     };
                     let size = bytes.len();
@@ -307,6 +310,7 @@ impl Endpoint {
             };
             match source {
                 OutSource::Slot(slot) => self.messages.release_slot(slot, &mut self.pool),
+                #[cfg(feature = "multicast")]
                 OutSource::Incoming(key) => self.finish_delayed_response(key),
                 _ => {}
             }
@@ -400,6 +404,7 @@ impl Endpoint {
                     }
                 }
             }
+            #[cfg(feature = "multicast")]
             OutSource::Incoming(key) => {
                 if let Some(inc) = self.incoming.get(key) {
                     meta.source = LocalAddr {

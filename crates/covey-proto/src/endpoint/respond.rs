@@ -4,7 +4,7 @@
 
 #[cfg(feature = "address-validation")]
 use crate::endpoint::address_check::PING_LEN;
-use crate::endpoint::{Endpoint, RespondError, TimerKind};
+use crate::endpoint::{Endpoint, RespondError};
 use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::{IncomingState, ObserveRequest, ResponseTarget};
 use crate::message::dedup::DedupState;
@@ -191,6 +191,7 @@ impl Endpoint {
         if cache_body {
             self.cache_body(now, key, response);
         }
+        #[cfg(feature = "multicast")]
         if multicast {
             return self.respond_to_multicast(now, key, target, m);
         }
@@ -203,37 +204,6 @@ impl Endpoint {
             self.remove_incoming(key);
         }
         result
-    }
-
-    pub(crate) fn respond_to_multicast(
-        &mut self,
-        now: Instant,
-        key: SlabKey,
-        target: ResponseTarget,
-        mut m: Outgoing<'_>,
-    ) -> Result<(), RespondError> {
-        let Some(peer) = self.peer_for(target.remote, now) else {
-            self.remove_incoming(key);
-            return Err(RespondError::Overload);
-        };
-        let reuse = self.lifetimes.mid_reuse;
-        let Some(mid) = self.peers.allocate_mid(peer, now, reuse) else {
-            self.remove_incoming(key);
-            return Err(RespondError::Overload);
-        };
-        m.message_id = mid;
-        if !self.incoming.encode_response(key, &m, &mut self.pool) {
-            return Err(RespondError::TooLarge);
-        }
-        if let Some(inc) = self.incoming.get_mut(key) {
-            inc.state = IncomingState::DelayedResponse;
-        }
-        // RFC 7252 §8.2: answer at a random instant within the leisure period.
-        let size = self.incoming.bytes(key).len();
-        let leisure = self.config.leisure_for(size);
-        let delay = crate::transmission_parameters::fraction(leisure, self.rng.next_u32());
-        self.set_timer_for(TimerKind::Incoming, key, now + delay);
-        Ok(())
     }
 
     /// Sends a response now, choosing piggy-backed, separate CON or NON; `m`'s type and

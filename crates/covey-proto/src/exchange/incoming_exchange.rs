@@ -16,6 +16,7 @@ pub(crate) enum IncomingState {
     /// Waiting for the application's response.
     Waiting,
     /// Answered; the response waits for its leisure delay (multicast).
+    #[cfg(feature = "multicast")]
     DelayedResponse,
 }
 

@@ -7,6 +7,7 @@
 
 use crate::config::FairShare;
 use crate::exchange::incoming_exchange::IncomingExchange;
+#[cfg(feature = "multicast")]
 use crate::message::wire::Outgoing;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::SlotBufs;
@@ -94,6 +95,7 @@ impl IncomingRequests {
 
     /// Encodes request `key`'s delayed response `m` in place of the request; false when it
     /// does not fit.
+    #[cfg(feature = "multicast")]
     pub fn encode_response(
         &mut self,
         key: SlabKey,

@@ -23,6 +23,7 @@ pub(crate) enum OutSource {
     /// A cached reply to a duplicate.
     Reply(ReplyRef),
     /// A response held by an incoming exchange (multicast leisure).
+    #[cfg(feature = "multicast")]
     Incoming(SlabKey),
 }
 
