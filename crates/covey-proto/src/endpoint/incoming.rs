@@ -444,19 +444,37 @@ fn unrecognised_option_text(number: u16, buf: &mut [u8; UNRECOGNISED_TEXT_LEN]) 
 mod tests {
     use super::*;
 
+    /// A request of type `t` and `code` to `/path` with message ID and token `message_id`,
+    /// and Block1 `block1` and `payload` when given, in `buf`; its length.
+    #[cfg(any(
+        not(feature = "block1-uploads"),
+        not(feature = "fair-share"),
+        not(feature = "multicast")
+    ))]
+    fn request(
+        buf: &mut [u8],
+        (t, code, message_id): (MessageType, Code, u16),
+        path: &[u8],
+        block1: Option<Block>,
+        payload: &[u8],
+    ) -> usize {
+        use covey_core::{MessageEncoder, OptionNumber};
+        let (token, mut value) = (message_id.to_be_bytes(), [0u8; 4]);
+        let mut m = MessageEncoder::new(buf, t, code, message_id, &token).unwrap();
+        m.option(OptionNumber::URI_PATH, path).unwrap();
+        if let Some(b) = block1 {
+            m.option(OptionNumber::BLOCK1, b.encode(&mut value))
+                .unwrap();
+        }
+        m.payload(payload).unwrap();
+        m.finish()
+    }
+
     /// A CON PUT of "on" to /led with Block1 `block`, in `buf`; its length.
     #[cfg(not(feature = "block1-uploads"))]
     fn put_with_block1(buf: &mut [u8], message_id: u16, block: Block) -> usize {
-        use covey_core::{MessageEncoder, OptionNumber};
-        let (token, mut value) = (message_id.to_be_bytes(), [0u8; 4]);
-        let mut put =
-            MessageEncoder::new(buf, MessageType::Confirmable, Code::PUT, message_id, &token)
-                .unwrap();
-        put.option(OptionNumber::URI_PATH, b"led").unwrap();
-        put.option(OptionNumber::BLOCK1, block.encode(&mut value))
-            .unwrap();
-        put.payload(b"on").unwrap();
-        put.finish()
+        let put = (MessageType::Confirmable, Code::PUT, message_id);
+        request(buf, put, b"led", Some(block), b"on")
     }
 
     #[test]
@@ -507,11 +525,7 @@ mod tests {
     /// length.
     #[cfg(any(not(feature = "fair-share"), not(feature = "multicast")))]
     fn get_of_type(buf: &mut [u8], t: MessageType, message_id: u16) -> usize {
-        use covey_core::{MessageEncoder, OptionNumber};
-        let token = message_id.to_be_bytes();
-        let mut get = MessageEncoder::new(buf, t, Code::GET, message_id, &token).unwrap();
-        get.option(OptionNumber::URI_PATH, b"temp").unwrap();
-        get.finish()
+        request(buf, (t, Code::GET, message_id), b"temp", None, b"")
     }
 
     #[test]
