@@ -55,14 +55,20 @@ unsafe impl GlobalAlloc for CountingHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let ptr = unsafe { self.heap.alloc(layout) };
         if !ptr.is_null() {
-            let used = self.used.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            self.peak.fetch_max(used, Ordering::Relaxed);
+            // Loads and stores, not read-modify-write atomics (exclusive-access loops on the
+            // M3): only the main loop allocates, never an interrupt handler.
+            let used = self.used() + layout.size();
+            self.used.store(used, Ordering::Relaxed);
+            if used > self.peak() {
+                self.peak.store(used, Ordering::Relaxed);
+            }
         }
         ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { self.heap.dealloc(ptr, layout) };
-        self.used.fetch_sub(layout.size(), Ordering::Relaxed);
+        self.used
+            .store(self.used() - layout.size(), Ordering::Relaxed);
     }
 }

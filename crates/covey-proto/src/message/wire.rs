@@ -110,34 +110,53 @@ fn reencode_into(
     let token = token.unwrap_or(m.token_bytes());
     let payload = payload.unwrap_or(m.payload());
     let mut enc = MessageEncoder::new(buf, m.message_type(), m.code(), message_id, token)?;
-    let mut kept = m.options().filter(|o| !skip.contains(&o.number)).peekable();
-    let mut last_extra: Option<(u16, usize)> = None;
-    loop {
-        // Next extra option in (number, position) order.
-        let next_extra = extra
-            .iter()
-            .enumerate()
-            .filter(|(i, o)| last_extra.is_none_or(|l| (o.number.0, *i) > l))
-            .min_by_key(|(i, o)| (o.number.0, *i));
-        match (kept.peek(), next_extra) {
-            (Some(k), Some((i, e))) if e.number.0 < k.number.0 => {
-                enc.option(e.number, e.value)?;
-                last_extra = Some((e.number.0, i));
-            }
-            (Some(_), _) => {
-                if let Some(k) = kept.next() {
-                    enc.option(k.number, k.value)?;
-                }
-            }
-            (None, Some((i, e))) => {
-                enc.option(e.number, e.value)?;
-                last_extra = Some((e.number.0, i));
-            }
-            (None, None) => break,
-        }
-    }
+    let kept = &mut m.options().filter(|o| !skip.contains(&o.number));
+    merge_options(&mut enc, kept, [extra, &[]])?;
     enc.payload(payload)?;
     Ok(enc.finish())
+}
+
+/// Encodes `sorted` (options already in number order, as a parsed message's) merged with
+/// `lists` (any order): by number, then `sorted` first, then by list and position, which
+/// keeps repeated options in the order given. One routine, not generic, for both encoders:
+/// a node's flash holds it once.
+fn merge_options<'a>(
+    enc: &mut MessageEncoder<'_>,
+    sorted: &mut dyn Iterator<Item = CoapOption<'a>>,
+    lists: [&[CoapOption<'_>]; 2],
+) -> Result<(), EncodeError> {
+    let mut sorted = sorted.peekable();
+    // Selection by (number, list, position) among the lists: they are short, and this
+    // needs no sorted copy.
+    let mut last: Option<(u16, usize, usize)> = None;
+    loop {
+        let mut best: Option<(u16, usize, usize)> = None;
+        for (list_no, list) in lists.into_iter().enumerate() {
+            for (i, o) in list.iter().enumerate() {
+                let key = (o.number.0, list_no, i);
+                if last.is_some_and(|l| key <= l) {
+                    continue;
+                }
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
+            }
+        }
+        let listed = match (sorted.peek(), best) {
+            (Some(s), Some(b)) if b.0 < s.number.0 => b,
+            (Some(_), _) => {
+                if let Some(s) = sorted.next() {
+                    enc.option(s.number, s.value)?;
+                }
+                continue;
+            }
+            (None, Some(b)) => b,
+            (None, None) => return Ok(()),
+        };
+        let o = &lists[listed.1][listed.2];
+        enc.option(o.number, o.value)?;
+        last = Some(listed);
+    }
 }
 
 /// Encodes `m` into `buf`, returning its length.
@@ -151,31 +170,7 @@ pub(crate) fn encode_into(m: &Outgoing<'_>, buf: &mut [u8]) -> Result<usize, Enc
         enc.payload(m.payload)?;
         return Ok(enc.finish());
     }
-    // Selection by (number, list, position): option lists are short, and this keeps
-    // repeated options in the caller's order without sorting into a temporary.
-    let mut last: Option<(u16, usize, usize)> = None;
-    loop {
-        let mut best: Option<(u16, usize, usize)> = None;
-        for (list_no, list) in [m.options, m.extra].into_iter().enumerate() {
-            for (i, o) in list.iter().enumerate() {
-                let key = (o.number.0, list_no, i);
-                if last.is_some_and(|l| key <= l) {
-                    continue;
-                }
-                if best.is_none_or(|b| key < b) {
-                    best = Some(key);
-                }
-            }
-        }
-        let Some(key) = best else { break };
-        let o = if key.1 == 0 {
-            &m.options[key.2]
-        } else {
-            &m.extra[key.2]
-        };
-        enc.option(o.number, o.value)?;
-        last = Some(key);
-    }
+    merge_options(&mut enc, &mut core::iter::empty(), [m.options, m.extra])?;
     enc.payload(m.payload)?;
     Ok(enc.finish())
 }
@@ -236,6 +231,94 @@ mod tests {
             Err(EncodeError::BufferTooSmall)
         );
         assert!(small.as_slice().is_empty());
+    }
+    #[test]
+    fn a_notification_merges_its_observe_value_into_the_template_in_number_order() {
+        // A round's template: ETag, two Location-Path-like repeats (8), Content-Format,
+        // Max-Age, as the engine stores it (NON, its own token).
+        let opts = [
+            CoapOption {
+                number: OptionNumber::ETAG,
+                value: &[1],
+            },
+            CoapOption {
+                number: OptionNumber(8),
+                value: b"x",
+            },
+            CoapOption {
+                number: OptionNumber(8),
+                value: b"y",
+            },
+            CoapOption {
+                number: OptionNumber::CONTENT_FORMAT,
+                value: &[],
+            },
+            CoapOption {
+                number: OptionNumber::MAX_AGE,
+                value: &[60],
+            },
+        ];
+        let mut template = [0u8; 64];
+        let len = encode_into(
+            &Outgoing {
+                message_type: MessageType::NonConfirmable,
+                code: Code::CONTENT,
+                message_id: 0,
+                token: &[],
+                options: &opts,
+                extra: &[],
+                payload: b"21.5",
+            },
+            &mut template,
+        )
+        .unwrap();
+        let observe = [
+            CoapOption {
+                number: OptionNumber::OBSERVE,
+                value: &[7],
+            },
+            // An extra option equal in number to the template's goes after it.
+            CoapOption {
+                number: OptionNumber(8),
+                value: b"z",
+            },
+        ];
+        let mut buf = [0u8; 64];
+        let size = notification_into(
+            &template[..len],
+            MessageType::Confirmable,
+            0x1234,
+            &[9, 9],
+            &observe,
+            &mut buf,
+        )
+        .unwrap();
+        let m = Message::parse(&buf[..size]).unwrap();
+        let options: Vec<(u16, &[u8])> = m.options().map(|o| (o.number.0, o.value)).collect();
+        let expected: [(u16, &[u8]); 7] = [
+            (4, &[1]),
+            (6, &[7]),
+            (8, b"x"),
+            (8, b"y"),
+            (8, b"z"),
+            (12, &[]),
+            (14, &[60]),
+        ];
+        assert_eq!(options, expected);
+        assert_eq!(
+            (
+                m.message_type(),
+                m.message_id(),
+                m.token_bytes(),
+                m.payload()
+            ),
+            (
+                MessageType::Confirmable,
+                0x1234,
+                &[9u8, 9][..],
+                &b"21.5"[..]
+            )
+        );
     }
 }
 
