@@ -3,10 +3,10 @@
 
 use super::AppId;
 use crate::rng::Rng;
+use crate::storage::fifo::Fifo;
 use crate::storage::slab::Slab;
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Endpoint, Event, Instant, TimerId};
-use alloc::collections::VecDeque;
 
 /// The Apps' side of a node: the acting App (owner of the exchanges and timers it starts),
 /// the Apps' timers and their random stream. [`Node`](crate::Node) holds one.
@@ -16,7 +16,7 @@ pub struct AppHosting {
     rng: Rng,
     timers: Slab<(u64, AppId)>,
     deadlines: TimerQueue,
-    fired: VecDeque<(AppId, u64)>,
+    fired: Fifo<(AppId, u64)>,
 }
 
 impl AppHosting {
@@ -29,7 +29,7 @@ impl AppHosting {
             rng: Rng::new(endpoint.app_seed()),
             timers: Slab::with_capacity(capacity),
             deadlines: TimerQueue::with_capacity(capacity),
-            fired: VecDeque::new(),
+            fired: Fifo::new(),
         }
     }
 

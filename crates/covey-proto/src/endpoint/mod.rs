@@ -60,10 +60,10 @@ use crate::message::peer::{PeerKey, PeerTable};
 use crate::rng::Rng;
 use crate::stats::{DropCause, Stats};
 use crate::storage::buffer_pool::BufferPool;
+use crate::storage::fifo::Fifo;
 use crate::storage::slab::SlabKey;
 use crate::storage::timer_queue::TimerQueue;
 use crate::{Duration, Instant};
-use alloc::collections::VecDeque;
 use core::net::SocketAddr;
 use covey_core::Message;
 #[cfg(feature = "client")]
@@ -123,7 +123,7 @@ pub struct Endpoint {
     pub(crate) messages: Messages,
     /// Buffers for every stored datagram, by size class.
     pub(crate) pool: BufferPool,
-    pub(crate) events: VecDeque<(AppId, Event)>,
+    pub(crate) events: Fifo<(AppId, Event)>,
     /// A seed drawn for the Apps' random stream, apart from the engine's so Apps do not
     /// shift it.
     app_seed: u64,
@@ -169,7 +169,7 @@ impl Endpoint {
             held: HeldResponses::new(config.max_events),
             messages: Messages::new(&config, rng.next_u64()),
             pool: BufferPool::new(config.max_message_size, config.pool_retain_bytes),
-            events: VecDeque::new(),
+            events: Fifo::new(),
             app_seed: rng.next_u64(),
             timers: TimerQueue::with_capacity(timer_layout.total),
             timer_layout,

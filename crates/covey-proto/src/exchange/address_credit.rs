@@ -4,8 +4,8 @@
 //! either way, so retransmissions, notifications and error replies all draw on one budget.
 
 use crate::hash::{digest, seeded_map, AddrKey, Map, SeededState};
+use crate::storage::fifo::Fifo;
 use crate::{Duration, Instant};
-use alloc::collections::VecDeque;
 use core::net::SocketAddr;
 
 /// Wrong ACK/RST message IDs from an address before acknowledgements stop validating it:
@@ -32,7 +32,7 @@ pub(crate) struct AddressCredit {
     /// Keyed by a seeded digest of the address: 8-byte keys instead of 32-byte ones.
     accounts: Map<u64, Credit>,
     /// Accounts in the order they were opened, with their serial (stale pairs are skipped).
-    order: VecDeque<(u64, u32)>,
+    order: Fifo<(u64, u32)>,
     next_serial: u32,
     keys: SeededState,
 }
@@ -42,7 +42,7 @@ impl AddressCredit {
     pub fn new(map_seed: u64) -> AddressCredit {
         AddressCredit {
             accounts: seeded_map(map_seed),
-            order: VecDeque::new(),
+            order: Fifo::new(),
             next_serial: 0,
             keys: SeededState::with_seed(map_seed.rotate_left(32)),
         }

@@ -6,8 +6,8 @@ use crate::event::IncomingId;
 use crate::hash::{digest, SeededState};
 use crate::message::reply_cache::ReplyRef;
 use crate::storage::digest_table::DigestTable;
+use crate::storage::fifo::Fifo;
 use crate::Instant;
-use alloc::collections::VecDeque;
 
 /// What was done with the first copy of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub(crate) struct DedupCache {
     digests: SeededState,
     /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
     /// A replaced entry stays as `None` until it reaches the front.
-    entries: VecDeque<Option<Entry>>,
+    entries: Fifo<Option<Entry>>,
     capacity: usize,
     /// Sequence number of the front entry.
     oldest: u64,
@@ -64,7 +64,7 @@ fn position(oldest: u64, sequence: u32) -> usize {
 }
 
 /// The entry with (the low bits of) `sequence`, if live.
-fn entry_at(entries: &VecDeque<Option<Entry>>, oldest: u64, sequence: u32) -> Option<&Entry> {
+fn entry_at(entries: &Fifo<Option<Entry>>, oldest: u64, sequence: u32) -> Option<&Entry> {
     entries.get(position(oldest, sequence))?.as_ref()
 }
 
@@ -75,7 +75,7 @@ impl DedupCache {
         DedupCache {
             index: DigestTable::new(),
             digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
-            entries: VecDeque::new(),
+            entries: Fifo::new(),
             capacity,
             oldest: 0,
         }

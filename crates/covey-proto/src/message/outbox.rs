@@ -4,8 +4,8 @@
 use crate::message::reply_cache::ReplyRef;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::{DatagramBuf, SlotBufs};
+use crate::storage::fifo::Fifo;
 use crate::storage::slab::SlabKey;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
 
@@ -34,7 +34,7 @@ pub(crate) struct Outbox {
     free: Vec<usize>,
     slots_created: usize,
     max_slots: usize,
-    queue: VecDeque<(SocketAddr, OutSource, LocalId)>,
+    queue: Fifo<(SocketAddr, OutSource, LocalId)>,
     queue_capacity: usize,
 }
 
@@ -45,7 +45,7 @@ impl Outbox {
             free: Vec::new(),
             slots_created: 0,
             max_slots: slots,
-            queue: VecDeque::new(),
+            queue: Fifo::new(),
             queue_capacity,
         }
     }

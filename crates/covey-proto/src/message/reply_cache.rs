@@ -5,8 +5,8 @@
 //! at the size of the reply that opens it instead, so its replies are held at their size.
 
 use crate::message::wire::{encode_into, Outgoing};
+use crate::storage::fifo::Fifo;
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 use covey_core::EncodeError;
@@ -43,7 +43,7 @@ struct Chunk {
 pub(crate) struct ReplyCache {
     chunks: Vec<Chunk>,
     /// Chunk indices, oldest first; the last one is written to.
-    order: VecDeque<u32>,
+    order: Fifo<u32>,
     capacity: u64,
     /// The largest datagram kept.
     max_reply: usize,
@@ -71,7 +71,7 @@ impl ReplyCache {
         let per_chunk = (CHUNK_TARGET / record).clamp(1, capacity.div_ceil(4));
         ReplyCache {
             chunks: Vec::new(),
-            order: VecDeque::new(),
+            order: Fifo::new(),
             capacity: capacity as u64,
             max_reply,
             chunk_bytes: if per_chunk == 1 {

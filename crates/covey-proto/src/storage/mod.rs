@@ -5,6 +5,7 @@ pub mod buffer_pool;
 pub mod datagram_buf;
 pub mod digest_table;
 pub mod fair_share;
+pub mod fifo;
 #[cfg(any(test, not(feature = "hash-tables")))]
 pub mod linear_map;
 pub mod slab;
