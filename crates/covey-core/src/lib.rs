@@ -33,7 +33,7 @@ pub use error::{ParseError, ParseErrorKind};
 pub use message::{Header, Message};
 pub use message_type::MessageType;
 pub use option::{CoapOption, OptionIter};
-pub use option_registry::{OptionDefinition, OptionFormat, OptionNumber};
+pub use option_registry::{OptionDefinition, OptionFormat, OptionNumber, OptionRule};
 pub use token::Token;
 
 /// The CoAP protocol version this crate speaks (the only one defined).

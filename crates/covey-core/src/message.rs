@@ -123,14 +123,14 @@ impl<'a> Message<'a> {
             );
             let offset = self.options_offset + pos;
             let len = raw.value_end - raw.value_start;
-            if let Some(def) = number.definition() {
-                if !number.length_is_valid(len) {
+            if let Some(rule) = number.rule() {
+                if !(rule.min_len as usize..=rule.max_len as usize).contains(&len) {
                     return Err(ParseError {
                         kind: ParseErrorKind::OptionLengthOutOfBounds { number, len },
                         offset,
                     });
                 }
-                if !def.repeatable && previous == Some(number) {
+                if !rule.repeatable && previous == Some(number) {
                     return Err(ParseError {
                         kind: ParseErrorKind::OptionRepeated { number },
                         offset,

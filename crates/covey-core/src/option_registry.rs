@@ -35,6 +35,22 @@ pub struct OptionDefinition {
     pub repeatable: bool,
 }
 
+/// What parsing and checking need of a known option, without its name: a table of 8-byte
+/// entries that a node's firmware carries instead of the registry with its names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionRule {
+    /// The option number.
+    pub number: OptionNumber,
+    /// Value format.
+    pub format: OptionFormat,
+    /// Whether the option may occur more than once.
+    pub repeatable: bool,
+    /// Smallest legal value length in bytes.
+    pub min_len: u16,
+    /// Largest legal value length in bytes.
+    pub max_len: u16,
+}
+
 macro_rules! registry {
     ($( $konst:ident = $num:literal, $name:literal, $fmt:ident, $min:literal..=$max:literal, $rep:literal; )*) => {
         impl OptionNumber {
@@ -53,6 +69,17 @@ macro_rules! registry {
                 min_len: $min,
                 max_len: $max,
                 repeatable: $rep,
+            }, )*
+        ];
+
+        /// The registry's rules without names, in the same order.
+        pub static OPTION_RULES: &[OptionRule] = &[
+            $( OptionRule {
+                number: OptionNumber($num),
+                format: OptionFormat::$fmt,
+                repeatable: $rep,
+                min_len: $min,
+                max_len: $max,
             }, )*
         ];
     };
@@ -125,14 +152,24 @@ impl OptionNumber {
 
     /// The registry entry, if this crate knows the option.
     pub fn definition(self) -> Option<&'static OptionDefinition> {
+        OPTION_REGISTRY.get(self.registry_index()?)
+    }
+
+    /// The option's rules, if this crate knows it: [`definition`](Self::definition)
+    /// without the name, for the paths every received option takes.
+    pub fn rule(self) -> Option<&'static OptionRule> {
+        OPTION_RULES.get(self.registry_index()?)
+    }
+
+    /// The position in the registry (and in its rules).
+    fn registry_index(self) -> Option<usize> {
         // The common options (below 64) by table, since this runs for every option received.
         if let Some(&index) = SMALL_NUMBER_INDEX.get(self.0 as usize) {
-            return OPTION_REGISTRY.get(index as usize);
+            return Some(index as usize);
         }
-        OPTION_REGISTRY
+        OPTION_RULES
             .binary_search_by_key(&self.0, |d| d.number.0)
             .ok()
-            .map(|i| &OPTION_REGISTRY[i])
     }
 
     /// The registered name, if known.
@@ -150,12 +187,12 @@ impl OptionNumber {
 
     /// True when the registry knows this number.
     pub fn is_known(self) -> bool {
-        self.definition().is_some()
+        self.rule().is_some()
     }
 
     /// True when `len` is within the registered bounds (unknown options accept any length).
     pub fn length_is_valid(self, len: usize) -> bool {
-        match self.definition() {
+        match self.rule() {
             Some(d) => (d.min_len as usize..=d.max_len as usize).contains(&len),
             None => true,
         }
@@ -184,6 +221,20 @@ mod tests {
         for d in OPTION_REGISTRY {
             assert_eq!(d.number.definition(), Some(d));
         }
+        // The rules are the registry's without names, entry for entry.
+        assert_eq!(OPTION_RULES.len(), OPTION_REGISTRY.len());
+        for (r, d) in OPTION_RULES.iter().zip(OPTION_REGISTRY) {
+            let rule = OptionRule {
+                number: d.number,
+                format: d.format,
+                repeatable: d.repeatable,
+                min_len: d.min_len,
+                max_len: d.max_len,
+            };
+            assert_eq!((r, d.number.rule()), (&rule, Some(r)));
+        }
+        assert_eq!(OptionNumber(2).rule(), None);
+        assert_eq!(OptionNumber(1000).rule(), None);
     }
 
     #[test]

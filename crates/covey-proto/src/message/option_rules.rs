@@ -114,7 +114,7 @@ fn is_recognised(number: OptionNumber, value: &[u8], repeated: bool) -> bool {
 
 /// Whether a registered option is within its length bounds and not a forbidden repeat.
 fn is_well_formed(number: OptionNumber, value: &[u8], repeated: bool) -> bool {
-    match number.definition() {
+    match number.rule() {
         Some(d) => {
             (d.min_len as usize..=d.max_len as usize).contains(&value.len())
                 && (d.repeatable || !repeated)
