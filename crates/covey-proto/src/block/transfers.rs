@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::hash::SeededState;
 use crate::{Duration, Instant};
 use alloc::vec::Vec;
-use core::hash::BuildHasher;
+use core::hash::{BuildHasher, Hash, Hasher};
 use core::net::SocketAddr;
 #[cfg(feature = "block1-uploads")]
 use covey_core::Block;
@@ -57,7 +57,10 @@ impl BlockTransfers {
     /// The transfer request `message` from `remote` belongs to: its method and the options
     /// that name the target resource and the body (Uri-*, Request-Tag).
     pub fn key(&self, remote: SocketAddr, message: &Message<'_>) -> TransferKey {
-        let mut h = self.names.hash_one(message.code().0);
+        // One keyed hash over the method and those options in order (each value with its
+        // number and length, so no two lists hash alike by construction).
+        let mut h = self.names.build_hasher();
+        message.code().0.hash(&mut h);
         for o in message.options() {
             if matches!(
                 o.number,
@@ -67,10 +70,10 @@ impl BlockTransfers {
                     | OptionNumber::URI_QUERY
                     | OptionNumber::REQUEST_TAG
             ) {
-                h = h.rotate_left(5) ^ self.names.hash_one((o.number.0, o.value));
+                (o.number.0, o.value).hash(&mut h);
             }
         }
-        (remote, h)
+        (remote, h.finish())
     }
 
     /// Takes one Block1 block of upload `key`; see [`Uploads::receive`].

@@ -14,7 +14,7 @@ use crate::storage::slab::SlabKey;
 use crate::Instant;
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{Block, CoapOption, Message, MessageType, OptionNumber};
+use covey_core::{Block, CoapOption, Message, MessageType};
 
 impl Endpoint {
     /// The block-wise transfer request `message` from `remote` belongs to. A request
@@ -32,7 +32,9 @@ impl Endpoint {
         if let Some(c) = context {
             hash ^= (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
-        if let Some(oscore) = message.option(OptionNumber::OSCORE) {
+        // Without OSCORE, a request with the option never gets here (it is critical).
+        #[cfg(feature = "oscore")]
+        if let Some(oscore) = message.option(covey_core::OptionNumber::OSCORE) {
             // FNV-1a: only blocks from one remote are told apart by it.
             let fnv = oscore.iter().fold(0xCBF2_9CE4_8422_2325_u64, |h, b| {
                 (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3)
