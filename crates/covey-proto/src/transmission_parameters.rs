@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::time::Duration;
+use crate::time::{checked_mul, div_1000, div_u32_max, saturating_mul, Duration};
 
 /// The RFC 7252 transmission parameters of an endpoint; `Default` gives the RFC defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,8 +138,9 @@ impl TransmissionParameters {
 
     /// MAX_RTT: 2·MAX_LATENCY + PROCESSING_DELAY (202 s).
     pub fn max_rtt(&self) -> Duration {
+        // Doubled as a sum: `saturating_mul` divides 64 bits.
         self.max_latency
-            .saturating_mul(2)
+            .saturating_add(self.max_latency)
             .saturating_add(self.processing_delay())
     }
 
@@ -213,12 +214,12 @@ impl Iterator for RetransmissionSchedule {
 impl ExactSizeIterator for RetransmissionSchedule {}
 
 /// `d · (2^n − 1)`, saturating at `Duration::MAX`: `d` doubled `n` times, less `d`, in the
-/// duration's own checked arithmetic (binary backoff's sums), without 128-bit products
-/// (which a node's CPU does in software).
+/// duration's own checked sums (binary backoff's), without 128-bit products or 64-bit
+/// division (which a node's CPU does in software).
 fn times_pow2_minus_one(d: Duration, n: u32) -> Duration {
     let mut doubled = d;
     for _ in 0..n {
-        match doubled.checked_mul(2) {
+        match doubled.checked_add(doubled) {
             Some(twice) => doubled = twice,
             None => return Duration::MAX,
         }
@@ -228,23 +229,23 @@ fn times_pow2_minus_one(d: Duration, n: u32) -> Duration {
 
 /// `d · thousandths / 1000` to the nanosecond, saturating at `Duration::MAX`; in the
 /// duration's own 64-bit seconds and 32-bit nanoseconds, so no floating point or 128-bit
-/// division is needed.
+/// division is needed (and in 32-bit divisions, see `crate::time`).
 fn scale(d: Duration, thousandths: u32) -> Duration {
-    match d.checked_mul(thousandths) {
-        Some(product) => product / 1_000,
+    match checked_mul(d, thousandths) {
+        Some(product) => div_1000(product),
         // Only durations of centuries overflow before the division: divide first.
-        None => (d / 1_000).saturating_mul(thousandths),
+        None => saturating_mul(div_1000(d), thousandths),
     }
 }
 
 /// `d · draw / (2^32 − 1)`, rounded to the nanosecond (within one): `d` at a uniform draw's
 /// point of [0, 1].
 pub(crate) fn fraction(d: Duration, draw: u32) -> Duration {
-    const WHOLE: u32 = u32::MAX;
-    let half = Duration::from_nanos(u64::from(WHOLE / 2));
-    match d.checked_mul(draw) {
-        Some(product) => product.saturating_add(half) / WHOLE,
-        None => (d / WHOLE).saturating_mul(draw),
+    // Evaluated at compile time: `Duration::from_nanos` divides 64 bits.
+    const HALF: Duration = Duration::from_nanos(u32::MAX as u64 / 2);
+    match checked_mul(d, draw) {
+        Some(product) => div_u32_max(product.saturating_add(HALF)),
+        None => saturating_mul(div_u32_max(d), draw),
     }
 }
 
@@ -313,6 +314,59 @@ mod tests {
                     }
                     _ => assert_eq!(got, exact, "{d:?} * (2^{n} - 1)"),
                 }
+            }
+        }
+    }
+
+    /// `scale` and `fraction` as they were written in `Duration`'s own operators.
+    fn scale_core(d: Duration, k: u32) -> Duration {
+        match d.checked_mul(k) {
+            Some(product) => product / 1_000,
+            None => (d / 1_000).saturating_mul(k),
+        }
+    }
+
+    fn fraction_core(d: Duration, draw: u32) -> Duration {
+        let half = Duration::from_nanos(u64::from(u32::MAX / 2));
+        match d.checked_mul(draw) {
+            Some(product) => product.saturating_add(half) / u32::MAX,
+            None => (d / u32::MAX).saturating_mul(draw),
+        }
+    }
+
+    #[test]
+    fn scale_and_fraction_match_durations_own_operators() {
+        let mut durations = std::vec![
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(2_000),
+            Duration::from_nanos(u64::MAX),
+            Duration::new(u64::MAX / 1_000, 999_999_999),
+            Duration::new(u64::from(u32::MAX), 999_999_999),
+            Duration::new(u64::MAX / u64::from(u32::MAX), 1),
+            Duration::MAX,
+        ];
+        durations.extend((0..64).map(|b| Duration::new(1 << b, (1 << (b % 30)) - 1)));
+        for d in durations {
+            for k in [
+                0,
+                1,
+                2,
+                999,
+                1_000,
+                1_001,
+                1_500,
+                2_000,
+                1_000_000,
+                u32::MAX / 2,
+                u32::MAX,
+            ] {
+                assert_eq!(scale(d, k), scale_core(d, k), "{d:?} * {k} / 1000");
+                assert_eq!(
+                    fraction(d, k),
+                    fraction_core(d, k),
+                    "{d:?} * {k} / (2^32 - 1)"
+                );
             }
         }
     }

@@ -25,7 +25,8 @@ impl RtoEstimator for DefaultRto {
     }
 
     fn next_timeout(&self, _base: Duration, previous: Duration) -> Duration {
-        previous.saturating_mul(2)
+        // Doubled as a sum: `saturating_mul` divides 64 bits.
+        previous.saturating_add(previous)
     }
 
     fn on_timeout(&mut self, _now: Instant) {}

@@ -8,6 +8,7 @@ use crate::hash::{seeded_map, AddrKey, Map};
 use crate::message::outbox::LocalId;
 use crate::storage::fair_share::{Beyond, RefusalMemo};
 use crate::storage::slab::{Slab, SlabKey};
+use crate::time::split_nanos;
 use crate::{Duration, Instant};
 use core::net::SocketAddr;
 
@@ -68,12 +69,13 @@ impl Peer {
 
 /// `t`'s whole seconds since the engine's epoch.
 fn seconds_floor(t: Instant) -> u64 {
-    t.as_nanos() / 1_000_000_000
+    split_nanos(t.as_nanos()).0
 }
 
 /// `t` in seconds, rounded up, as 32 bits (saturating after 136 years).
 fn seconds_ceil(t: Instant) -> u32 {
-    let secs = t.as_nanos().div_ceil(1_000_000_000);
+    let (secs, nanos) = split_nanos(t.as_nanos());
+    let secs = secs + u64::from(nanos > 0);
     u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
@@ -335,6 +337,26 @@ mod tests {
             .collect();
         assert!(peers.is_full());
         (peers, keys)
+    }
+
+    #[test]
+    fn seconds_round_as_the_division_by_a_billion_does() {
+        for n in [
+            0,
+            1,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            u64::from(u32::MAX) * 1_000_000_000,
+            u64::from(u32::MAX) * 1_000_000_000 + 1,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let t = Instant::from_nanos(n);
+            assert_eq!(seconds_floor(t), n / 1_000_000_000, "{n}");
+            let ceil = u32::try_from(n.div_ceil(1_000_000_000)).unwrap_or(u32::MAX);
+            assert_eq!(seconds_ceil(t), ceil, "{n}");
+        }
     }
 
     #[test]

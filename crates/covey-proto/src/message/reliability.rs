@@ -241,7 +241,8 @@ impl Transmissions {
                     e.on_timeout(now);
                     e.next_timeout(base, previous)
                 }
-                None => previous * 2,
+                // Doubled as a sum: `Duration`'s multiplication divides 64 bits.
+                None => previous + previous,
             };
             if let Some(t) = self.slab.get_mut(key) {
                 t.timeout = next;
