@@ -11,10 +11,10 @@
 //! - `/.well-known/core`: the others in CoRE link format (RFC 6690).
 
 use covey_core::{Code, ContentFormat, OptionNumber};
-use covey_proto::{App, AppContext, Event, IncomingId, Instant, Response};
+use covey_proto::{App, AppContext, Duration, Event, IncomingId, Response};
 
 use crate::text::Text;
-use crate::{heap, slip_line, stack, uart};
+use crate::{clock, heap, slip_line, stack, uart};
 
 /// The links `/.well-known/core` lists.
 #[cfg(feature = "multicast")]
@@ -28,23 +28,31 @@ const LINKS: &[u8] = b"</sensors/temp>;rt=\"temperature-c\";if=\"sensor\";obs;ct
 /// The observe resource number of `/sensors/temp`.
 const TEMP: u64 = 1;
 /// How often the reading changes.
-const SAMPLE_MS: u64 = 5_000;
+const SAMPLE: Duration = Duration::from_secs(5);
+/// The sawtooth's length in samples: a tenth of a degree each, 20.5 to 22.4.
+const SAWTOOTH: u8 = 20;
 /// The timer value of a sample.
 const SAMPLE_TIMER: u64 = 1;
 
 /// The mote's state behind its resources.
 pub struct MoteResources {
     led: bool,
+    /// Samples taken, modulo the sawtooth: counted rather than derived from the clock,
+    /// whose milliseconds would take a 64-bit division (a software routine on Cortex-M3).
+    step: u8,
 }
 
 impl MoteResources {
-    /// Resources at start: LED off.
+    /// Resources at start: LED off, the reading at the sawtooth's start.
     pub const fn new() -> MoteResources {
-        MoteResources { led: false }
+        MoteResources {
+            led: false,
+            step: 0,
+        }
     }
 
     fn sample_at(&mut self, cx: &mut AppContext<'_>) {
-        let next = Instant::from_millis(millis(cx.now) + SAMPLE_MS);
+        let next = cx.now + SAMPLE;
         let _ = cx.set_timer(next, SAMPLE_TIMER);
     }
 
@@ -58,7 +66,7 @@ impl MoteResources {
                 reply(cx, id, None, ContentFormat::LINK_FORMAT, LINKS);
             }
             (Resource::Temperature, Code::GET) => {
-                let _ = write_temperature(&mut text, cx.now);
+                let _ = write_temperature(&mut text, self.step);
                 reply(cx, id, Some(TEMP), ContentFormat::TEXT_PLAIN, text.bytes());
             }
             (Resource::Led, Code::GET) => {
@@ -80,7 +88,7 @@ impl MoteResources {
                     (b"heap_peak", heap::HEAP.peak() as u64),
                     (b"stack_peak", stack::peak() as u64),
                     (b"static_ram", stack::static_bytes() as u64),
-                    (b"uptime_ms", millis(cx.now)),
+                    (b"uptime_ms", clock::now_ms()),
                     (b"frames_dropped", u64::from(slip_line::dropped())),
                     (b"line_paused", u64::from(uart::pauses())),
                 ];
@@ -143,8 +151,9 @@ impl App for MoteResources {
         match event {
             Event::Request(id) => self.serve(cx, id),
             Event::Timer(SAMPLE_TIMER) => {
+                self.step = (self.step + 1) % SAWTOOTH;
                 let mut text = Text::<8>::new();
-                let _ = write_temperature(&mut text, cx.now);
+                let _ = write_temperature(&mut text, self.step);
                 let mut cf = [0u8; 4];
                 let options = [ContentFormat::TEXT_PLAIN.option(&mut cf)];
                 let response = Response {
@@ -159,14 +168,10 @@ impl App for MoteResources {
     }
 }
 
-fn millis(now: Instant) -> u64 {
-    now.as_nanos() / 1_000_000
-}
-
-/// The simulated reading at `now`: 21.5 °C, stepping by a tenth every sample through a
-/// 2-degree sawtooth, in integers (no floating point on the mote).
-fn write_temperature<const N: usize>(text: &mut Text<N>, now: Instant) -> bool {
-    let tenths = 205 + millis(now) / SAMPLE_MS % 20;
+/// The simulated reading at sawtooth step `step`: from 20.5 °C, a tenth more every sample
+/// through a 2-degree sawtooth, in integers (no floating point on the mote).
+fn write_temperature<const N: usize>(text: &mut Text<N>, step: u8) -> bool {
+    let tenths = 205 + u64::from(step);
     text.decimal(tenths / 10) && text.push(b".") && text.decimal(tenths % 10)
 }
 
