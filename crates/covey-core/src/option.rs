@@ -102,7 +102,10 @@ impl<'a> OptionIter<'a> {
 impl<'a> Iterator for OptionIter<'a> {
     type Item = CoapOption<'a>;
 
-    #[inline]
+    // Inlined on hosts, where every datagram's options go through it; one copy called on
+    // bare-metal targets, where each inlined copy costs a node's flash.
+    #[cfg_attr(not(target_os = "none"), inline)]
+    #[cfg_attr(target_os = "none", inline(never))]
     fn next(&mut self) -> Option<CoapOption<'a>> {
         if self.pos >= self.buf.len() || self.buf[self.pos] == PAYLOAD_MARKER {
             return None;

@@ -36,6 +36,9 @@ impl Instant {
     }
 
     /// `self + d`, saturating at the far future.
+    // One copy called on bare-metal targets: inlined, its 128-bit nanoseconds took 70 B of
+    // a node's flash at each of the engine's deadlines.
+    #[cfg_attr(target_os = "none", inline(never))]
     pub fn saturating_add(self, d: Duration) -> Instant {
         Instant(
             self.0
