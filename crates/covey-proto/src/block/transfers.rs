@@ -4,12 +4,14 @@
 //! composes it with the exchanges and responses, lending it the address check (a verified
 //! peer's transfer may take an unverified peer's place in a full table).
 
+#[cfg(feature = "block2-cache")]
 use super::body_cache::{BodyCache, CachedBody};
 #[cfg(feature = "block1-uploads")]
 use super::uploads::{UploadStep, Uploads};
 use crate::config::Config;
 use crate::hash::SeededState;
 use crate::{Duration, Instant};
+#[cfg(feature = "block2-cache")]
 use alloc::vec::Vec;
 use core::hash::{BuildHasher, Hash, Hasher};
 use core::net::SocketAddr;
@@ -27,6 +29,7 @@ pub(crate) struct BlockTransfers {
     names: SeededState,
     #[cfg(feature = "block1-uploads")]
     uploads: Uploads,
+    #[cfg(feature = "block2-cache")]
     bodies: BodyCache,
     /// How long an upload may idle (EXCHANGE_LIFETIME).
     #[cfg(feature = "block1-uploads")]
@@ -44,10 +47,13 @@ impl BlockTransfers {
     ) -> BlockTransfers {
         #[cfg(not(feature = "block1-uploads"))]
         let _ = upload_idle;
+        #[cfg(not(feature = "block2-cache"))]
+        let _ = bodies_seed;
         BlockTransfers {
             names: SeededState::with_seed(uploads_seed ^ 0x5bd1_e995),
             #[cfg(feature = "block1-uploads")]
             uploads: Uploads::new(config, uploads_seed),
+            #[cfg(feature = "block2-cache")]
             bodies: BodyCache::new(config, bodies_seed),
             #[cfg(feature = "block1-uploads")]
             upload_idle,
@@ -92,6 +98,7 @@ impl BlockTransfers {
     }
 
     /// Keeps the response `head` (encoded without payload) and `body` of transfer `key`.
+    #[cfg(feature = "block2-cache")]
     pub fn keep_body(
         &mut self,
         now: Instant,
@@ -116,11 +123,13 @@ impl BlockTransfers {
     }
 
     /// Removes and returns the body of transfer `key`, unless it expired by `now`.
+    #[cfg(feature = "block2-cache")]
     pub fn take_fresh_body(&mut self, now: Instant, key: &TransferKey) -> Option<CachedBody> {
         self.bodies.take_fresh(now, key)
     }
 
     /// Puts back a body taken with [`BlockTransfers::take_body`], keeping its expiry.
+    #[cfg(feature = "block2-cache")]
     pub fn put_back_body(&mut self, key: TransferKey, cached: CachedBody) {
         self.bodies.put_back(key, cached);
     }
@@ -131,16 +140,18 @@ impl BlockTransfers {
         let uploads = self.uploads.next_expiry(self.upload_idle);
         #[cfg(not(feature = "block1-uploads"))]
         let uploads = None;
-        [uploads, self.bodies.next_expiry()]
-            .into_iter()
-            .flatten()
-            .min()
+        #[cfg(feature = "block2-cache")]
+        let bodies = self.bodies.next_expiry();
+        #[cfg(not(feature = "block2-cache"))]
+        let bodies = None;
+        [uploads, bodies].into_iter().flatten().min()
     }
 
     /// Forgets uploads idle too long and bodies past their lifetime.
     pub fn expire(&mut self, now: Instant) {
         #[cfg(feature = "block1-uploads")]
         self.uploads.expire(now, self.upload_idle);
+        #[cfg(feature = "block2-cache")]
         self.bodies.expire(now);
     }
 }

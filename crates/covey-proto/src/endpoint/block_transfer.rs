@@ -5,16 +5,19 @@
 //! themselves are the block layer's [`BlockTransfers`](crate::block::BlockTransfers).
 
 use super::Endpoint;
-use crate::block::{slice_block2, TransferKey};
-use crate::event::IncomingId;
-use crate::message::wire::Outgoing;
-use crate::request::Response;
-use crate::storage::datagram_buf::DatagramBuf;
-use crate::storage::slab::SlabKey;
+use crate::block::TransferKey;
 use crate::Instant;
+#[cfg(feature = "block2-cache")]
+use crate::{
+    event::IncomingId, message::wire::Outgoing, request::Response,
+    storage::datagram_buf::DatagramBuf, storage::slab::SlabKey,
+};
+#[cfg(feature = "block2-cache")]
 use alloc::vec::Vec;
 use core::net::SocketAddr;
-use covey_core::{Block, CoapOption, Message, MessageType};
+use covey_core::Message;
+#[cfg(feature = "block2-cache")]
+use covey_core::{Block, CoapOption, MessageType};
 
 impl Endpoint {
     /// The block-wise transfer request `message` from `remote` belongs to. A request
@@ -45,24 +48,15 @@ impl Endpoint {
     }
 
     /// The transfer key of incoming request `key` (its stored datagram), if it parses.
+    #[cfg(feature = "block2-cache")]
     pub(crate) fn incoming_transfer_key(&self, key: SlabKey) -> Option<TransferKey> {
         let inc = self.incoming.get(key)?;
         let request = Message::parse(self.incoming.bytes(key)).ok()?;
         Some(self.transfer_key(inc.remote, &request, inc.target().oscore_context()))
     }
 
-    /// The Block2 slice of `payload` this endpoint sends for a request that asked for
-    /// `requested`, with its preferred block size; see [`slice_block2`].
-    pub(crate) fn slice_response<'p>(
-        &self,
-        payload: &'p [u8],
-        requested: Option<Block>,
-    ) -> Result<Option<(Block, &'p [u8])>, ()> {
-        let single = self.config.single_message_payload.unwrap_or(0);
-        slice_block2(payload, requested, self.config.block_szx, single)
-    }
-
     /// Keeps the whole body of a response that is being sliced, keyed by the request.
+    #[cfg(feature = "block2-cache")]
     pub(crate) fn cache_body(&mut self, now: Instant, key: SlabKey, response: &Response<'_>) {
         let Some(transfer) = self.incoming_transfer_key(key) else {
             return;
@@ -90,6 +84,7 @@ impl Endpoint {
     }
 
     /// Answers a later Block2 request from the cached body, if there is one.
+    #[cfg(feature = "block2-cache")]
     pub(crate) fn serve_cached_block(
         &mut self,
         now: Instant,

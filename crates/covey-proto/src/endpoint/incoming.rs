@@ -345,6 +345,7 @@ impl Endpoint {
             on_loopback: local_addr.on_loopback,
             destination: local_addr.destination,
             dedup,
+            #[cfg(feature = "block2-cache")]
             from_cache: false,
             acked: false,
             state: IncomingState::Waiting,
@@ -375,6 +376,8 @@ impl Endpoint {
             self.config.response_timeout
         };
         self.set_timer_for(TimerKind::Incoming, key, now + wait);
+        // Without the body cache a later block is the application's to answer again.
+        #[cfg(feature = "block2-cache")]
         if let Some(b) = block2.filter(|b| b.num > 0 && block1.is_none()) {
             let transfer = self.transfer_key(remote, message, target.oscore_context());
             if self.serve_cached_block(now, IncomingId(key), transfer, b) {

@@ -6,6 +6,7 @@ mod address_budget;
 mod address_check;
 #[cfg(feature = "block1-uploads")]
 mod block1_upload;
+#[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
 mod block_transfer;
 #[cfg(feature = "client")]
 mod client;
@@ -69,6 +70,7 @@ use covey_core::Message;
 #[cfg(feature = "client")]
 use covey_core::Token;
 
+#[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
 use crate::block::BlockTransfers;
 use crate::exchange::address_validation::AddressValidation;
 #[cfg(feature = "client")]
@@ -133,6 +135,7 @@ pub struct Endpoint {
     /// The observe layer: observers, their indices and notification rounds.
     pub(crate) observers: Observers,
     /// The block layer: Block1 uploads and Block2 bodies of transfers in progress.
+    #[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
     pub(crate) block_transfers: BlockTransfers,
     /// Verified addresses, the others' amplification budgets and the trusted sockets.
     pub(crate) address_validation: AddressValidation,
@@ -180,6 +183,7 @@ impl Endpoint {
                 mid_reuse: config.mid_reuse(),
             },
             observers: Observers::new(config.max_observers, rng.next_u64(), rng.next_u64()),
+            #[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
             block_transfers: BlockTransfers::new(
                 &config,
                 rng.next_u64(),
@@ -235,6 +239,7 @@ impl Endpoint {
     #[inline(never)]
     pub fn handle_timeout(&mut self, now: Instant) {
         self.messages.expire(now);
+        #[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
         self.expire_block_state(now);
         while let Some(id) = self.timers.pop_expired(now) {
             let (kind, index) = self.timer_layout.decode(id);

@@ -2,6 +2,7 @@
 //! separate otherwise, with the engine's Observe and Block options added, and once per group
 //! member after a leisure delay for multicast requests.
 
+use crate::block::slice_block2;
 #[cfg(feature = "address-validation")]
 use crate::endpoint::address_check::PING_LEN;
 use crate::endpoint::{Endpoint, RespondError};
@@ -75,6 +76,17 @@ impl Endpoint {
         result
     }
 
+    /// The Block2 slice of `payload` this endpoint sends for a request that asked for
+    /// `requested`, with its preferred block size; see [`slice_block2`].
+    pub(crate) fn slice_response<'p>(
+        &self,
+        payload: &'p [u8],
+        requested: Option<Block>,
+    ) -> Result<Option<(Block, &'p [u8])>, ()> {
+        let single = self.config.single_message_payload.unwrap_or(0);
+        slice_block2(payload, requested, self.config.block_szx, single)
+    }
+
     pub(crate) fn respond_to(
         &mut self,
         now: Instant,
@@ -88,11 +100,11 @@ impl Endpoint {
             return Err(RespondError::UnknownRequest);
         }
         let mut target = inc.target();
-        let (multicast, block1, block2, from_cache) = (
+        let (multicast, block1, block2, keeps_body) = (
             inc.group().is_some(),
             inc.block1,
             inc.block2,
-            inc.from_cache,
+            inc.keeps_body(),
         );
         let registration = inc.observe == ObserveRequest::Register
             && extra.iter().any(|o| o.number == OptionNumber::OBSERVE);
@@ -153,7 +165,7 @@ impl Endpoint {
         // Any response may be sliced (RFC 7959 §2.2): large diagnostics and partial results too.
         match self.slice_response(response.payload, block2) {
             Ok(Some((b, chunk))) => {
-                cache_body = b.more && !from_cache;
+                cache_body = b.more && keeps_body;
                 options.push(OptionNumber::BLOCK2, b.encode(&mut b2));
                 if b.num == 0 {
                     options.push(
@@ -189,6 +201,7 @@ impl Endpoint {
             return Ok(());
         }
         if cache_body {
+            #[cfg(feature = "block2-cache")]
             self.cache_body(now, key, response);
         }
         #[cfg(feature = "multicast")]
@@ -347,5 +360,51 @@ impl Endpoint {
             return;
         }
         self.reply_now(now, target, code, &[], diagnostic);
+    }
+}
+
+#[cfg(all(test, not(feature = "block2-cache")))]
+mod tests {
+    use crate::{Config, Endpoint, Event, Instant, LocalAddr, Response};
+    use covey_core::{Block, Code, Message, MessageEncoder, MessageType, OptionNumber};
+
+    /// A CON GET of /big asking for Block2 `block`, in `buf`; its length.
+    fn get_block(buf: &mut [u8], message_id: u16, block: Block) -> usize {
+        let (token, mut value) = (message_id.to_be_bytes(), [0u8; 4]);
+        let get = (MessageType::Confirmable, Code::GET);
+        let mut m = MessageEncoder::new(buf, get.0, get.1, message_id, &token).unwrap();
+        m.option(OptionNumber::URI_PATH, b"big").unwrap();
+        m.option(OptionNumber::BLOCK2, block.encode(&mut value))
+            .unwrap();
+        m.finish()
+    }
+
+    #[test]
+    fn without_the_body_cache_each_block_is_sliced_from_a_fresh_answer() {
+        let mut ep = Endpoint::new(Config::mote(), 7).unwrap();
+        let (remote, now) = ("[2001:db8::1]:5683".parse().unwrap(), Instant::from_secs(1));
+        let mut buf = [0u8; 600];
+        // The representation changes between blocks: each block comes from the answer the
+        // application gives for its own request, as RFC 7959 §2.4 lets a server do.
+        let bodies: [&[u8]; 3] = [&[b'a'; 40], &[b'b'; 40], &[b'c'; 40]];
+        let mut got = alloc::vec::Vec::new();
+        for (num, body) in (0..3).zip(bodies) {
+            let asked = Block::new(num, false, 0).unwrap();
+            let n = get_block(&mut buf, num as u16 + 1, asked);
+            ep.handle_datagram(now, remote, LocalAddr::UNICAST, &buf[..n]);
+            let Some(Event::Request(id)) = ep.poll_event() else {
+                panic!("block {num} is not asked of the application");
+            };
+            ep.respond(now, id, &Response::with_payload(Code::CONTENT, body))
+                .unwrap();
+            let t = ep.poll_transmit(now, &mut buf).unwrap();
+            let reply = Message::parse(&buf[..t.size]).unwrap();
+            let block = reply.block2().unwrap();
+            assert_eq!((block.num, block.more, block.size()), (num, num < 2, 16));
+            let size2 = reply.options_of(OptionNumber::SIZE2).next();
+            assert_eq!(size2.is_some(), num == 0, "Size2 in block 0 only");
+            got.push(reply.payload().to_vec());
+        }
+        assert_eq!(got, [&[b'a'; 16][..], &[b'b'; 16], &[b'c'; 8]]);
     }
 }

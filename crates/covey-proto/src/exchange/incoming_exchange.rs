@@ -39,6 +39,7 @@ pub(crate) struct IncomingExchange {
     /// Its deduplication entry.
     pub dedup: DedupHandle,
     /// Answered by the engine from a cached block-wise body.
+    #[cfg(feature = "block2-cache")]
     pub from_cache: bool,
     /// An empty ACK was sent: the response must be separate.
     pub acked: bool,
@@ -72,6 +73,15 @@ pub(crate) enum AddressCheck {
 }
 
 impl IncomingExchange {
+    /// Whether a response sliced into blocks keeps its body for the later blocks: unless
+    /// it came from a kept body, and never without the body cache.
+    pub fn keeps_body(&self) -> bool {
+        #[cfg(feature = "block2-cache")]
+        return !self.from_cache;
+        #[cfg(not(feature = "block2-cache"))]
+        false
+    }
+
     /// The group address it was sent to, when it came by multicast (never without the
     /// `multicast` feature).
     pub fn group(&self) -> Option<IpAddr> {
@@ -106,6 +116,7 @@ pub(crate) enum ObserveRequest {
 
 impl ResponseTarget {
     /// The OSCORE context (index) the request was verified with, if it came protected.
+    #[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
     pub fn oscore_context(&self) -> Option<usize> {
         #[cfg(feature = "oscore")]
         return self.oscore.map(|b| b.context);

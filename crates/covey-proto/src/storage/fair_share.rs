@@ -91,6 +91,10 @@ impl ShareLimits {
 /// A holder whose entries a full table gives up first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Holder {
+    #[cfg_attr(
+        not(any(feature = "fair-share", feature = "block2-cache")),
+        allow(dead_code)
+    )]
     Peer(SocketAddr),
     Source(Source),
 }

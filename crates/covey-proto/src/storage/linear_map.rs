@@ -58,11 +58,29 @@ impl<K: PartialEq, V> LinearMap<K, V> {
     }
 
     /// Keeps the entries `keep` says yes to.
+    #[cfg_attr(
+        not(any(
+            feature = "client",
+            feature = "block1-uploads",
+            feature = "block2-cache",
+            feature = "address-validation"
+        )),
+        allow(dead_code)
+    )]
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
         self.entries.retain_mut(|(k, v)| keep(k, v));
     }
 
     /// Entries held.
+    #[cfg_attr(
+        not(any(
+            feature = "client",
+            feature = "block1-uploads",
+            feature = "block2-cache",
+            feature = "address-validation"
+        )),
+        allow(dead_code)
+    )]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -80,11 +98,29 @@ impl<K: PartialEq, V> LinearMap<K, V> {
     }
 
     /// Every entry, in no particular order.
+    #[cfg_attr(
+        not(any(
+            feature = "client",
+            feature = "block1-uploads",
+            feature = "block2-cache",
+            feature = "address-validation"
+        )),
+        allow(dead_code)
+    )]
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// Every value, in no particular order.
+    #[cfg_attr(
+        not(any(
+            feature = "client",
+            feature = "block1-uploads",
+            feature = "block2-cache",
+            feature = "address-validation"
+        )),
+        allow(dead_code)
+    )]
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
     }

@@ -47,6 +47,7 @@ impl TimerLayout {
     }
 
     /// The id of the one block-expiry timer.
+    #[cfg(any(feature = "block1-uploads", feature = "block2-cache"))]
     pub fn block_expiry_id(&self) -> usize {
         self.block_expiry
     }
