@@ -18,7 +18,7 @@ pub(crate) type SeededState = sip_state::SipState;
 
 #[cfg(not(all(target_has_atomic = "ptr", feature = "hash-tables")))]
 mod sip_state {
-    use siphasher::sip::SipHasher13;
+    use crate::sip::SipHasher13;
 
     /// SipHash-1-3 keys drawn from a seed.
     #[derive(Debug, Clone, Copy)]

@@ -64,6 +64,13 @@ mod node;
 pub mod observe;
 pub mod request;
 mod rng;
+// SipHash for the tables where foldhash is not used, and for the Echo MACs.
+#[cfg(any(
+    test,
+    feature = "address-validation",
+    not(all(target_has_atomic = "ptr", feature = "hash-tables"))
+))]
+mod sip;
 pub mod stats;
 mod storage;
 #[cfg(feature = "testing")]

@@ -5,10 +5,10 @@
 use crate::amplification_limit::AmplificationLimit;
 use crate::hash::{seeded_map, AddrKey, Map};
 use crate::rng::Rng;
+use crate::sip::SipHasher24;
 use crate::{Duration, Instant};
 use core::hash::{Hash, Hasher};
 use core::net::SocketAddr;
-use siphasher::sip::SipHasher24;
 
 /// Length of the Echo values this endpoint issues: a window byte and a 64-bit MAC.
 pub(crate) const ECHO_LEN: usize = 9;
