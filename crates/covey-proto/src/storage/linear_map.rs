@@ -57,34 +57,6 @@ impl<K: PartialEq, V> LinearMap<K, V> {
         self.position(key).map(|i| self.entries.swap_remove(i).1)
     }
 
-    /// Keeps the entries `keep` says yes to.
-    #[cfg_attr(
-        not(any(
-            feature = "client",
-            feature = "block1-uploads",
-            feature = "block2-cache",
-            feature = "address-validation"
-        )),
-        allow(dead_code)
-    )]
-    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
-        self.entries.retain_mut(|(k, v)| keep(k, v));
-    }
-
-    /// Entries held.
-    #[cfg_attr(
-        not(any(
-            feature = "client",
-            feature = "block1-uploads",
-            feature = "block2-cache",
-            feature = "address-validation"
-        )),
-        allow(dead_code)
-    )]
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Whether the map holds nothing.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub fn is_empty(&self) -> bool {
@@ -96,31 +68,35 @@ impl<K: PartialEq, V> LinearMap<K, V> {
     pub fn keys(&self) -> impl Iterator<Item = &K> {
         self.entries.iter().map(|(k, _)| k)
     }
+}
+
+// What the tables of the client, block-wise transfers and address validation walk.
+#[cfg_attr(
+    not(any(
+        feature = "client",
+        feature = "block1-uploads",
+        feature = "block2-cache",
+        feature = "address-validation"
+    )),
+    allow(dead_code)
+)]
+impl<K, V> LinearMap<K, V> {
+    /// Keeps the entries `keep` says yes to.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        self.entries.retain_mut(|(k, v)| keep(k, v));
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
 
     /// Every entry, in no particular order.
-    #[cfg_attr(
-        not(any(
-            feature = "client",
-            feature = "block1-uploads",
-            feature = "block2-cache",
-            feature = "address-validation"
-        )),
-        allow(dead_code)
-    )]
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
     /// Every value, in no particular order.
-    #[cfg_attr(
-        not(any(
-            feature = "client",
-            feature = "block1-uploads",
-            feature = "block2-cache",
-            feature = "address-validation"
-        )),
-        allow(dead_code)
-    )]
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
     }
