@@ -12,6 +12,15 @@ impl Rng {
         Rng { state: seed }
     }
 
+    /// The generator after `n` draws (their values unused).
+    #[cfg(any(test, not(any(feature = "block1-uploads", feature = "block2-cache"))))]
+    pub fn skipping(mut self, n: usize) -> Rng {
+        for _ in 0..n {
+            self.next_u64();
+        }
+        self
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -40,5 +49,13 @@ mod tests {
             assert_eq!(a.next_u32(), b.next_u32());
         }
         assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    #[test]
+    fn skipping_draws_as_many_as_it_skips() {
+        let mut drawn = Rng::new(7);
+        let third = (0..3).map(|_| drawn.next_u64()).last();
+        assert_eq!(Some(Rng::new(7).skipping(2).next_u64()), third);
+        assert_eq!(Rng::new(7).skipping(0).next_u64(), Rng::new(7).next_u64());
     }
 }
