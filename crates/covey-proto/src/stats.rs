@@ -93,6 +93,9 @@ pub struct Stats {
 
 impl Stats {
     /// Adds one drop of `cause`.
+    // Called, not inlined, on bare metal: a 64-bit increment at each of the engine's
+    // sixteen drop sites cost more flash than the call.
+    #[cfg_attr(target_os = "none", inline(never))]
     pub fn drop(&mut self, cause: DropCause) {
         self.drops[cause as usize] += 1;
     }

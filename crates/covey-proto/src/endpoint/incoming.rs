@@ -452,7 +452,8 @@ mod tests {
     #[cfg(any(
         not(feature = "block1-uploads"),
         not(feature = "fair-share"),
-        not(feature = "multicast")
+        not(feature = "multicast"),
+        not(feature = "reply-cache")
     ))]
     fn request(
         buf: &mut [u8],
@@ -615,6 +616,70 @@ mod tests {
         assert!(matches!(ep.poll_event(), Some(Event::Request(_))));
         assert_eq!(send(&mut ep, 8), Reception::Rejected(DropCause::Overload));
         assert_eq!(sent(&mut ep, now)[0].0, Code::SERVICE_UNAVAILABLE);
+    }
+
+    #[test]
+    #[cfg(not(feature = "reply-cache"))]
+    fn without_the_reply_cache_a_duplicate_safe_request_is_served_again_and_others_not() {
+        use crate::{Config, Reception, Response};
+        let mut ep = Endpoint::new(Config::mote(), 7).unwrap();
+        let (remote, now) = ("[2001:db8::1]:5683".parse().unwrap(), Instant::from_secs(1));
+        let (mut buf, mut out) = ([0u8; 64], [0u8; 64]);
+        let mut answer = |ep: &mut Endpoint, datagram: &[u8], payload: &[u8]| {
+            let reception = ep.handle_datagram(now, remote, LocalAddr::UNICAST, datagram);
+            let Some(Event::Request(id)) = ep.poll_event() else {
+                return (reception, None);
+            };
+            ep.respond(now, id, &Response::with_payload(Code::CONTENT, payload))
+                .unwrap();
+            let t = ep.poll_transmit(now, &mut out).unwrap();
+            let reply = Message::parse(&out[..t.size]).unwrap();
+            let seen = (
+                reply.message_type(),
+                reply.message_id(),
+                reply.payload().to_vec(),
+            );
+            (reception, Some(seen))
+        };
+        let ack =
+            |mid: u16, payload: &[u8]| Some((MessageType::Acknowledgement, mid, payload.to_vec()));
+
+        // A GET and its duplicate (the ACK was lost): the application answers again, and the
+        // duplicate's ACK carries its newer answer (RFC 7252 §4.5 allows it for safe requests).
+        let n = request(
+            &mut buf,
+            (MessageType::Confirmable, Code::GET, 1),
+            b"temp",
+            None,
+            b"",
+        );
+        assert_eq!(
+            answer(&mut ep, &buf[..n], b"21.5"),
+            (Reception::Accepted, ack(1, b"21.5"))
+        );
+        assert_eq!(
+            answer(&mut ep, &buf[..n], b"21.6"),
+            (Reception::Accepted, ack(1, b"21.6"))
+        );
+
+        // A POST's duplicate is neither handed to the application nor answered: its reply
+        // was not kept.
+        let n = request(
+            &mut buf,
+            (MessageType::Confirmable, Code::POST, 2),
+            b"log",
+            None,
+            b"x",
+        );
+        assert_eq!(
+            answer(&mut ep, &buf[..n], b"ok"),
+            (Reception::Accepted, ack(2, b"ok"))
+        );
+        assert_eq!(
+            answer(&mut ep, &buf[..n], b"ok"),
+            (Reception::Duplicate, None)
+        );
+        assert!(ep.poll_transmit(now, &mut out).is_none());
     }
 
     #[test]

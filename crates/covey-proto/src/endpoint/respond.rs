@@ -10,6 +10,8 @@ use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::{IncomingState, ObserveRequest, ResponseTarget};
 use crate::message::dedup::DedupState;
 use crate::message::outbox::OutSource;
+#[cfg(not(feature = "reply-cache"))]
+use crate::message::reply_cache::ReplyRef;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
 use crate::request::Response;
@@ -235,13 +237,18 @@ impl Endpoint {
         if target.confirmable && !target.acked {
             m.message_type = MessageType::Acknowledgement;
             m.message_id = target.message_id;
-            let reply = self
-                .messages
-                .encode_reply(&m)
-                .map_err(|_| RespondError::TooLarge)?;
+            #[cfg(feature = "reply-cache")]
+            let (reply, source) = {
+                let r = self.messages.encode_reply(&m);
+                let reply = r.map_err(|_| RespondError::TooLarge)?;
+                (reply, OutSource::Reply(reply))
+            };
+            // Kept only until sent: a duplicate of a safe request is served again.
+            #[cfg(not(feature = "reply-cache"))]
+            let (reply, source) = (ReplyRef::UNKEPT, self.encode_in_slot(&m)?);
             self.messages
                 .update_remembered(target.dedup, DedupState::Replied(reply));
-            self.queue_datagram(target.remote, OutSource::Reply(reply));
+            self.queue_datagram(target.remote, source);
             return Ok(());
         }
         let peer = self
@@ -277,19 +284,25 @@ impl Endpoint {
             );
         } else {
             m.message_type = MessageType::NonConfirmable;
-            let slot = self.messages.take_slot().ok_or(RespondError::Overload)?;
-            if self
-                .messages
-                .slot_mut(slot)
-                .encode(&m, &mut self.pool)
-                .is_err()
-            {
-                self.messages.release_slot(slot, &mut self.pool);
-                return Err(RespondError::TooLarge);
-            }
-            self.queue_datagram(target.remote, OutSource::Slot(slot));
+            let source = self.encode_in_slot(&m)?;
+            self.queue_datagram(target.remote, source);
         }
         Ok(())
+    }
+
+    /// `m` encoded into an outbox slot, sent once and not kept.
+    fn encode_in_slot(&mut self, m: &Outgoing<'_>) -> Result<OutSource, RespondError> {
+        let slot = self.messages.take_slot().ok_or(RespondError::Overload)?;
+        if self
+            .messages
+            .slot_mut(slot)
+            .encode(m, &mut self.pool)
+            .is_err()
+        {
+            self.messages.release_slot(slot, &mut self.pool);
+            return Err(RespondError::TooLarge);
+        }
+        Ok(OutSource::Slot(slot))
     }
 
     /// Makes the response to incoming request `key` a CON of its own: a CON request is

@@ -26,16 +26,19 @@ pub(crate) fn encode_empty(
         extra: &[],
         payload: &[],
     };
+    #[cfg(feature = "reply-cache")]
     if cache {
         let reply = replies.encode(&m).ok()?;
-        Some(OutSource::Reply(reply))
+        return Some(OutSource::Reply(reply));
+    }
+    // Without the cache a reply is kept only until it is sent.
+    #[cfg(not(feature = "reply-cache"))]
+    let _ = (replies, cache);
+    let slot = outbox.take_slot()?;
+    if outbox.buf_mut(slot).encode(&m, pool).is_ok() {
+        Some(OutSource::Slot(slot))
     } else {
-        let slot = outbox.take_slot()?;
-        if outbox.buf_mut(slot).encode(&m, pool).is_ok() {
-            Some(OutSource::Slot(slot))
-        } else {
-            outbox.release(slot, pool);
-            None
-        }
+        outbox.release(slot, pool);
+        None
     }
 }

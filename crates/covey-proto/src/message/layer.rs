@@ -13,12 +13,15 @@ use crate::message::local_socket::{source_socket, LocalSockets};
 use crate::message::outbox::{LocalId, OutSource, Outbox};
 use crate::message::peer::PeerTable;
 use crate::message::reply_cache::{ReplyCache, ReplyRef};
+#[cfg(feature = "reply-cache")]
 use crate::message::wire::Outgoing;
 use crate::storage::buffer_pool::BufferPool;
 use crate::storage::datagram_buf::DatagramBuf;
 use crate::Instant;
 use core::net::SocketAddr;
-use covey_core::{EncodeError, MessageType};
+#[cfg(feature = "reply-cache")]
+use covey_core::EncodeError;
+use covey_core::MessageType;
 
 /// Deduplication, the reply cache, the outbox and the local sockets.
 #[derive(Debug)]
@@ -77,6 +80,7 @@ impl Messages {
     }
 
     /// Encodes `m` into the reply cache, for duplicates of what it answers.
+    #[cfg(feature = "reply-cache")]
     pub fn encode_reply(&mut self, m: &Outgoing<'_>) -> Result<ReplyRef, EncodeError> {
         self.replies.encode(m)
     }

@@ -4,18 +4,22 @@
 //! small to share a chunk of largest replies among several (a mote's four) makes each chunk
 //! at the size of the reply that opens it instead, so its replies are held at their size.
 
+#[cfg(feature = "reply-cache")]
 use crate::message::wire::{encode_into, Outgoing};
+#[cfg(feature = "reply-cache")]
 use crate::storage::fifo::Fifo;
-use alloc::boxed::Box;
-use alloc::vec;
-use alloc::vec::Vec;
+#[cfg(feature = "reply-cache")]
+use alloc::{boxed::Box, vec, vec::Vec};
+#[cfg(feature = "reply-cache")]
 use covey_core::EncodeError;
 
+#[cfg(feature = "reply-cache")]
 /// Bytes a chunk holds at most, unless one datagram needs more: a few pages, so the slack
 /// at a chunk's end is small beside what it holds.
 const CHUNK_TARGET: usize = 16 << 10;
 
 /// Each reply is preceded by its length.
+#[cfg(feature = "reply-cache")]
 const LEN_PREFIX: usize = 2;
 
 /// Where a cached reply lives; stale once its chunk is reused.
@@ -26,6 +30,35 @@ pub(crate) struct ReplyRef {
     offset: u32,
 }
 
+impl ReplyRef {
+    /// A reply sent without being kept (no `reply-cache`).
+    #[cfg(not(feature = "reply-cache"))]
+    pub const UNKEPT: ReplyRef = ReplyRef {
+        chunk: u32::MAX,
+        generation: 0,
+        offset: 0,
+    };
+}
+
+/// Without `reply-cache`: no reply is kept, so every duplicate finds none.
+#[cfg(not(feature = "reply-cache"))]
+#[derive(Debug)]
+pub(crate) struct ReplyCache;
+
+#[cfg(not(feature = "reply-cache"))]
+impl ReplyCache {
+    /// Keeps nothing.
+    pub fn new(_capacity: usize, _max_message_size: usize) -> ReplyCache {
+        ReplyCache
+    }
+
+    /// None: no reply is kept.
+    pub fn get(&self, _: ReplyRef) -> Option<&[u8]> {
+        None
+    }
+}
+
+#[cfg(feature = "reply-cache")]
 #[derive(Debug)]
 struct Chunk {
     bytes: Box<[u8]>,
@@ -39,6 +72,7 @@ struct Chunk {
 /// than the last `capacity`, so any of the last `capacity` replies can be resent, as from
 /// a ring of `capacity` buffers, with hardly more bytes (`capacity` largest datagrams plus
 /// two chunks) held in the worst case.
+#[cfg(feature = "reply-cache")]
 #[derive(Debug)]
 pub(crate) struct ReplyCache {
     chunks: Vec<Chunk>,
@@ -55,6 +89,7 @@ pub(crate) struct ReplyCache {
     written: u64,
 }
 
+#[cfg(feature = "reply-cache")]
 impl ReplyCache {
     /// Room for the last `capacity` replies of up to `max_message_size` bytes each (at
     /// least 1 and at most 65 535, as `Config::validate` makes them).
@@ -168,7 +203,7 @@ impl ReplyCache {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "reply-cache"))]
 mod tests {
     use super::*;
     use covey_core::{Code, MessageType};

@@ -62,6 +62,7 @@ impl<T> ShiftedFifo<T> {
     }
 
     /// The newest entry.
+    #[cfg_attr(not(feature = "reply-cache"), allow(dead_code))]
     pub fn back(&self) -> Option<&T> {
         self.0.last()
     }
