@@ -1,16 +1,68 @@
 //! Observers by the message ID of their last NON notification and of the CON one the
 //! notification in flight replaced, so an RST to either ends the observation (RFC 7641
-//! §3.6). Like the observer index: slab indices in a hash table (5 bytes a bucket instead
-//! of a map's 17), hashed by a seeded digest of (address, message ID) and checked against
-//! the observer each leads to. An entry stands while its observer holds that message ID,
-//! so the table can rehash an entry from the observer alone.
+//! §3.6). Like the observer index: with `hash-tables`, slab indices in a hash table (5 bytes
+//! a bucket instead of a map's 17), hashed by a seeded digest of (address, message ID) and
+//! checked against the observer each leads to. An entry stands while its observer holds
+//! that message ID, so the table can rehash an entry from the observer alone. Without
+//! `hash-tables` the observers' message IDs are scanned.
 
+#[cfg(feature = "hash-tables")]
 use crate::hash::{digest, MidKey, SeededState};
 use crate::message::peer::PeerTable;
 use crate::observe::observer::Observer;
+#[cfg(feature = "hash-tables")]
 use crate::storage::digest_table::DigestTable;
 use crate::storage::slab::{Slab, SlabKey};
 use core::net::SocketAddr;
+
+/// The index of notification message IDs.
+#[cfg(feature = "hash-tables")]
+pub(crate) type NotificationMids = HashedMids;
+/// The index of notification message IDs.
+#[cfg(not(feature = "hash-tables"))]
+pub(crate) type NotificationMids = ScannedMids;
+
+/// Notification message IDs found by scanning the observers: nothing to keep.
+#[cfg(any(test, not(feature = "hash-tables")))]
+#[derive(Debug)]
+pub(crate) struct ScannedMids;
+
+#[cfg(any(test, not(feature = "hash-tables")))]
+impl ScannedMids {
+    pub fn new(_seed: u64) -> ScannedMids {
+        ScannedMids
+    }
+
+    /// Nothing to index: the observer holds the message ID.
+    pub fn insert(
+        &mut self,
+        _: &Slab<Observer>,
+        _: &PeerTable,
+        _: SlabKey,
+        _: MidRole,
+        _: SocketAddr,
+        _: u16,
+    ) {
+    }
+
+    /// Nothing to forget.
+    pub fn remove(&mut self, _: SlabKey, _: MidRole, _: SocketAddr, _: u16) {}
+
+    /// The observer that notification `mid` to `remote` went to.
+    pub fn find(
+        &self,
+        observers: &Slab<Observer>,
+        peers: &PeerTable,
+        remote: SocketAddr,
+        mid: u16,
+    ) -> Option<SlabKey> {
+        let sent = |o: &Observer| {
+            (o.last_non_mid == Some(mid) || o.replaced_mid == Some(mid))
+                && peers.addr(o.peer) == Some(remote)
+        };
+        observers.iter().find(|(_, o)| sent(o)).map(|(k, _)| k)
+    }
+}
 
 /// Which of an observer's notification message IDs an entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +74,7 @@ pub(crate) enum MidRole {
 }
 
 /// Entry bit of `MidRole::Replaced`; slab indices stay below it.
+#[cfg(feature = "hash-tables")]
 const REPLACED: u32 = 1 << 31;
 
 impl MidRole {
@@ -33,6 +86,7 @@ impl MidRole {
         }
     }
 
+    #[cfg(feature = "hash-tables")]
     fn entry(self, key: SlabKey) -> u32 {
         let index = key.index() as u32 & !REPLACED;
         match self {
@@ -43,6 +97,7 @@ impl MidRole {
 }
 
 /// The (address, message ID) an entry stands for, read from its observer.
+#[cfg(feature = "hash-tables")]
 fn notification(observers: &Slab<Observer>, peers: &PeerTable, entry: u32) -> Option<MidKey> {
     let o = observers.get(observers.key_at((entry & !REPLACED) as usize)?)?;
     let mid = match entry & REPLACED {
@@ -52,16 +107,18 @@ fn notification(observers: &Slab<Observer>, peers: &PeerTable, entry: u32) -> Op
     Some(MidKey::new(peers.addr(o.peer)?, mid))
 }
 
-/// The index of notification message IDs.
+/// Notification message IDs in a hash table of entries.
+#[cfg(feature = "hash-tables")]
 #[derive(Debug)]
-pub(crate) struct NotificationMids {
+pub(crate) struct HashedMids {
     table: DigestTable,
     digests: SeededState,
 }
 
-impl NotificationMids {
-    pub fn new(seed: u64) -> NotificationMids {
-        NotificationMids {
+#[cfg(feature = "hash-tables")]
+impl HashedMids {
+    pub fn new(seed: u64) -> HashedMids {
+        HashedMids {
             table: DigestTable::new(),
             digests: SeededState::with_seed(seed),
         }

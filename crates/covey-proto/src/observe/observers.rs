@@ -292,3 +292,128 @@ impl Observers {
         notification_into(template, message_type, message_id, token, &observe, buf).ok()
     }
 }
+
+/// The scanned indexes (without `hash-tables`) find what the hashed ones do, through
+/// registrations, notification message IDs and removals in a random order.
+#[cfg(all(test, feature = "hash-tables"))]
+mod scanned_index_tests {
+    use crate::message::peer::PeerTable;
+    use crate::observe::notification_mids::{HashedMids, MidRole, ScannedMids};
+    use crate::observe::observer::Observer;
+    use crate::observe::observer_index::{HashedObserverIndex, ScannedObservers};
+    use crate::rng::Rng;
+    use crate::storage::slab::{Slab, SlabKey};
+    use crate::{Config, Instant};
+    use core::net::SocketAddr;
+    use covey_core::Token;
+    use std::vec::Vec;
+
+    #[test]
+    fn scanned_indexes_find_what_hashed_ones_do() {
+        let config = Config::mote();
+        let mut peers = PeerTable::new(&config, 1);
+        let addrs: Vec<SocketAddr> = (1..=3)
+            .map(|p| SocketAddr::new("2001:db8::1".parse().unwrap(), p))
+            .collect();
+        let peer_keys: Vec<_> = addrs
+            .iter()
+            .map(|&a| peers.get_or_insert(a, Instant::ZERO, &config, 0, |_| false))
+            .collect::<Option<_>>()
+            .unwrap();
+        let mut observers: Slab<Observer> = Slab::with_capacity(8);
+        let (mut hashed, mut scanned) = (HashedObserverIndex::new(5), ScannedObservers::new(5));
+        let (mut hashed_mids, mut scanned_mids) = (HashedMids::new(6), ScannedMids::new(6));
+        let mut live: Vec<(SlabKey, usize)> = Vec::new();
+        let mut rng = Rng::new(9);
+        for _ in 0..2_000 {
+            let draw = rng.next_u32();
+            let (p, token) = (
+                (draw % 3) as usize,
+                Token::from_u64(u64::from(draw >> 8 & 3), 1),
+            );
+            match draw >> 16 & 3 {
+                // A registration is unique by (address, token), as `respond_observable` makes it.
+                0 if !observers
+                    .iter()
+                    .any(|(_, o)| o.token == token && o.peer == peer_keys[p]) =>
+                {
+                    let observer = Observer {
+                        token,
+                        resource: 1,
+                        peer: peer_keys[p],
+                        sequence: 0,
+                        in_flight: None,
+                        last_non_mid: None,
+                        replaced_mid: None,
+                        last_con: Instant::ZERO,
+                        since_con: 0,
+                        due: false,
+                        #[cfg(feature = "oscore")]
+                        protected: false,
+                    };
+                    if let Ok(key) = observers.insert(observer) {
+                        hashed.insert(&observers, &peers, key, addrs[p], token);
+                        scanned.insert(&observers, &peers, key, addrs[p], token);
+                        live.push((key, p));
+                    }
+                }
+                1 | 2 if !live.is_empty() => {
+                    // A new message ID for one of its roles, as `Observers::set_mid` sets it.
+                    let (key, p) = live[(draw >> 20) as usize % live.len()];
+                    let role = if draw >> 18 & 1 == 0 {
+                        MidRole::LastNon
+                    } else {
+                        MidRole::Replaced
+                    };
+                    let mid = Some((draw >> 24) as u16 % 8).filter(|&m| m < 6);
+                    // A message ID goes to one notification of a peer at a time.
+                    let held = |o: &Observer| o.last_non_mid == mid || o.replaced_mid == mid;
+                    if mid.is_some()
+                        && observers
+                            .iter()
+                            .any(|(_, o)| o.peer == peer_keys[p] && held(o))
+                    {
+                        continue;
+                    }
+                    let o = observers.get_mut(key).unwrap();
+                    if let Some(old) = core::mem::replace(role.field(o), mid) {
+                        hashed_mids.remove(key, role, addrs[p], old);
+                        scanned_mids.remove(key, role, addrs[p], old);
+                    }
+                    if let Some(mid) = mid {
+                        hashed_mids.insert(&observers, &peers, key, role, addrs[p], mid);
+                        scanned_mids.insert(&observers, &peers, key, role, addrs[p], mid);
+                    }
+                }
+                3 if !live.is_empty() => {
+                    let (key, p) = live.swap_remove((draw >> 20) as usize % live.len());
+                    for role in [MidRole::LastNon, MidRole::Replaced] {
+                        if let Some(old) = role.field(observers.get_mut(key).unwrap()).take() {
+                            hashed_mids.remove(key, role, addrs[p], old);
+                            scanned_mids.remove(key, role, addrs[p], old);
+                        }
+                    }
+                    let o = observers.remove(key).unwrap();
+                    hashed.remove(key, addrs[p], o.token);
+                    scanned.remove(key, addrs[p], o.token);
+                }
+                _ => {}
+            }
+            for &addr in &addrs {
+                for t in 0..4 {
+                    let token = Token::from_u64(t, 1);
+                    assert_eq!(
+                        scanned.find(&observers, &peers, addr, token),
+                        hashed.find(&observers, &peers, addr, token)
+                    );
+                }
+                for mid in 0..8 {
+                    assert_eq!(
+                        scanned_mids.find(&observers, &peers, addr, mid),
+                        hashed_mids.find(&observers, &peers, addr, mid)
+                    );
+                }
+            }
+        }
+    }
+}
