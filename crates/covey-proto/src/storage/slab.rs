@@ -27,9 +27,56 @@ struct Slot<T> {
 #[derive(Debug)]
 pub struct Slab<T> {
     slots: Vec<Slot<T>>,
+    books: Books,
+}
+
+/// The part of a slab that does not depend on its values: free list, count and bound,
+/// compiled once rather than for each value type.
+#[derive(Debug)]
+struct Books {
     free: Vec<u32>,
     len: usize,
     capacity: usize,
+}
+
+impl Books {
+    /// Counts in a new value and picks its slot: a freed one, or the next new one,
+    /// `created`, with how many slots to reserve first (0 when there is room). `None` when
+    /// full. `created` and `reserved` are the slots' length and capacity.
+    #[cfg_attr(target_os = "none", inline(never))]
+    fn claim(&mut self, created: usize, reserved: usize) -> Option<(u32, usize)> {
+        let claim = match self.free.pop() {
+            Some(index) => (index, 0),
+            None if created < self.capacity => {
+                // Doubling, as a Vec grows, but never past the bound: the last doubling
+                // would reserve up to twice what the bound lets the slab hold.
+                let grow = if created == reserved {
+                    created.max(4).min(self.capacity - created)
+                } else {
+                    0
+                };
+                (created as u32, grow)
+            }
+            None => return None,
+        };
+        self.len += 1;
+        Some(claim)
+    }
+
+    /// After a new slot: the free list can take every slot back without growing later.
+    #[cfg_attr(target_os = "none", inline(never))]
+    fn keep_room(&mut self, created: usize, reserved: usize) {
+        if self.free.capacity() < created {
+            self.free.reserve_exact(reserved - self.free.len());
+        }
+    }
+
+    /// Counts out the value of slot `index` and frees the slot.
+    #[cfg_attr(target_os = "none", inline(never))]
+    fn release(&mut self, index: u32) {
+        self.free.push(index);
+        self.len -= 1;
+    }
 }
 
 impl<T> Slab<T> {
@@ -37,40 +84,30 @@ impl<T> Slab<T> {
     pub fn with_capacity(capacity: usize) -> Slab<T> {
         Slab {
             slots: Vec::new(),
-            free: Vec::new(),
-            len: 0,
-            capacity,
+            books: Books {
+                free: Vec::new(),
+                len: 0,
+                capacity,
+            },
         }
     }
 
     /// Stores `value`, or gives it back when full.
     pub fn insert(&mut self, value: T) -> Result<SlabKey, T> {
-        let index = match self.free.pop() {
-            Some(index) => index,
-            None if self.slots.len() < self.capacity => {
-                if self.slots.len() == self.slots.capacity() {
-                    // Doubling, as a Vec grows, but never past the bound: the last doubling
-                    // would reserve up to twice what the bound lets the slab hold.
-                    let room = self.capacity - self.slots.len();
-                    let grow = self.slots.len().max(4).min(room);
-                    self.slots.reserve_exact(grow);
-                }
-                self.slots.push(Slot {
-                    generation: 0,
-                    value: None,
-                });
-                // The free list can take every slot back without growing later.
-                if self.free.capacity() < self.slots.len() {
-                    self.free
-                        .reserve_exact(self.slots.capacity() - self.free.len());
-                }
-                (self.slots.len() - 1) as u32
-            }
-            None => return Err(value),
+        let Some((index, grow)) = self.books.claim(self.slots.len(), self.slots.capacity()) else {
+            return Err(value);
         };
+        if index as usize == self.slots.len() {
+            self.slots.reserve_exact(grow);
+            self.slots.push(Slot {
+                generation: 0,
+                value: None,
+            });
+            self.books
+                .keep_room(self.slots.len(), self.slots.capacity());
+        }
         let slot = &mut self.slots[index as usize];
         slot.value = Some(value);
-        self.len += 1;
         Ok(SlabKey {
             index,
             generation: slot.generation,
@@ -78,6 +115,8 @@ impl<T> Slab<T> {
     }
 
     /// The value for `key`, if it is still there.
+    // Called on bare-metal targets: inlined, a node's score of lookups took 0.5 KiB of flash.
+    #[cfg_attr(target_os = "none", inline(never))]
     pub fn get(&self, key: SlabKey) -> Option<&T> {
         self.slots
             .get(key.index as usize)
@@ -86,6 +125,8 @@ impl<T> Slab<T> {
     }
 
     /// The value for `key`, mutably.
+    // Called on bare-metal targets, as `get` is.
+    #[cfg_attr(target_os = "none", inline(never))]
     pub fn get_mut(&mut self, key: SlabKey) -> Option<&mut T> {
         self.slots
             .get_mut(key.index as usize)
@@ -111,25 +152,24 @@ impl<T> Slab<T> {
             .filter(|s| s.generation == key.generation)?;
         let value = slot.value.take()?;
         slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(key.index);
-        self.len -= 1;
+        self.books.release(key.index);
         Some(value)
     }
 
     /// Number of stored values.
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub fn len(&self) -> usize {
-        self.len
+        self.books.len
     }
 
     /// True when no further value fits.
     pub fn is_full(&self) -> bool {
-        self.len >= self.capacity
+        self.books.len >= self.books.capacity
     }
 
     /// Maximum number of values.
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.books.capacity
     }
 
     /// Slots created so far (the high-water mark of `len`).
@@ -203,5 +243,43 @@ mod tests {
         assert!(s.is_full());
         // Doubling from 4 would have reserved 1 024 slots.
         assert_eq!(s.slots_reserved(), 1000);
+    }
+
+    fn books(capacity: usize) -> Books {
+        Books {
+            free: Vec::new(),
+            len: 0,
+            capacity,
+        }
+    }
+
+    #[test]
+    fn books_grow_by_doubling_up_to_the_bound() {
+        let mut b = books(10);
+        assert_eq!(
+            b.claim(0, 0),
+            Some((0, 4)),
+            "the first slots come four at once"
+        );
+        assert_eq!(b.claim(1, 4), Some((1, 0)), "no growth while there is room");
+        assert_eq!(b.claim(4, 4), Some((4, 4)));
+        assert_eq!(b.claim(8, 8), Some((8, 2)), "doubling stops at the bound");
+        assert_eq!(b.claim(10, 10), None);
+        assert_eq!(b.len, 4, "a refused value is not counted");
+    }
+
+    #[test]
+    fn books_reuse_freed_slots_first() {
+        let mut b = books(3);
+        assert_eq!(b.claim(0, 0), Some((0, 3)));
+        b.keep_room(1, 3);
+        assert!(b.free.capacity() >= 3, "room for every slot to come back");
+        assert_eq!(b.claim(1, 3), Some((1, 0)));
+        b.release(0);
+        assert_eq!(b.len, 1);
+        assert_eq!(b.claim(2, 3), Some((0, 0)), "slot 0 again, not a new slot");
+        assert_eq!(b.len, 2);
+        assert_eq!(b.claim(2, 3), Some((2, 0)));
+        assert_eq!(b.claim(3, 3), None);
     }
 }
