@@ -66,6 +66,13 @@ impl LinearDigests {
     }
 
     fn position(&self, digest: u64, mut eq: impl FnMut(&u32) -> bool) -> Option<usize> {
+        self.scan(digest, &mut eq)
+    }
+
+    /// The first entry with digest `digest` that `eq` accepts: the scan is compiled once,
+    /// not in each caller's instance (each `eq` stays its own function).
+    #[cfg_attr(target_os = "none", inline(never))]
+    fn scan(&self, digest: u64, eq: &mut dyn FnMut(&u32) -> bool) -> Option<usize> {
         self.0.iter().position(|(d, v)| *d == digest && eq(v))
     }
 
@@ -95,6 +102,32 @@ impl LinearDigests {
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::*;
+
+    #[test]
+    fn the_scan_passes_over_other_digests_and_values_eq_refuses() {
+        let mut t = LinearDigests::new();
+        for (digest, value) in [(1, 10), (2, 20), (1, 11), (1, 12)] {
+            t.insert_unique(digest, value, |_| 0);
+        }
+        let mut asked = Vec::new();
+        let found = t.scan(1, &mut |&v| {
+            asked.push(v);
+            v == 11
+        });
+        assert_eq!(found, Some(2));
+        assert_eq!(
+            asked,
+            [10, 11],
+            "eq sees only entries with the digest, in order"
+        );
+        assert_eq!(t.scan(2, &mut |&v| v == 11), None);
+        assert_eq!(t.scan(3, &mut |_| true), None);
     }
 }
 
