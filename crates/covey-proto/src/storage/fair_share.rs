@@ -155,6 +155,10 @@ impl RefusalMemo {
 
     /// An entry left the table: the holder may be one entry nearer its share.
     pub fn entry_removed(&mut self) {
+        // Without fair shares `refuses` never reads the memo: nothing to count down.
+        if !cfg!(feature = "fair-share") {
+            return;
+        }
         if let Some(b) = &mut self.last {
             b.excess = b.excess.saturating_sub(1);
         }
@@ -325,6 +329,24 @@ impl<K: Copy + PartialEq> HeavyHitters<K> {
         self.counters
             .sort_unstable_by_key(|c| core::cmp::Reverse(c.as_ref().map_or(0, |(_, w)| *w)));
         self.counters.into_iter().flatten()
+    }
+}
+
+#[cfg(all(test, not(feature = "fair-share")))]
+mod without_fair_share_tests {
+    use super::*;
+
+    #[test]
+    fn the_memo_never_refuses_and_counts_nothing_down() {
+        let mut memo = RefusalMemo::default();
+        let flooder = SocketAddr::new(IpAddr::V6(core::net::Ipv6Addr::LOCALHOST), 1);
+        memo.remember(Beyond {
+            holder: Holder::Peer(flooder),
+            excess: 1,
+        });
+        assert!(!memo.refuses(&flooder));
+        memo.entry_removed();
+        assert!(!memo.refuses(&flooder));
     }
 }
 
