@@ -5,6 +5,7 @@
 use crate::event::IncomingId;
 use crate::hash::{digest, SeededState};
 use crate::message::reply_cache::ReplyRef;
+#[cfg(feature = "hash-tables")]
 use crate::storage::digest_table::DigestTable;
 use crate::storage::fifo::Fifo;
 use crate::Instant;
@@ -42,12 +43,13 @@ struct Entry {
 }
 
 /// Bounded table of recently seen messages: a queue of entries in insertion order (the
-/// oldest goes first when full or expired), growing on demand up to its capacity, and a
-/// hash table of the live entries' sequence numbers (4 bytes each), hashed by the digest
-/// the entry holds.
+/// oldest goes first when full or expired), growing on demand up to its capacity, and with
+/// `hash-tables` a hash table of the live entries' sequence numbers (4 bytes each), hashed
+/// by the digest the entry holds; without it (a node's few entries) the queue is scanned.
 #[derive(Debug)]
 pub(crate) struct DedupCache {
     /// Low 32 bits of the sequence number of every live entry (the queue never holds 2^32).
+    #[cfg(feature = "hash-tables")]
     index: DigestTable,
     digests: SeededState,
     /// Entries by sequence number, the oldest at the front: entry i has sequence `oldest + i`.
@@ -59,11 +61,13 @@ pub(crate) struct DedupCache {
 }
 
 /// The queue position of the entry with (the low bits of) `sequence`.
+#[cfg(feature = "hash-tables")]
 fn position(oldest: u64, sequence: u32) -> usize {
     sequence.wrapping_sub(oldest as u32) as usize
 }
 
 /// The entry with (the low bits of) `sequence`, if live.
+#[cfg(feature = "hash-tables")]
 fn entry_at(entries: &Fifo<Option<Entry>>, oldest: u64, sequence: u32) -> Option<&Entry> {
     entries.get(position(oldest, sequence))?.as_ref()
 }
@@ -73,6 +77,7 @@ impl DedupCache {
     /// are found by the low 32 bits of their sequence number).
     pub fn new(capacity: usize, seed: u64) -> DedupCache {
         DedupCache {
+            #[cfg(feature = "hash-tables")]
             index: DigestTable::new(),
             digests: SeededState::with_seed(seed.rotate_left(32) ^ 0x6a09_e667_f3bc_c908),
             entries: Fifo::new(),
@@ -84,13 +89,28 @@ impl DedupCache {
     /// The state of an earlier copy of this exact message, if remembered.
     pub fn lookup(&self, key: &DedupKey, fingerprint: u64) -> Option<DedupState> {
         let d = digest(&self.digests, key);
+        self.entries
+            .get(self.live(d)?)?
+            .as_ref()
+            .filter(|e| e.fingerprint == fingerprint)
+            .map(|e| e.state)
+    }
+
+    /// The queue position of the live entry with digest `d`.
+    #[cfg(feature = "hash-tables")]
+    fn live(&self, d: u64) -> Option<usize> {
         let (entries, oldest) = (&self.entries, self.oldest);
         let &sequence = self.index.find(d, |&s| {
             entry_at(entries, oldest, s).is_some_and(|e| e.digest == d)
         })?;
-        entry_at(entries, oldest, sequence)
-            .filter(|e| e.fingerprint == fingerprint)
-            .map(|e| e.state)
+        Some(position(oldest, sequence))
+    }
+
+    /// The queue position of the live entry with digest `d`.
+    #[cfg(not(feature = "hash-tables"))]
+    fn live(&self, d: u64) -> Option<usize> {
+        (0..self.entries.len())
+            .find(|&i| matches!(self.entries.get(i), Some(Some(e)) if e.digest == d))
     }
 
     /// Remembers a new message until `expires`, replacing any entry with the same key.
@@ -107,6 +127,11 @@ impl DedupCache {
             self.pop_oldest();
         }
         let d = digest(&self.digests, &key);
+        // The key's previous entry (a reused message ID) is dead from here on.
+        #[cfg(not(feature = "hash-tables"))]
+        if let Some(previous) = self.live(d).and_then(|i| self.entries.get_mut(i)) {
+            *previous = None;
+        }
         let sequence = self.oldest + self.entries.len() as u64;
         self.entries.push_back(Some(Entry {
             digest: d,
@@ -114,6 +139,14 @@ impl DedupCache {
             state,
             expires,
         }));
+        #[cfg(feature = "hash-tables")]
+        self.index_new(d, sequence);
+        DedupHandle(sequence)
+    }
+
+    /// Indexes the newest entry (digest `d`, `sequence`), in place of the key's previous.
+    #[cfg(feature = "hash-tables")]
+    fn index_new(&mut self, d: u64, sequence: u64) {
         let (entries, oldest) = (&mut self.entries, self.oldest);
         // The new entry is not indexed yet, so a match is the key's previous entry (a
         // reused message ID), which is dead from here on.
@@ -132,7 +165,6 @@ impl DedupCache {
                 });
             }
         }
-        DedupHandle(sequence)
     }
 
     /// Moves an entry to a new state (e.g. once the application answered).
@@ -163,17 +195,26 @@ impl DedupCache {
         let Some(front) = self.entries.pop_front() else {
             return;
         };
-        let sequence = self.oldest as u32;
-        self.oldest += 1;
+        #[cfg(feature = "hash-tables")]
         if let Some(e) = front {
             // Only this entry's own index slot goes: a replaced one was re-pointed.
+            let sequence = self.oldest as u32;
             self.index.remove(e.digest, |&s| s == sequence);
         }
+        #[cfg(not(feature = "hash-tables"))]
+        let _ = front;
+        self.oldest += 1;
     }
 
+    /// Live entries.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.index.len()
+        #[cfg(feature = "hash-tables")]
+        return self.index.len();
+        #[cfg(not(feature = "hash-tables"))]
+        (0..self.entries.len())
+            .filter(|&i| matches!(self.entries.get(i), Some(Some(_))))
+            .count()
     }
 }
 

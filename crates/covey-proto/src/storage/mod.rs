@@ -3,6 +3,7 @@
 
 pub mod buffer_pool;
 pub mod datagram_buf;
+#[cfg(feature = "hash-tables")]
 pub mod digest_table;
 pub mod fair_share;
 pub mod fifo;
