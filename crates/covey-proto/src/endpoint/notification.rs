@@ -186,19 +186,10 @@ impl Endpoint {
             payload: response.payload,
         };
         if !confirmable {
-            let Some(slot) = self.messages.take_slot() else {
+            let Ok(source) = self.messages.encode_out(&mut self.pool, &m, false) else {
                 return false;
             };
-            if self
-                .messages
-                .slot_mut(slot)
-                .encode(&m, &mut self.pool)
-                .is_err()
-            {
-                self.messages.release_slot(slot, &mut self.pool);
-                return false;
-            }
-            self.queue_datagram(remote, OutSource::Slot(slot));
+            self.queue_datagram(remote, source);
             return true;
         }
         let Some(tx) = replaced.or_else(|| self.transmissions.reserve(peer, remote)) else {

@@ -9,8 +9,8 @@ use crate::endpoint::{Endpoint, RespondError};
 use crate::event::IncomingId;
 use crate::exchange::incoming_exchange::{IncomingState, ObserveRequest, ResponseTarget};
 use crate::message::dedup::DedupState;
+use crate::message::layer::OutFailure;
 use crate::message::outbox::OutSource;
-#[cfg(not(feature = "reply-cache"))]
 use crate::message::reply_cache::ReplyRef;
 use crate::message::transmission::TransmissionOwner;
 use crate::message::wire::Outgoing;
@@ -237,15 +237,14 @@ impl Endpoint {
         if target.confirmable && !target.acked {
             m.message_type = MessageType::Acknowledgement;
             m.message_id = target.message_id;
-            #[cfg(feature = "reply-cache")]
-            let (reply, source) = {
-                let r = self.messages.encode_reply(&m);
-                let reply = r.map_err(|_| RespondError::TooLarge)?;
-                (reply, OutSource::Reply(reply))
+            let source = self.messages.encode_out(&mut self.pool, &m, true);
+            let source = source.map_err(respond_error)?;
+            // Without `reply-cache` it is sent once: a duplicate finds no reply then, and a
+            // safe request is served again.
+            let reply = match source {
+                OutSource::Reply(reply) => reply,
+                _ => ReplyRef::UNKEPT,
             };
-            // Kept only until sent: a duplicate of a safe request is served again.
-            #[cfg(not(feature = "reply-cache"))]
-            let (reply, source) = (ReplyRef::UNKEPT, self.encode_in_slot(&m)?);
             self.messages
                 .update_remembered(target.dedup, DedupState::Replied(reply));
             self.queue_datagram(target.remote, source);
@@ -284,25 +283,10 @@ impl Endpoint {
             );
         } else {
             m.message_type = MessageType::NonConfirmable;
-            let source = self.encode_in_slot(&m)?;
-            self.queue_datagram(target.remote, source);
+            let source = self.messages.encode_out(&mut self.pool, &m, false);
+            self.queue_datagram(target.remote, source.map_err(respond_error)?);
         }
         Ok(())
-    }
-
-    /// `m` encoded into an outbox slot, sent once and not kept.
-    fn encode_in_slot(&mut self, m: &Outgoing<'_>) -> Result<OutSource, RespondError> {
-        let slot = self.messages.take_slot().ok_or(RespondError::Overload)?;
-        if self
-            .messages
-            .slot_mut(slot)
-            .encode(m, &mut self.pool)
-            .is_err()
-        {
-            self.messages.release_slot(slot, &mut self.pool);
-            return Err(RespondError::TooLarge);
-        }
-        Ok(OutSource::Slot(slot))
     }
 
     /// Makes the response to incoming request `key` a CON of its own: a CON request is
@@ -373,6 +357,14 @@ impl Endpoint {
             return;
         }
         self.reply_now(now, target, code, &[], diagnostic);
+    }
+}
+
+/// What a response that could not be put out is to the application.
+fn respond_error(failure: OutFailure) -> RespondError {
+    match failure {
+        OutFailure::NoRoom => RespondError::Overload,
+        OutFailure::TooLarge => RespondError::TooLarge,
     }
 }
 

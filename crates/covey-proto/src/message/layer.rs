@@ -8,20 +8,27 @@
 
 use crate::config::Config;
 use crate::message::dedup::{DedupCache, DedupHandle, DedupKey, DedupState};
-use crate::message::empty::encode_empty;
+use crate::message::empty::empty;
 use crate::message::local_socket::{source_socket, LocalSockets};
 use crate::message::outbox::{LocalId, OutSource, Outbox};
 use crate::message::peer::PeerTable;
 use crate::message::reply_cache::{ReplyCache, ReplyRef};
-#[cfg(feature = "reply-cache")]
 use crate::message::wire::Outgoing;
 use crate::storage::buffer_pool::BufferPool;
+#[cfg(feature = "client")]
 use crate::storage::datagram_buf::DatagramBuf;
 use crate::Instant;
 use core::net::SocketAddr;
-#[cfg(feature = "reply-cache")]
-use covey_core::EncodeError;
 use covey_core::MessageType;
+
+/// Why [`Messages::encode_out`] put no datagram out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutFailure {
+    /// No outbox slot was free.
+    NoRoom,
+    /// It did not encode within a datagram.
+    TooLarge,
+}
 
 /// Deduplication, the reply cache, the outbox and the local sockets.
 #[derive(Debug)]
@@ -79,18 +86,40 @@ impl Messages {
         self.replies.get(reply)
     }
 
-    /// Encodes `m` into the reply cache, for duplicates of what it answers.
-    #[cfg(feature = "reply-cache")]
-    pub fn encode_reply(&mut self, m: &Outgoing<'_>) -> Result<ReplyRef, EncodeError> {
-        self.replies.encode(m)
+    /// Encodes `m` for the caller to queue: with `keep`, as a reply kept in the reply cache
+    /// for duplicates of what it answers (without `reply-cache`, kept only until it is
+    /// sent, as any other), else into an outbox slot, sent once.
+    pub fn encode_out(
+        &mut self,
+        pool: &mut BufferPool,
+        m: &Outgoing<'_>,
+        keep: bool,
+    ) -> Result<OutSource, OutFailure> {
+        #[cfg(feature = "reply-cache")]
+        if keep {
+            let reply = self.replies.encode(m).map_err(|_| OutFailure::TooLarge)?;
+            return Ok(OutSource::Reply(reply));
+        }
+        #[cfg(not(feature = "reply-cache"))]
+        let _ = keep;
+        let slot = self.outbox.take_slot().ok_or(OutFailure::NoRoom)?;
+        if self.outbox.buf_mut(slot).encode(m, pool).is_err() {
+            self.outbox.release(slot, pool);
+            return Err(OutFailure::TooLarge);
+        }
+        Ok(OutSource::Slot(slot))
     }
 
     /// A free outbox slot to encode a datagram into, if any.
+    // Requests of our own are encoded in place (the client side).
+    #[cfg(feature = "client")]
     pub fn take_slot(&mut self) -> Option<usize> {
         self.outbox.take_slot()
     }
 
     /// The buffer of outbox slot `slot`.
+    // Requests of our own are encoded in place (the client side).
+    #[cfg(feature = "client")]
     pub fn slot_mut(&mut self, slot: usize) -> &mut DatagramBuf {
         self.outbox.buf_mut(slot)
     }
@@ -119,7 +148,9 @@ impl Messages {
         self.outbox.push(destination, source, local, pool)
     }
 
-    /// Encodes an empty ACK or RST; see [`encode_empty`]. The caller queues it.
+    /// Encodes an empty ACK or RST with message ID `mid`, kept for duplicates with
+    /// `cache` (see [`Messages::encode_out`]); `None` when there was no room. The caller
+    /// queues it.
     pub fn encode_empty(
         &mut self,
         pool: &mut BufferPool,
@@ -127,14 +158,7 @@ impl Messages {
         mid: u16,
         cache: bool,
     ) -> Option<OutSource> {
-        encode_empty(
-            &mut self.replies,
-            &mut self.outbox,
-            pool,
-            message_type,
-            mid,
-            cache,
-        )
+        self.encode_out(pool, &empty(message_type, mid), cache).ok()
     }
 
     /// True when no datagram waits in the outbox.

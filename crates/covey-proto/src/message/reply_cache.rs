@@ -3,6 +3,8 @@
 //! A 30-byte ACK costs 32 bytes here, where a buffer of its own cost over 100. A cache too
 //! small to share a chunk of largest replies among several (a mote's four) makes each chunk
 //! at the size of the reply that opens it instead, so its replies are held at their size.
+//! Without the `reply-cache` feature nothing is kept ([`ReplyRef::UNKEPT`]): every duplicate
+//! finds no reply, as when the cache has turned over.
 
 #[cfg(feature = "reply-cache")]
 use crate::message::wire::{encode_into, Outgoing};
@@ -13,9 +15,9 @@ use alloc::{boxed::Box, vec, vec::Vec};
 #[cfg(feature = "reply-cache")]
 use covey_core::EncodeError;
 
-#[cfg(feature = "reply-cache")]
 /// Bytes a chunk holds at most, unless one datagram needs more: a few pages, so the slack
 /// at a chunk's end is small beside what it holds.
+#[cfg(feature = "reply-cache")]
 const CHUNK_TARGET: usize = 16 << 10;
 
 /// Each reply is preceded by its length.
@@ -31,8 +33,7 @@ pub(crate) struct ReplyRef {
 }
 
 impl ReplyRef {
-    /// A reply sent without being kept (no `reply-cache`).
-    #[cfg(not(feature = "reply-cache"))]
+    /// A reply sent without being kept (no `reply-cache`): no cache holds it.
     pub const UNKEPT: ReplyRef = ReplyRef {
         chunk: u32::MAX,
         generation: 0,
