@@ -65,9 +65,10 @@ impl core::ops::Sub<Instant> for Instant {
 // a 32-bit CPU such as Cortex-M3 divides those in hardware, while Duration's own divide 64
 // bits (nanoseconds into seconds) and link a software routine of about 1 KiB.
 
-/// `n / d` and `n % d` for `d` below 2^16: the high word, then the low word's halves, each
-/// after the remainder so far (below 2^16, so the two fit in 32 bits).
-const fn div_rem_small(n: u64, d: u32) -> (u64, u32) {
+/// `n / d` and `n % d` for `d` below 2^16 in 32-bit divisions (the engine's and a 32-bit
+/// driver's, such as the mote's numbers in text): the high word, then the low word's halves,
+/// each after the remainder so far (below 2^16, so the two fit in 32 bits).
+pub const fn div_rem_small(n: u64, d: u32) -> (u64, u32) {
     debug_assert!(d != 0 && d < 1 << 16);
     let (high, low) = ((n >> 32) as u32, n as u32);
     let mid = ((high % d) << 16) | (low >> 16);

@@ -48,7 +48,8 @@ impl<const N: usize> Text<N> {
         let mut start = digits.len();
         loop {
             start -= 1;
-            let (rest, digit) = div_rem(n, radix);
+            // In 32-bit divisions: a 64-bit one links a software routine of about 1 KiB.
+            let (rest, digit) = covey_proto::time::div_rem_small(n, radix);
             digits[start] = b"0123456789abcdef"[digit as usize];
             n = rest;
             if n == 0 {
@@ -57,17 +58,6 @@ impl<const N: usize> Text<N> {
         }
         self.push(&digits[start..])
     }
-}
-
-/// `n / d` and `n % d` for `d` below 2^16 in 32-bit divisions, which Cortex-M3 does in
-/// hardware (a 64-bit one links a software routine of about 1 KiB): the high word, then the
-/// low word's halves, each after the remainder so far (below 2^16, so the two fit in 32 bits).
-fn div_rem(n: u64, d: u32) -> (u64, u32) {
-    let (high, low) = ((n >> 32) as u32, n as u32);
-    let mid = ((high % d) << 16) | (low >> 16);
-    let low = ((mid % d) << 16) | (low & 0xffff);
-    let q_low = ((mid / d) << 16) | (low / d);
-    ((u64::from(high / d) << 32) | u64::from(q_low), low % d)
 }
 
 /// For the panic message (`panic-message` feature) only.
