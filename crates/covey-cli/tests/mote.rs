@@ -31,14 +31,14 @@ const NEEDS: &str = "needs root, qemu-system-arm and the mote firmware (scripts/
 /// 81 496 B, and with its tables scanned instead of hashed (no `hash-tables`) to 73 472 B;
 /// without Block1 uploads, with its timers scanned and backoff sums by doubling, to 66 156 B,
 /// without fair-share's limits and refusal memos to 65 416 B, and with its indexes scanned,
-/// 32-bit time arithmetic and a compact SipHash to 58 076 B.
+/// 32-bit time arithmetic and a compact SipHash to 58 152 B.
 const FLASH_CEILING: u64 = 60 * 1024;
 const SIXLOWPAN_FLASH_CEILING: u64 = 80 * 1024;
 const STATIC_RAM_CEILING: u64 = 4 * 1024;
 const HEAP_BUDGET: u64 = 6 * 1024;
 const STACK_BUDGET: u64 = 6 * 1024;
 /// The server build's (`--no-default-features`: no multicast groups, no address validation,
-/// IPv6 and UDP without smoltcp's interface): the TelosB-class flash target (32 500 B
+/// IPv6 and UDP without smoltcp's interface): the TelosB-class flash target (32 532 B
 /// today), today's static RAM, heap and stack with some room, and the TelosB-class RAM
 /// target (static RAM, heap peak and stack peak in all).
 const SERVER_FLASH_CEILING: u64 = 32 * 1024;
